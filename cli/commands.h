@@ -1,0 +1,28 @@
+/*
+ * commands.h -- the subcommands of `threadmap`.  Each is a function
+ * `int tmap_cmd_NAME(int argc, char **argv)` in cli/cmd_NAME.c, where argv[0]
+ * is the subcommand's name.  Exit codes (documented in docs/cli.md):
+ *   0 success, 1 the work failed (bad input, CUDA error...), 2 bad usage,
+ *   3 no GPU or CUDA driver where one is needed.
+ */
+#ifndef TMAP_CLI_COMMANDS_H
+#define TMAP_CLI_COMMANDS_H
+
+#include "threadmap.h"
+
+enum { TMAP_EXIT_OK = 0, TMAP_EXIT_FAIL = 1, TMAP_EXIT_USAGE = 2, TMAP_EXIT_NO_GPU = 3 };
+
+typedef struct tmap_command {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *summary;
+} tmap_command;
+
+/* Prints "threadmap NAME: message" to stderr and returns the exit code that
+ * matches err->status. */
+int tmap_cli_fail(const char *cmd, const tmap_error *err);
+
+/* One line per subcommand; keep alphabetical.  Add yours here and in main.c. */
+int tmap_cmd_version(int argc, char **argv);
+
+#endif

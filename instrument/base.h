@@ -1,0 +1,51 @@
+/*
+ * base.h -- what every stage shares: setting errors, growable buffers,
+ * reading whole files.  Instrumentation is the first stage of the data flow,
+ * so every later stage may include this header.
+ */
+#ifndef TMAP_BASE_H
+#define TMAP_BASE_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "threadmap.h"
+
+#if defined(__GNUC__)
+#define TMAP_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define TMAP_PRINTF(f, a)
+#endif
+
+/* Fills *err (if not NULL) and returns status: `return tmap_fail(err, ...)`. */
+tmap_status tmap_fail(tmap_error *err, tmap_status status, const char *fmt, ...)
+    TMAP_PRINTF(3, 4);
+
+/* Prepends "context: " to an error already set (e.g. a file name). */
+void tmap_error_prefix(tmap_error *err, const char *fmt, ...) TMAP_PRINTF(2, 3);
+
+/* A growable byte buffer that stays NUL-terminated. */
+typedef struct tmap_buf {
+    char *data;
+    size_t len;
+    size_t cap;
+    int oom; /* set once an allocation failed; later appends are ignored */
+} tmap_buf;
+
+void tmap_buf_put(tmap_buf *b, const char *s, size_t n);
+void tmap_buf_puts(tmap_buf *b, const char *s);
+void tmap_buf_printf(tmap_buf *b, const char *fmt, ...) TMAP_PRINTF(2, 3);
+void tmap_buf_free(tmap_buf *b);
+
+/* Reads a whole file into *data (NUL-terminated); *len excludes the NUL. */
+tmap_status tmap_file_read(const char *path, char **data, size_t *len,
+                           tmap_error *err);
+/* Writes n bytes to path (via a temporary file renamed into place). */
+tmap_status tmap_file_write(const char *path, const void *data, size_t n,
+                            tmap_error *err);
+
+/* Grows *array (of *cap elements of size elem) to hold at least need. */
+int tmap_grow(void *array, size_t *cap, size_t need, size_t elem);
+
+#endif
