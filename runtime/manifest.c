@@ -1,0 +1,468 @@
+/*
+ * manifest.c -- kernel manifests: a JSON file that says how to build and
+ * launch a kernel (source, name, geometry, arguments, arrays and how to fill
+ * them, per-thread inputs/outputs and features).  The format is in
+ * docs/manifest.md; every error names the file and the field.
+ */
+#include <jansson.h>
+#include <libgen.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "instrument/base.h"
+#include "runtime/cuda.h"
+#include "runtime/manifest.h"
+
+enum { MAX_NAME = 128 };
+
+static char *dup_str(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *d = malloc(n);
+    if (d)
+        memcpy(d, s, n);
+    return d;
+}
+
+static const struct { const char *name; tmap_elem kind; size_t size; } types[] = {
+    {"i32", TMAP_I32, 4}, {"u32", TMAP_U32, 4}, {"i64", TMAP_I64, 8}, {"u64", TMAP_U64, 8},
+    {"f32", TMAP_F32, 4}, {"f64", TMAP_F64, 8}, {"u8", TMAP_U8, 1},   {"i8", TMAP_I8, 1},
+};
+#define NTYPES (sizeof types / sizeof types[0])
+
+static int type_index(const char *name)
+{
+    for (size_t i = 0; i < NTYPES; i++)
+        if (!strcmp(types[i].name, name))
+            return (int)i;
+    return -1;
+}
+
+const char *tmap_elem_name(tmap_elem k) { return types[k].name; }
+size_t tmap_elem_size(tmap_elem k) { return types[k].size; }
+
+double tmap_elem_get(tmap_elem k, const void *base, size_t i)
+{
+    switch (k) {
+    case TMAP_I32: return ((const int32_t *)base)[i];
+    case TMAP_U32: return ((const uint32_t *)base)[i];
+    case TMAP_I64: return (double)((const int64_t *)base)[i];
+    case TMAP_U64: return (double)((const uint64_t *)base)[i];
+    case TMAP_F32: return ((const float *)base)[i];
+    case TMAP_F64: return ((const double *)base)[i];
+    case TMAP_U8: return ((const uint8_t *)base)[i];
+    case TMAP_I8: return ((const int8_t *)base)[i];
+    }
+    return 0;
+}
+
+static int is_float(tmap_elem k) { return k == TMAP_F32 || k == TMAP_F64; }
+
+void tmap_manifest_free(tmap_manifest *m)
+{
+    if (!m)
+        return;
+    for (size_t i = 0; i < m->narrays; i++) {
+        tmap_marray *a = &m->arrays[i];
+        free(a->name), free(a->host), free(a->file);
+        tmap_cuda_free(m->bound, a->device);
+    }
+    for (size_t i = 0; i < m->nfeatures; i++)
+        free(m->features[i].name), free(m->features[i].expr);
+    for (size_t i = 0; i < m->noptions; i++)
+        free(m->options[i]);
+    free(m->arrays), free(m->args), free(m->argv), free(m->features), free(m->feature_names);
+    free(m->options), free(m->path), free(m->dir), free(m->name), free(m->source);
+    free(m->ptx_file), free(m->kernel), free(m->arch);
+    free(m);
+}
+
+/* ------------------------------------------------------------- parsing */
+
+typedef struct ctx {
+    const char *path;
+    tmap_error *err;
+} ctx;
+
+static tmap_status bad(ctx *c, const char *field, const char *what)
+{
+    return tmap_fail(c->err, TMAP_ERR_INVALID, "%s: field '%s': %s", c->path, field, what);
+}
+
+static tmap_status get_string(ctx *c, json_t *obj, const char *key, int required, char **out)
+{
+    json_t *v = json_object_get(obj, key);
+    if (!v)
+        return required ? bad(c, key, "missing") : TMAP_OK;
+    if (!json_is_string(v))
+        return bad(c, key, "must be a string");
+    if (!(*out = dup_str(json_string_value(v))))
+        return tmap_fail(c->err, TMAP_ERR_NOMEM, "out of memory");
+    return TMAP_OK;
+}
+
+static tmap_status get_dim3(ctx *c, json_t *obj, const char *key, unsigned d[3], int *present)
+{
+    json_t *v = json_object_get(obj, key);
+    d[0] = d[1] = d[2] = 1;
+    *present = v != NULL;
+    if (!v)
+        return TMAP_OK;
+    if (json_is_integer(v)) {
+        if (json_integer_value(v) < 1 || json_integer_value(v) > 0x7fffffff)
+            return bad(c, key, "must be a positive integer");
+        d[0] = (unsigned)json_integer_value(v);
+        return TMAP_OK;
+    }
+    if (!json_is_array(v) || json_array_size(v) < 1 || json_array_size(v) > 3)
+        return bad(c, key, "must be an integer or an array of 1 to 3 integers");
+    for (size_t i = 0; i < json_array_size(v); i++) {
+        json_t *e = json_array_get(v, i);
+        if (!json_is_integer(e) || json_integer_value(e) < 1 || json_integer_value(e) > 0x7fffffff)
+            return bad(c, key, "entries must be positive integers");
+        d[i] = (unsigned)json_integer_value(e);
+    }
+    return TMAP_OK;
+}
+
+static tmap_status parse_options(ctx *c, json_t *root, tmap_manifest *m)
+{
+    json_t *v = json_object_get(root, "options");
+    if (!v)
+        return TMAP_OK;
+    if (!json_is_array(v))
+        return bad(c, "options", "must be an array of strings");
+    m->options = calloc(json_array_size(v) + 1, sizeof *m->options);
+    if (!m->options)
+        return tmap_fail(c->err, TMAP_ERR_NOMEM, "out of memory");
+    for (size_t i = 0; i < json_array_size(v); i++) {
+        json_t *e = json_array_get(v, i);
+        if (!json_is_string(e))
+            return bad(c, "options", "must be an array of strings");
+        if (!(m->options[m->noptions++] = dup_str(json_string_value(e))))
+            return tmap_fail(c->err, TMAP_ERR_NOMEM, "out of memory");
+    }
+    return TMAP_OK;
+}
+
+static tmap_status parse_init(ctx *c, json_t *init, tmap_marray *a, const char *field)
+{
+    if (!init || (json_is_string(init) && !strcmp(json_string_value(init), "zeros"))) {
+        a->init = TMAP_INIT_ZEROS;
+        return TMAP_OK;
+    }
+    if (json_is_string(init) && !strcmp(json_string_value(init), "iota")) {
+        a->init = TMAP_INIT_IOTA;
+        return TMAP_OK;
+    }
+    if (!json_is_object(init) || json_object_size(init) != 1)
+        return bad(c, field, "init must be \"zeros\", \"iota\", or one of {\"fill\": v}, "
+                             "{\"uniform\": [lo, hi]}, {\"powerlaw\": [lo, hi, alpha]}, "
+                             "{\"npy\": file}, {\"raw\": file}");
+    const char *kind = json_object_iter_key(json_object_iter(init));
+    json_t *v = json_object_iter_value(json_object_iter(init));
+    if (!strcmp(kind, "fill")) {
+        if (!json_is_number(v))
+            return bad(c, field, "fill needs a number");
+        a->init = TMAP_INIT_FILL;
+        a->p[0] = json_number_value(v);
+        return TMAP_OK;
+    }
+    if (!strcmp(kind, "uniform") || !strcmp(kind, "powerlaw")) {
+        size_t want = kind[0] == 'u' ? 2 : 3;
+        if (!json_is_array(v) || json_array_size(v) != want)
+            return bad(c, field, kind[0] == 'u' ? "uniform needs [lo, hi]"
+                                                : "powerlaw needs [lo, hi, alpha]");
+        for (size_t i = 0; i < want; i++) {
+            if (!json_is_number(json_array_get(v, i)))
+                return bad(c, field, "bounds must be numbers");
+            a->p[i] = json_number_value(json_array_get(v, i));
+        }
+        if (a->p[1] < a->p[0])
+            return bad(c, field, "hi must not be below lo");
+        if (want == 3 && (a->p[0] <= 0 || a->p[2] <= 1.0))
+            return bad(c, field, "powerlaw needs lo > 0 and alpha > 1");
+        a->init = kind[0] == 'u' ? TMAP_INIT_UNIFORM : TMAP_INIT_POWERLAW;
+        return TMAP_OK;
+    }
+    if (!strcmp(kind, "raw") || !strcmp(kind, "npy")) {
+        if (!json_is_string(v))
+            return bad(c, field, "a file name is needed");
+        a->init = kind[0] == 'r' ? TMAP_INIT_RAW : TMAP_INIT_NPY;
+        if (!(a->file = dup_str(json_string_value(v))))
+            return tmap_fail(c->err, TMAP_ERR_NOMEM, "out of memory");
+        return TMAP_OK;
+    }
+    return bad(c, field, "unknown init kind");
+}
+
+static tmap_status parse_array(ctx *c, json_t *e, size_t i, tmap_manifest *m)
+{
+    char field[64 + MAX_NAME];
+    snprintf(field, sizeof field, "arrays[%zu]", i);
+    if (!json_is_object(e))
+        return bad(c, field, "must be an object");
+    tmap_marray *a = &m->arrays[i];
+    tmap_status st = get_string(c, e, "name", 1, &a->name);
+    if (st != TMAP_OK)
+        return st;
+    snprintf(field, sizeof field, "arrays.%s", a->name);
+    json_t *t = json_object_get(e, "type"), *n = json_object_get(e, "count");
+    if (!json_is_string(t) || type_index(json_string_value(t)) < 0)
+        return bad(c, field, "type must be one of i8 u8 i32 u32 i64 u64 f32 f64");
+    a->kind = types[type_index(json_string_value(t))].kind;
+    if (json_is_string(n) && !strcmp(json_string_value(n), "threads"))
+        a->count = m->threads;
+    else if (json_is_integer(n) && json_integer_value(n) > 0)
+        a->count = (size_t)json_integer_value(n);
+    else
+        return bad(c, field, "count must be a positive integer or \"threads\"");
+    json_t *pt = json_object_get(e, "per_thread");
+    if (pt && (!json_is_integer(pt) || json_integer_value(pt) < 0))
+        return bad(c, field, "per_thread must be a non-negative integer");
+    a->per_thread = pt ? (size_t)json_integer_value(pt) : 0;
+    json_t *role = json_object_get(e, "role");
+    const char *r = role && json_is_string(role) ? json_string_value(role) : NULL;
+    if (role && (!r || (strcmp(r, "input") && strcmp(r, "output") && strcmp(r, "inout"))))
+        return bad(c, field, "role must be \"input\", \"output\" or \"inout\"");
+    a->is_input = r && (!strcmp(r, "input") || !strcmp(r, "inout"));
+    a->is_output = r && (!strcmp(r, "output") || !strcmp(r, "inout"));
+    if (a->per_thread && a->count < a->per_thread * m->threads)
+        return bad(c, field, "count is smaller than per_thread * threads");
+    return parse_init(c, json_object_get(e, "init"), a, field);
+}
+
+static tmap_status parse_arrays(ctx *c, json_t *root, tmap_manifest *m)
+{
+    json_t *v = json_object_get(root, "arrays");
+    if (!v)
+        return TMAP_OK;
+    if (!json_is_array(v))
+        return bad(c, "arrays", "must be an array of objects");
+    m->arrays = calloc(json_array_size(v) + 1, sizeof *m->arrays);
+    if (!m->arrays)
+        return tmap_fail(c->err, TMAP_ERR_NOMEM, "out of memory");
+    for (size_t i = 0; i < json_array_size(v); i++) {
+        m->narrays = i + 1;
+        tmap_status st = parse_array(c, json_array_get(v, i), i, m);
+        if (st != TMAP_OK)
+            return st;
+        for (size_t j = 0; j < i; j++)
+            if (!strcmp(m->arrays[j].name, m->arrays[i].name))
+                return bad(c, "arrays", "two arrays have the same name");
+    }
+    return TMAP_OK;
+}
+
+static tmap_status parse_scalar(ctx *c, json_t *e, tmap_marg *g, const char *field)
+{
+    if (!json_is_object(e) || json_object_size(e) != 1)
+        return bad(c, field, "an argument is an array name or {\"TYPE\": value}");
+    const char *key = json_object_iter_key(json_object_iter(e));
+    json_t *v = json_object_iter_value(json_object_iter(e));
+    int ti = type_index(key);
+    if (ti < 0)
+        return bad(c, field, "scalar type must be one of i8 u8 i32 u32 i64 u64 f32 f64");
+    g->kind = types[ti].kind;
+    g->array = -1;
+    if (json_is_string(v) && !strcmp(json_string_value(v), "threads"))
+        g->value = 0; /* resolved to the thread count once geometry is known */
+    else if (json_is_number(v))
+        g->value = json_number_value(v);
+    else
+        return bad(c, field, "scalar value must be a number or \"threads\"");
+    g->is_threads = json_is_string(v);
+    if (!is_float(g->kind) && !g->is_threads && g->value != floor(g->value))
+        return bad(c, field, "an integer type needs an integer value");
+    return TMAP_OK;
+}
+
+static tmap_status parse_args(ctx *c, json_t *root, tmap_manifest *m)
+{
+    json_t *v = json_object_get(root, "args");
+    if (!v || !json_is_array(v))
+        return bad(c, "args", "missing, or not an array");
+    size_t n = json_array_size(v);
+    m->args = calloc(n + 1, sizeof *m->args);
+    m->argv = calloc(n + 1, sizeof *m->argv);
+    if (!m->args || !m->argv)
+        return tmap_fail(c->err, TMAP_ERR_NOMEM, "out of memory");
+    m->nargs = n;
+    for (size_t i = 0; i < n; i++) {
+        char field[32];
+        snprintf(field, sizeof field, "args[%zu]", i);
+        json_t *e = json_array_get(v, i);
+        if (json_is_string(e)) {
+            long a = tmap_manifest_find(m, json_string_value(e));
+            if (a < 0)
+                return bad(c, field, "names no array of 'arrays'");
+            m->args[i].array = a;
+            continue;
+        }
+        tmap_status st = parse_scalar(c, e, &m->args[i], field);
+        if (st != TMAP_OK)
+            return st;
+    }
+    return TMAP_OK;
+}
+
+static tmap_status parse_features(ctx *c, json_t *root, tmap_manifest *m)
+{
+    json_t *v = json_object_get(root, "features");
+    if (!v)
+        return TMAP_OK;
+    if (!json_is_array(v))
+        return bad(c, "features", "must be an array");
+    size_t n = json_array_size(v);
+    m->features = calloc(n + 1, sizeof *m->features);
+    m->feature_names = calloc(n + 1, sizeof *m->feature_names);
+    if (!m->features || !m->feature_names)
+        return tmap_fail(c->err, TMAP_ERR_NOMEM, "out of memory");
+    for (size_t i = 0; i < n; i++) {
+        char field[32];
+        snprintf(field, sizeof field, "features[%zu]", i);
+        json_t *e = json_array_get(v, i);
+        tmap_mfeature *f = &m->features[i];
+        m->nfeatures = i + 1;
+        if (json_is_string(e)) {
+            f->name = dup_str(json_string_value(e));
+            f->expr = dup_str(json_string_value(e));
+        } else if (json_is_object(e)) {
+            tmap_status st = get_string(c, e, "name", 1, &f->name);
+            if (st == TMAP_OK)
+                st = get_string(c, e, "expr", 1, &f->expr);
+            if (st != TMAP_OK)
+                return st;
+        } else {
+            return bad(c, field, "a feature is an array name or {\"name\": ..., \"expr\": ...}");
+        }
+        if (!f->name || !f->expr)
+            return tmap_fail(c->err, TMAP_ERR_NOMEM, "out of memory");
+        m->feature_names[i] = f->name;
+        tmap_error e2 = {0};
+        if (tmap_expr_check(m, f->expr, &e2) != TMAP_OK)
+            return bad(c, field, e2.message);
+    }
+    return TMAP_OK;
+}
+
+static tmap_status parse_geometry(ctx *c, json_t *root, tmap_manifest *m)
+{
+    int has_block, has_grid;
+    tmap_status st = get_dim3(c, root, "block", m->block, &has_block);
+    if (st == TMAP_OK)
+        st = get_dim3(c, root, "grid", m->grid, &has_grid);
+    if (st != TMAP_OK)
+        return st;
+    if (!has_block)
+        return bad(c, "block", "missing");
+    json_t *t = json_object_get(root, "threads");
+    uint64_t tpb = (uint64_t)m->block[0] * m->block[1] * m->block[2];
+    if (tpb > 1024)
+        return bad(c, "block", "more than 1024 threads per block");
+    if (has_grid == (t != NULL))
+        return bad(c, "grid", "give exactly one of 'grid' and 'threads'");
+    if (t) {
+        if (!json_is_integer(t) || json_integer_value(t) < 1)
+            return bad(c, "threads", "must be a positive integer");
+        uint64_t want = (uint64_t)json_integer_value(t);
+        uint64_t blocks = (want + tpb - 1) / tpb;
+        if (blocks > 0x7fffffff)
+            return bad(c, "threads", "too many threads for a 1-D grid");
+        m->grid[0] = (unsigned)blocks;
+    }
+    m->threads = (size_t)((uint64_t)m->grid[0] * m->grid[1] * m->grid[2] * tpb);
+    json_t *s = json_object_get(root, "shared_bytes");
+    if (s && (!json_is_integer(s) || json_integer_value(s) < 0))
+        return bad(c, "shared_bytes", "must be a non-negative integer");
+    m->shared_bytes = s ? (unsigned)json_integer_value(s) : 0;
+    return TMAP_OK;
+}
+
+static tmap_status parse_root(ctx *c, json_t *root, tmap_manifest *m)
+{
+    if (!json_is_object(root))
+        return tmap_fail(c->err, TMAP_ERR_INVALID, "%s: a manifest is a JSON object", c->path);
+    tmap_status st = get_string(c, root, "name", 0, &m->name);
+    if (st == TMAP_OK) st = get_string(c, root, "source", 0, &m->source);
+    if (st == TMAP_OK) st = get_string(c, root, "ptx", 0, &m->ptx_file);
+    if (st == TMAP_OK) st = get_string(c, root, "kernel", 1, &m->kernel);
+    if (st == TMAP_OK) st = get_string(c, root, "arch", 0, &m->arch);
+    if (st != TMAP_OK)
+        return st;
+    if (!m->source == !m->ptx_file)
+        return bad(c, "source", "give exactly one of 'source' (.cu) and 'ptx'");
+    if ((st = parse_options(c, root, m)) || (st = parse_geometry(c, root, m)) ||
+        (st = parse_arrays(c, root, m)) || (st = parse_args(c, root, m)) ||
+        (st = parse_features(c, root, m)))
+        return st;
+    for (size_t i = 0; i < m->nargs; i++)
+        if (m->args[i].is_threads)
+            m->args[i].value = (double)m->threads;
+    return TMAP_OK;
+}
+
+static char *stem_of(const char *path)
+{
+    const char *s = strrchr(path, '/');
+    s = s ? s + 1 : path;
+    char *d = dup_str(s);
+    if (d && strrchr(d, '.'))
+        *strrchr(d, '.') = '\0';
+    return d;
+}
+
+tmap_status tmap_manifest_load(const char *path, tmap_manifest **out, tmap_error *err)
+{
+    *out = NULL;
+    json_error_t je;
+    json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
+    if (!root)
+        return tmap_fail(err, je.line > 0 ? TMAP_ERR_PARSE : TMAP_ERR_IO, "%s:%d: %s", path,
+                         je.line, je.text);
+    tmap_manifest *m = calloc(1, sizeof *m);
+    char *pcopy = dup_str(path);
+    if (!m || !pcopy) {
+        json_decref(root);
+        free(m), free(pcopy);
+        return tmap_fail(err, TMAP_ERR_NOMEM, "out of memory");
+    }
+    m->path = dup_str(path);
+    m->dir = dup_str(dirname(pcopy));
+    free(pcopy);
+    ctx c = {path, err};
+    tmap_status st = m->path && m->dir ? parse_root(&c, root, m)
+                                       : tmap_fail(err, TMAP_ERR_NOMEM, "out of memory");
+    json_decref(root);
+    if (st == TMAP_OK && !m->name && !(m->name = stem_of(path)))
+        st = tmap_fail(err, TMAP_ERR_NOMEM, "out of memory");
+    if (st != TMAP_OK) {
+        tmap_manifest_free(m);
+        return st;
+    }
+    *out = m;
+    return TMAP_OK;
+}
+
+const char *tmap_manifest_name(const tmap_manifest *m) { return m->name; }
+
+long tmap_manifest_find(const tmap_manifest *m, const char *name)
+{
+    for (size_t i = 0; i < m->narrays; i++)
+        if (!strcmp(m->arrays[i].name, name))
+            return (long)i;
+    return -1;
+}
+
+size_t tmap_manifest_num_arrays(const tmap_manifest *m) { return m->narrays; }
+
+tmap_status tmap_manifest_array(const tmap_manifest *m, size_t i, tmap_array_view *v)
+{
+    if (i >= m->narrays)
+        return TMAP_ERR_INVALID;
+    const tmap_marray *a = &m->arrays[i];
+    *v = (tmap_array_view){a->name, tmap_elem_name(a->kind), tmap_elem_size(a->kind), a->count,
+                           a->host, a->device, a->is_input, a->is_output, a->per_thread};
+    return TMAP_OK;
+}

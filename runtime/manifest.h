@@ -1,0 +1,72 @@
+/*
+ * manifest.h (runtime) -- the parsed form of a kernel manifest, shared by
+ * its parser (manifest.c), the array generators and binding
+ * (manifest_data.c) and the feature expressions (expr.c).
+ */
+#ifndef TMAP_RUNTIME_MANIFEST_H
+#define TMAP_RUNTIME_MANIFEST_H
+
+#include "threadmap.h"
+
+typedef enum tmap_elem { TMAP_I32, TMAP_U32, TMAP_I64, TMAP_U64, TMAP_F32, TMAP_F64, TMAP_U8, TMAP_I8 } tmap_elem;
+
+const char *tmap_elem_name(tmap_elem k);
+size_t tmap_elem_size(tmap_elem k);
+double tmap_elem_get(tmap_elem k, const void *base, size_t i);
+
+typedef enum tmap_init {
+    TMAP_INIT_ZEROS, TMAP_INIT_IOTA, TMAP_INIT_FILL, TMAP_INIT_UNIFORM,
+    TMAP_INIT_POWERLAW, TMAP_INIT_RAW, TMAP_INIT_NPY
+} tmap_init;
+
+typedef struct tmap_marray {
+    char *name;
+    tmap_elem kind;
+    size_t count;
+    size_t per_thread;
+    int is_input, is_output;
+    tmap_init init;
+    double p[3];      /* fill value / uniform lo, hi / powerlaw lo, hi, alpha */
+    char *file;       /* raw or npy, relative to the manifest's folder */
+    void *host;       /* count elements once generated */
+    uint64_t device;  /* device copy once bound (0 before) */
+} tmap_marray;
+
+typedef struct tmap_marg {
+    long array;       /* index into arrays, or -1 for a scalar */
+    tmap_elem kind;   /* scalar type */
+    double value;
+    int is_threads;   /* the value is the launch's thread count */
+    union { int64_t i; uint64_t u; double d; float f; int32_t i32; uint32_t u32; } storage;
+} tmap_marg;
+
+typedef struct tmap_mfeature {
+    char *name;
+    char *expr;       /* e.g. "rowptr[t+1] - rowptr[t]" */
+} tmap_mfeature;
+
+struct tmap_manifest {
+    char *path, *dir, *name;
+    char *source, *ptx_file, *kernel, *arch;
+    char **options;
+    size_t noptions;
+    unsigned grid[3], block[3], shared_bytes;
+    size_t threads;   /* grid * block */
+    tmap_marray *arrays;
+    size_t narrays;
+    tmap_marg *args;
+    void **argv;      /* argv[i] points at args[i].storage or arrays[a].device */
+    size_t nargs;
+    tmap_mfeature *features;
+    const char **feature_names;
+    size_t nfeatures;
+    tmap_cuda *bound; /* the driver the device copies belong to */
+};
+
+/* Checks that an expression parses and names known arrays. */
+tmap_status tmap_expr_check(const tmap_manifest *m, const char *expr, tmap_error *err);
+/* Evaluates an expression for thread t (arrays must be generated). */
+tmap_status tmap_expr_eval(const tmap_manifest *m, const char *expr, size_t t, double *out,
+                           tmap_error *err);
+
+#endif

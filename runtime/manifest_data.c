@@ -1,0 +1,248 @@
+/*
+ * manifest_data.c -- what a manifest does with its data: compile its kernel,
+ * fill its arrays (generated from a seed, or read from files), put them on
+ * the GPU with the argument list, fetch results, and compute features.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "instrument/base.h"
+#include "runtime/cuda.h"
+#include "runtime/manifest.h"
+
+/* splitmix64: a small, well-mixed generator; the state is the caller's. */
+static uint64_t next_u64(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static double next_unit(uint64_t *s) { return (double)(next_u64(s) >> 11) * 0x1.0p-53; }
+
+static char *resolve(const tmap_manifest *m, const char *file)
+{
+    tmap_buf b = {0};
+    if (file[0] == '/')
+        tmap_buf_puts(&b, file);
+    else
+        tmap_buf_printf(&b, "%s/%s", m->dir, file);
+    return b.oom ? (free(b.data), NULL) : b.data;
+}
+
+static tmap_status read_raw(const tmap_manifest *m, tmap_marray *a, tmap_error *err)
+{
+    char *path = resolve(m, a->file), *data = NULL;
+    size_t len = 0, want = a->count * tmap_elem_size(a->kind);
+    if (!path)
+        return tmap_fail(err, TMAP_ERR_NOMEM, "out of memory");
+    tmap_status st = tmap_file_read(path, &data, &len, err);
+    if (st == TMAP_OK && len != want)
+        st = tmap_fail(err, TMAP_ERR_FORMAT, "%s: arrays.%s: file %s has %zu bytes, expected %zu",
+                       m->path, a->name, path, len, want);
+    if (st == TMAP_OK)
+        memcpy(a->host, data, want);
+    free(path);
+    free(data);
+    return st;
+}
+
+/* Integer types draw integers in [lo, hi]; floats draw in [lo, hi). */
+static void fill(tmap_marray *a, uint64_t seed)
+{
+    int integral = a->kind != TMAP_F32 && a->kind != TMAP_F64;
+    uint64_t s = seed;
+    for (size_t i = 0; i < a->count; i++) {
+        double v = 0;
+        switch (a->init) {
+        case TMAP_INIT_IOTA: v = (double)i; break;
+        case TMAP_INIT_FILL: v = a->p[0]; break;
+        case TMAP_INIT_UNIFORM:
+            v = integral ? a->p[0] + floor(next_unit(&s) * (a->p[1] - a->p[0] + 1))
+                         : a->p[0] + next_unit(&s) * (a->p[1] - a->p[0]);
+            break;
+        case TMAP_INIT_POWERLAW: {
+            /* inverse CDF of a Pareto law with exponent alpha, cut at hi */
+            double u = next_unit(&s);
+            v = a->p[0] * pow(1.0 - u, -1.0 / (a->p[2] - 1.0));
+            v = v > a->p[1] ? a->p[1] : v;
+            if (integral)
+                v = floor(v);
+            break;
+        }
+        default: v = 0; break;
+        }
+        switch (a->kind) {
+        case TMAP_I32: ((int32_t *)a->host)[i] = (int32_t)v; break;
+        case TMAP_U32: ((uint32_t *)a->host)[i] = (uint32_t)v; break;
+        case TMAP_I64: ((int64_t *)a->host)[i] = (int64_t)v; break;
+        case TMAP_U64: ((uint64_t *)a->host)[i] = (uint64_t)v; break;
+        case TMAP_F32: ((float *)a->host)[i] = (float)v; break;
+        case TMAP_F64: ((double *)a->host)[i] = v; break;
+        case TMAP_U8: ((uint8_t *)a->host)[i] = (uint8_t)v; break;
+        case TMAP_I8: ((int8_t *)a->host)[i] = (int8_t)v; break;
+        }
+    }
+}
+
+tmap_status tmap_manifest_generate(tmap_manifest *m, uint64_t seed, tmap_error *err)
+{
+    for (size_t i = 0; i < m->narrays; i++) {
+        tmap_marray *a = &m->arrays[i];
+        if (!a->host && !(a->host = calloc(a->count, tmap_elem_size(a->kind))))
+            return tmap_fail(err, TMAP_ERR_NOMEM, "%s: arrays.%s: out of memory for %zu elements",
+                             m->path, a->name, a->count);
+        if (a->init == TMAP_INIT_RAW) {
+            tmap_status st = read_raw(m, a, err);
+            if (st != TMAP_OK)
+                return st;
+        } else if (a->init == TMAP_INIT_NPY) {
+            return tmap_fail(err, TMAP_ERR_UNSUPPORTED, "%s: arrays.%s: npy init is not "
+                             "supported yet; convert to a raw file", m->path, a->name);
+        } else {
+            /* each array gets its own stream so adding one changes no other */
+            fill(a, seed * 0x100000001b3ull + i * 0x9e3779b97f4a7c15ull);
+        }
+    }
+    return TMAP_OK;
+}
+
+tmap_status tmap_manifest_ptx(const tmap_manifest *m, const char *arch, char **ptx,
+                              char **entry, tmap_error *err)
+{
+    *ptx = *entry = NULL;
+    char *path = resolve(m, m->source ? m->source : m->ptx_file), *text = NULL;
+    if (!path)
+        return tmap_fail(err, TMAP_ERR_NOMEM, "out of memory");
+    tmap_status st = tmap_file_read(path, &text, NULL, err);
+    if (st != TMAP_OK) {
+        tmap_error_prefix(err, "%s", m->path);
+        free(path);
+        return st;
+    }
+    if (m->ptx_file) {
+        *ptx = text;
+        *entry = malloc(strlen(m->kernel) + 1);
+        if (*entry)
+            strcpy(*entry, m->kernel);
+        free(path);
+        return *entry ? TMAP_OK : tmap_fail(err, TMAP_ERR_NOMEM, "out of memory");
+    }
+    const char *names[] = {m->kernel};
+    tmap_compile_opts o = {.arch = arch ? arch : m->arch,
+                           .options = (const char *const *)m->options,
+                           .noptions = m->noptions,
+                           .names = names,
+                           .nnames = 1};
+    const char *inc[] = {m->dir};
+    o.include_dirs = inc;
+    o.ninclude_dirs = 1;
+    tmap_compiled c;
+    st = tmap_compile(text, path, &o, &c, err);
+    if (st == TMAP_OK) {
+        const char *low = tmap_compiled_lowered(&c, m->kernel);
+        *entry = malloc(strlen(low) + 1);
+        if (*entry) {
+            strcpy(*entry, low);
+            *ptx = c.ptx;
+            c.ptx = NULL;
+        } else {
+            st = tmap_fail(err, TMAP_ERR_NOMEM, "out of memory");
+        }
+        tmap_compiled_free(&c);
+    }
+    free(text);
+    free(path);
+    return st;
+}
+
+static void store_scalar(tmap_marg *g)
+{
+    switch (g->kind) {
+    case TMAP_I32: g->storage.i32 = (int32_t)g->value; break;
+    case TMAP_U32: g->storage.u32 = (uint32_t)g->value; break;
+    case TMAP_I64: g->storage.i = (int64_t)g->value; break;
+    case TMAP_U64: g->storage.u = (uint64_t)g->value; break;
+    case TMAP_F32: g->storage.f = (float)g->value; break;
+    case TMAP_F64: g->storage.d = g->value; break;
+    case TMAP_U8: g->storage.u32 = (uint8_t)g->value; break;
+    case TMAP_I8: g->storage.i32 = (int8_t)g->value; break;
+    }
+}
+
+tmap_status tmap_manifest_bind(tmap_manifest *m, tmap_cuda *c, tmap_launch *l,
+                               tmap_error *err)
+{
+    if (m->bound && m->bound != c)
+        return tmap_fail(err, TMAP_ERR_INVALID, "%s: bound to another driver handle", m->path);
+    m->bound = c;
+    for (size_t i = 0; i < m->narrays; i++) {
+        tmap_marray *a = &m->arrays[i];
+        size_t bytes = a->count * tmap_elem_size(a->kind);
+        if (!a->host)
+            return tmap_fail(err, TMAP_ERR_INVALID, "%s: arrays not generated before bind", m->path);
+        tmap_status st = a->device ? TMAP_OK : tmap_cuda_alloc(c, bytes, &a->device, err);
+        if (st == TMAP_OK)
+            st = tmap_cuda_upload(c, a->device, a->host, bytes, err);
+        if (st != TMAP_OK) {
+            tmap_error_prefix(err, "%s: arrays.%s", m->path, a->name);
+            return st;
+        }
+    }
+    for (size_t i = 0; i < m->nargs; i++) {
+        tmap_marg *g = &m->args[i];
+        if (g->array >= 0) {
+            m->argv[i] = &m->arrays[g->array].device;
+        } else {
+            store_scalar(g);
+            m->argv[i] = &g->storage;
+        }
+    }
+    memcpy(l->grid, m->grid, sizeof l->grid);
+    memcpy(l->block, m->block, sizeof l->block);
+    l->shared_bytes = m->shared_bytes;
+    l->args = m->argv;
+    return TMAP_OK;
+}
+
+tmap_status tmap_manifest_fetch(tmap_manifest *m, const char *array, tmap_error *err)
+{
+    long i = tmap_manifest_find(m, array);
+    if (i < 0)
+        return tmap_fail(err, TMAP_ERR_INVALID, "%s: no array named '%s'", m->path, array);
+    tmap_marray *a = &m->arrays[i];
+    if (!a->device || !m->bound)
+        return tmap_fail(err, TMAP_ERR_INVALID, "%s: arrays.%s is not on the GPU", m->path, array);
+    return tmap_cuda_download(m->bound, a->host, a->device, a->count * tmap_elem_size(a->kind),
+                              err);
+}
+
+tmap_status tmap_manifest_features(const tmap_manifest *m, double **f, size_t *nthreads,
+                                   size_t *p, const char *const **names, tmap_error *err)
+{
+    *f = NULL;
+    size_t n = m->threads, q = m->nfeatures;
+    if (q == 0)
+        return tmap_fail(err, TMAP_ERR_INVALID, "%s: no 'features' given", m->path);
+    double *x = malloc(n * q * sizeof *x);
+    if (!x)
+        return tmap_fail(err, TMAP_ERR_NOMEM, "out of memory for features");
+    for (size_t t = 0; t < n; t++)
+        for (size_t j = 0; j < q; j++) {
+            tmap_status st = tmap_expr_eval(m, m->features[j].expr, t, &x[t * q + j], err);
+            if (st != TMAP_OK) {
+                tmap_error_prefix(err, "%s: features.%s, thread %zu", m->path,
+                                  m->features[j].name, t);
+                free(x);
+                return st;
+            }
+        }
+    *f = x;
+    *nthreads = n;
+    *p = q;
+    if (names)
+        *names = m->feature_names;
+    return TMAP_OK;
+}

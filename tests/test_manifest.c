@@ -1,0 +1,197 @@
+/*
+ * test_manifest.c -- kernel manifests: parsing, array generation, feature
+ * expressions, compiling the kernel, and one clear error per kind of bad
+ * field.
+ */
+#include "tests/testutil.h"
+#include "runtime/manifest.h"
+
+static char *write_tmp(const char *text)
+{
+    static const char tmpl[] = "/tmp/tmap_manifest_XXXXXX";
+    char *path = malloc(sizeof tmpl);
+    memcpy(path, tmpl, sizeof tmpl);
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+    close(fd);
+    return path;
+}
+
+static tmap_status load_text(const char *text, tmap_manifest **m, tmap_error *e)
+{
+    char *path = write_tmp(text);
+    tmap_status st = tmap_manifest_load(path, m, e);
+    unlink(path);
+    free(path);
+    return st;
+}
+
+static const char *good =
+    "{\"source\": \"" TMAP_SOURCE_DIR "/tests/kernels/spmv_csr.cu\", \"kernel\": \"spmv_csr\","
+    " \"threads\": 1000, \"block\": [128],"
+    " \"arrays\": ["
+    "  {\"name\": \"len\", \"type\": \"i32\", \"count\": \"threads\", \"init\": {\"uniform\": [0, 9]}},"
+    "  {\"name\": \"rowptr\", \"type\": \"i32\", \"count\": 1025, \"init\": \"iota\"},"
+    "  {\"name\": \"x\", \"type\": \"f32\", \"count\": 1024, \"init\": {\"fill\": 1.5}, \"role\": \"input\","
+    "   \"per_thread\": 1},"
+    "  {\"name\": \"y\", \"type\": \"f32\", \"count\": 1024, \"role\": \"output\", \"per_thread\": 1}"
+    " ],"
+    " \"args\": [\"rowptr\", \"len\", \"x\", \"x\", \"y\", {\"i32\": \"threads\"}],"
+    " \"features\": [\"len\", {\"name\": \"span\", \"expr\": \"rowptr[t+1] - rowptr[t] + 2*len\"}]}";
+
+static void parses_and_generates(void **state)
+{
+    tmap_manifest *m;
+    tmap_error e = {0};
+    assert_int_equal(load_text(good, &m, &e), TMAP_OK);
+    assert_int_equal(m->grid[0], 8); /* ceil(1000 / 128) */
+    assert_int_equal(m->threads, 1024);
+    assert_int_equal(m->nargs, 6);
+    assert_int_equal(m->args[5].value, 1024);
+    TMAP_CHECK(tmap_manifest_generate(m, 7, err));
+    const int32_t *len = m->arrays[0].host;
+    int lo = 99, hi = -1;
+    for (size_t i = 0; i < 1024; i++) {
+        lo = len[i] < lo ? len[i] : lo;
+        hi = len[i] > hi ? len[i] : hi;
+    }
+    assert_int_equal(lo, 0);
+    assert_int_equal(hi, 9);
+    assert_true(((const float *)m->arrays[2].host)[1023] == 1.5f);
+    double *f;
+    size_t n, p;
+    const char *const *names;
+    TMAP_CHECK(tmap_manifest_features(m, &f, &n, &p, &names, err));
+    assert_int_equal(n, 1024);
+    assert_int_equal(p, 2);
+    assert_string_equal(names[1], "span");
+    for (size_t t = 0; t < n; t++) {
+        assert_true(f[t * 2] == len[t]);
+        assert_true(f[t * 2 + 1] == 1 + 2.0 * len[t]);
+    }
+    free(f);
+    tmap_array_view v;
+    TMAP_CHECK(tmap_manifest_array(m, 3, &v));
+    assert_string_equal(v.name, "y");
+    assert_true(v.is_output && !v.is_input && v.per_thread == 1 && v.elem_size == 4);
+    tmap_manifest_free(m);
+}
+
+static void generation_is_seeded(void **state)
+{
+    tmap_manifest *a, *b;
+    tmap_error e = {0};
+    assert_int_equal(load_text(good, &a, &e), TMAP_OK);
+    assert_int_equal(load_text(good, &b, &e), TMAP_OK);
+    TMAP_CHECK(tmap_manifest_generate(a, 1, err));
+    TMAP_CHECK(tmap_manifest_generate(b, 1, err));
+    assert_memory_equal(a->arrays[0].host, b->arrays[0].host, 1024 * 4);
+    TMAP_CHECK(tmap_manifest_generate(b, 2, err));
+    assert_memory_not_equal(a->arrays[0].host, b->arrays[0].host, 1024 * 4);
+    tmap_manifest_free(a);
+    tmap_manifest_free(b);
+}
+
+static void compiles_its_kernel(void **state)
+{
+    tmap_manifest *m;
+    tmap_error e = {0};
+    assert_int_equal(load_text(good, &m, &e), TMAP_OK);
+    char *ptx, *entry;
+    TMAP_CHECK(tmap_manifest_ptx(m, NULL, &ptx, &entry, err));
+    assert_string_equal(entry, "spmv_csr");
+    assert_non_null(strstr(ptx, ".entry spmv_csr"));
+    free(ptx);
+    free(entry);
+    tmap_manifest_free(m);
+}
+
+/* Each bad manifest fails with a message naming the field. */
+static void bad_fields_are_named(void **state)
+{
+    static const struct { const char *json, *needle; } cases[] = {
+        {"{", "manifest_"},
+        {"[1]", "JSON object"},
+        {"{\"kernel\": \"k\", \"block\": 32, \"threads\": 32, \"args\": []}", "'source'"},
+        {"{\"source\": \"a.cu\", \"block\": 32, \"threads\": 32, \"args\": []}", "'kernel'"},
+        {"{\"source\": \"a.cu\", \"kernel\": \"k\", \"threads\": 32, \"args\": []}", "'block'"},
+        {"{\"source\": \"a.cu\", \"kernel\": \"k\", \"block\": 2000, \"threads\": 32, \"args\": []}",
+         "'block'"},
+        {"{\"source\": \"a.cu\", \"kernel\": \"k\", \"block\": 32, \"args\": []}", "'grid'"},
+        {"{\"source\": \"a.cu\", \"kernel\": \"k\", \"block\": 32, \"threads\": -1, \"args\": []}",
+         "'threads'"},
+        {"{\"source\": \"a.cu\", \"kernel\": \"k\", \"block\": 32, \"threads\": 32, \"args\": [\"q\"]}",
+         "'args[0]'"},
+        {"{\"source\": \"a.cu\", \"kernel\": \"k\", \"block\": 32, \"threads\": 32, "
+         "\"args\": [{\"i33\": 1}]}", "'args[0]'"},
+        {"{\"source\": \"a.cu\", \"kernel\": \"k\", \"block\": 32, \"threads\": 32, "
+         "\"args\": [{\"i32\": 1.5}]}", "integer"},
+        {"{\"source\": \"a.cu\", \"kernel\": \"k\", \"block\": 32, \"threads\": 32, \"args\": [],"
+         " \"arrays\": [{\"name\": \"a\", \"type\": \"f16\", \"count\": 4}]}", "'arrays.a'"},
+        {"{\"source\": \"a.cu\", \"kernel\": \"k\", \"block\": 32, \"threads\": 32, \"args\": [],"
+         " \"arrays\": [{\"name\": \"a\", \"type\": \"f32\", \"count\": 0}]}", "'arrays.a'"},
+        {"{\"source\": \"a.cu\", \"kernel\": \"k\", \"block\": 32, \"threads\": 32, \"args\": [],"
+         " \"arrays\": [{\"name\": \"a\", \"type\": \"f32\", \"count\": 4, \"init\": {\"uniform\": [3, 1]}}]}",
+         "'arrays.a'"},
+        {"{\"source\": \"a.cu\", \"kernel\": \"k\", \"block\": 32, \"threads\": 32, \"args\": [],"
+         " \"arrays\": [{\"name\": \"a\", \"type\": \"f32\", \"count\": 4, \"per_thread\": 1}]}",
+         "per_thread"},
+        {"{\"source\": \"a.cu\", \"kernel\": \"k\", \"block\": 32, \"threads\": 32, \"args\": [],"
+         " \"arrays\": [{\"name\": \"a\", \"type\": \"f32\", \"count\": 40, \"role\": \"both\"}]}",
+         "role"},
+        {"{\"source\": \"a.cu\", \"kernel\": \"k\", \"block\": 32, \"threads\": 32, \"args\": [],"
+         " \"arrays\": [{\"name\": \"a\", \"type\": \"f32\", \"count\": 40}],"
+         " \"features\": [\"b\"]}", "'features[0]'"},
+        {"{\"source\": \"a.cu\", \"kernel\": \"k\", \"block\": 32, \"threads\": 32, \"args\": [],"
+         " \"arrays\": [{\"name\": \"a\", \"type\": \"f32\", \"count\": 40}],"
+         " \"features\": [{\"name\": \"f\", \"expr\": \"a[t+] * 2\"}]}", "column"},
+        {"{\"source\": \"a.cu\", \"kernel\": \"k\", \"kernel\": \"j\", \"block\": 32, \"threads\": 32,"
+         " \"args\": []}", "duplicate"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        tmap_manifest *m = NULL;
+        tmap_error e = {0};
+        tmap_status st = load_text(cases[i].json, &m, &e);
+        if (st == TMAP_OK)
+            fail_msg("case %zu was accepted", i);
+        assert_null(m);
+        if (!strstr(e.message, cases[i].needle))
+            fail_msg("case %zu: '%s' does not mention %s", i, e.message, cases[i].needle);
+    }
+}
+
+static void missing_file_is_io_error(void **state)
+{
+    tmap_manifest *m = NULL;
+    tmap_error e = {0};
+    assert_int_equal(tmap_manifest_load("/nonexistent/m.json", &m, &e), TMAP_ERR_IO);
+    assert_non_null(strstr(e.message, "/nonexistent/m.json"));
+}
+
+static void feature_index_out_of_range(void **state)
+{
+    const char *j = "{\"source\": \"a.cu\", \"kernel\": \"k\", \"block\": 32, \"threads\": 32,"
+                    " \"args\": [], \"arrays\": [{\"name\": \"a\", \"type\": \"i32\", \"count\": 32}],"
+                    " \"features\": [{\"name\": \"next\", \"expr\": \"a[t+1]\"}]}";
+    tmap_manifest *m;
+    tmap_error e = {0};
+    assert_int_equal(load_text(j, &m, &e), TMAP_OK);
+    TMAP_CHECK(tmap_manifest_generate(m, 1, err));
+    double *f = NULL;
+    size_t n, p;
+    assert_int_equal(tmap_manifest_features(m, &f, &n, &p, NULL, &e), TMAP_ERR_INVALID);
+    assert_non_null(strstr(e.message, "thread 31"));
+    assert_non_null(strstr(e.message, "features.next"));
+    tmap_manifest_free(m);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(parses_and_generates),   cmocka_unit_test(generation_is_seeded),
+        cmocka_unit_test(compiles_its_kernel),    cmocka_unit_test(bad_fields_are_named),
+        cmocka_unit_test(missing_file_is_io_error), cmocka_unit_test(feature_index_out_of_range),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

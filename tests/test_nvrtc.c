@@ -1,0 +1,106 @@
+/*
+ * test_nvrtc.c -- the NVRTC front end: PTX out, names lowered, errors with
+ * the compile log, and the PTX ISA version table.
+ */
+#include "tests/testutil.h"
+#include "instrument/nvrtc.h"
+
+static void compiles_extern_c(void **state)
+{
+    const char *src = "extern \"C\" __global__ void k(int *p) { p[threadIdx.x] = 1; }";
+    tmap_compiled c;
+    TMAP_CHECK(tmap_compile(src, "k.cu", NULL, &c, err));
+    assert_non_null(strstr(c.ptx, ".visible .entry k("));
+    assert_non_null(strstr(c.ptx, ".target sm_90"));
+    tmap_compiled_free(&c);
+}
+
+static void lowers_cpp_names(void **state)
+{
+    const char *src = "namespace n { template <int K> __global__ void k(int *p) { p[0] = K; } "
+                      "template __global__ void k<3>(int *); }";
+    const char *names[] = {"n::k<3>"};
+    tmap_compile_opts o = {.arch = "compute_80", .names = names, .nnames = 1};
+    tmap_compiled c;
+    TMAP_CHECK(tmap_compile(src, "t.cu", &o, &c, err));
+    const char *low = tmap_compiled_lowered(&c, "n::k<3>");
+    assert_non_null(low);
+    assert_string_equal(low, "_ZN1n1kILi3EEEvPi");
+    assert_non_null(strstr(c.ptx, ".target sm_80"));
+    assert_null(tmap_compiled_lowered(&c, "n::k<4>"));
+    tmap_compiled_free(&c);
+}
+
+static void reports_log_on_error(void **state)
+{
+    const char *src = "extern \"C\" __global__ void k(int *p) { p[0] = undefined_thing; }";
+    tmap_compiled c;
+    tmap_error e = {0};
+    assert_int_equal(tmap_compile(src, "bad.cu", NULL, &c, &e), TMAP_ERR_NVRTC);
+    assert_non_null(strstr(e.message, "bad.cu"));
+    assert_non_null(strstr(e.message, "undefined_thing"));
+    assert_null(c.ptx);
+}
+
+static void rejects_unknown_kernel_name(void **state)
+{
+    const char *src = "extern \"C\" __global__ void k(int *p) { p[0] = 1; }";
+    const char *names[] = {"nope"};
+    tmap_compile_opts o = {.names = names, .nnames = 1};
+    tmap_compiled c;
+    tmap_error e = {0};
+    assert_int_not_equal(tmap_compile(src, "k.cu", &o, &c, &e), TMAP_OK);
+    assert_non_null(strstr(e.message, "nope"));
+}
+
+static void user_options_and_includes(void **state)
+{
+    const char *src = "#include <cuda_fp16.h>\n"
+                      "extern \"C\" __global__ void k(__half *p) { p[0] = __float2half(VAL); }";
+    const char *opts[] = {"-DVAL=2.0f", "-lineinfo"};
+    tmap_compile_opts o = {.options = opts, .noptions = 2};
+    tmap_compiled c;
+    TMAP_CHECK(tmap_compile(src, "h.cu", &o, &c, err));
+    assert_non_null(strstr(c.ptx, ".loc"));
+    tmap_compiled_free(&c);
+}
+
+static void ptx_version_table(void **state)
+{
+    int ma, mi;
+    tmap_ptx_version_for_driver(13000, &ma, &mi);
+    assert_int_equal(ma * 10 + mi, 90);
+    tmap_ptx_version_for_driver(12080, &ma, &mi);
+    assert_int_equal(ma * 10 + mi, 87);
+    tmap_ptx_version_for_driver(12060, &ma, &mi);
+    assert_int_equal(ma * 10 + mi, 85);
+    tmap_ptx_version_for_driver(12000, &ma, &mi);
+    assert_int_equal(ma * 10 + mi, 80);
+    tmap_ptx_version_for_driver(13020, &ma, &mi);
+    assert_int_equal(ma * 10 + mi, 91);
+}
+
+static void no_gpu_is_a_clear_error(void **state)
+{
+    tmap_cuda *c = NULL;
+    tmap_error e = {0};
+    tmap_status s = tmap_cuda_open(0, &c, &e);
+    if (s == TMAP_OK) {
+        tmap_cuda_close(c);
+        skip(); /* a GPU is present: nothing to check here */
+    }
+    assert_int_equal(s, TMAP_ERR_NO_DEVICE);
+    assert_true(strlen(e.message) > 10);
+    assert_null(c);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(compiles_extern_c),       cmocka_unit_test(lowers_cpp_names),
+        cmocka_unit_test(reports_log_on_error),    cmocka_unit_test(rejects_unknown_kernel_name),
+        cmocka_unit_test(user_options_and_includes), cmocka_unit_test(ptx_version_table),
+        cmocka_unit_test(no_gpu_is_a_clear_error),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,90 @@
+/*
+ * testutil.h -- what several tests share: reading fixtures, running ptxas on
+ * PTX text, compiling corpus kernels, and opening the GPU or skipping.
+ * Included by test programs only (each is one translation unit).
+ */
+#ifndef TMAP_TESTUTIL_H
+#define TMAP_TESTUTIL_H
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "instrument/base.h"
+#include "threadmap.h"
+
+/* Fails the test with the library's message when a call does not succeed. */
+#define TMAP_CHECK(call)                                                          \
+    do {                                                                          \
+        tmap_error e_ = {0};                                                      \
+        tmap_error *err = &e_;                                                    \
+        (void)err;                                                                \
+        tmap_status s_ = (call);                                                  \
+        if (s_ != TMAP_OK)                                                        \
+            fail_msg("%s failed: %s", #call, e_.message);                         \
+    } while (0)
+
+static inline char *test_read(const char *relpath)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", TMAP_SOURCE_DIR, relpath);
+    char *data = NULL;
+    tmap_error e = {0};
+    if (tmap_file_read(path, &data, NULL, &e) != TMAP_OK)
+        fail_msg("%s", e.message);
+    return data;
+}
+
+static inline int test_have_ptxas(void) { return access(TMAP_PTXAS_DEFAULT, X_OK) == 0; }
+
+/* Runs ptxas -arch=ARCH on the text; returns its exit status, and its output
+ * in log (at least 4096 bytes). */
+static inline int test_ptxas(const char *ptx, const char *arch, char *log, size_t logsize)
+{
+    char in[] = "/tmp/tmap_ptxas_XXXXXX";
+    int fd = mkstemp(in);
+    if (fd < 0)
+        return -1;
+    size_t n = strlen(ptx);
+    int ok = write(fd, ptx, n) == (ssize_t)n;
+    close(fd);
+    if (!ok) {
+        unlink(in);
+        return -1;
+    }
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd, "'%s' -arch=%s -o /dev/null '%s' 2>&1", TMAP_PTXAS_DEFAULT,
+             arch, in);
+    FILE *p = popen(cmd, "r");
+    size_t got = 0;
+    if (p) {
+        got = fread(log, 1, logsize - 1, p);
+    }
+    log[got] = '\0';
+    int rc = p ? pclose(p) : -1;
+    unlink(in);
+    return rc;
+}
+
+/* Opens GPU 0, or skips the test (saying so) when there is none. */
+static inline tmap_cuda *test_gpu_or_skip(void)
+{
+    tmap_cuda *c = NULL;
+    tmap_error e = {0};
+    tmap_status s = tmap_cuda_open(0, &c, &e);
+    if (s == TMAP_ERR_NO_DEVICE) {
+        print_message("[  SKIPPED ] no GPU: %s\n", e.message);
+        skip();
+    }
+    if (s != TMAP_OK)
+        fail_msg("%s", e.message);
+    return c;
+}
+
+#endif
