@@ -255,6 +255,8 @@ typedef struct tmap_launch {
     unsigned block[3];
     unsigned shared_bytes;
     void **args;
+    size_t nargs;   /* entries of args; needed where threadmap rewrites them
+                       (layout transform, redirection) */
 } tmap_launch;
 
 uint64_t tmap_launch_threads(const tmap_launch *l);
@@ -372,6 +374,33 @@ long tmap_manifest_find(const tmap_manifest *m, const char *name);
  * feature names (owned by the manifest), after generate. */
 tmap_status tmap_manifest_features(const tmap_manifest *m, double **f, size_t *nthreads,
                                    size_t *p, const char *const **names, tmap_error *err);
+
+/* ------------------------------------------------------ applying a regrouping */
+
+/* A regrouping is a permutation D of the launch's N threads: the thread in
+ * slot i does the work of original thread D[i]. */
+
+/* One per-thread array of a launch, for the layout transform: thread t owns
+ * elements [t*per_thread, (t+1)*per_thread) of elem_size bytes each. */
+typedef struct tmap_thread_array {
+    unsigned arg;        /* index of the kernel argument holding the pointer */
+    size_t elem_size;
+    size_t per_thread;
+    int input;           /* gathered by D before the launch */
+    int output;          /* scattered back by D after it */
+} tmap_thread_array;
+
+/*
+ * Layout transform: copies each array so that thread slot i finds the data of
+ * thread D[i] (gather, on the GPU), launches the unmodified kernel on the
+ * copies, and scatters outputs back, so the caller sees the results of an
+ * unregrouped launch.  perm: device pointer to N u32.  Arrays neither input
+ * nor output are passed through untouched.  Times in ms (NULL to skip) of
+ * the gather, the kernel and the scatter, measured with CUDA events.
+ */
+tmap_status tmap_layout_launch(tmap_cuda *c, tmap_kernel *k, const tmap_launch *l,
+                               uint64_t perm, const tmap_thread_array *arrays, size_t narrays,
+                               float ms[3], tmap_error *err);
 
 #ifdef __cplusplus
 }

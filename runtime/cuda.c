@@ -145,6 +145,8 @@ void tmap_cuda_close(tmap_cuda *c)
 {
     if (!c)
         return;
+    tmap_kernel_free(c->move[0]);
+    tmap_kernel_free(c->move[1]);
     if (c->ctx)
         c->api.primary_ctx_release(c->device);
     if (c->lib)

@@ -53,6 +53,7 @@ struct tmap_cuda {
     CUdevice device;
     CUcontext ctx;      /* the device's primary context, retained */
     int driver_version; /* cuDriverGetVersion: 13000 for CUDA 13.0 */
+    tmap_kernel *move[2];  /* gather and scatter kernels, loaded on first use */
 };
 
 /* Turns a failed driver call into TMAP_ERR_CUDA: "cuX: CUDA_ERROR_Y (text)". */

@@ -204,6 +204,7 @@ tmap_status tmap_manifest_bind(tmap_manifest *m, tmap_cuda *c, tmap_launch *l,
     memcpy(l->block, m->block, sizeof l->block);
     l->shared_bytes = m->shared_bytes;
     l->args = m->argv;
+    l->nargs = m->nargs;
     return TMAP_OK;
 }
 
