@@ -56,7 +56,7 @@ static tmap_status move(tmap_cuda *c, int scatter, uint64_t dst, uint64_t src, u
     unsigned long long units = n * (row_bytes % 4 ? row_bytes : row_bytes / 4);
     unsigned long long blocks = (units + 255) / 256;
     tmap_launch l = {{(unsigned)(blocks > 65535 ? 65535 : blocks ? blocks : 1), 1, 1},
-                     {256, 1, 1}, 0, args};
+                     {256, 1, 1}, 0, args, 5};
     return tmap_kernel_run(c->move[scatter], &l, err);
 }
 

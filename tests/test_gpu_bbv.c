@@ -60,6 +60,7 @@ static uint32_t *run_original(tmap_cuda *c, const char *ptx, const char *kernel,
     }
     tmap_launch l = *shape;
     l.args = args;
+    l.nargs = 2;
     tmap_kernel *k = NULL;
     TMAP_CHECK(tmap_kernel_load(c, ptx, kernel, &k, err));
     TMAP_CHECK(tmap_kernel_run(k, &l, err));
@@ -86,6 +87,7 @@ static uint32_t *run_profiled(tmap_cuda *c, const char *ptx, const char *kernel,
     }
     tmap_launch l = *shape;
     l.args = args;
+    l.nargs = 2;
     TMAP_CHECK(tmap_profile_run(c, ptx, kernel, &l, sample, prof, err));
     TMAP_CHECK(tmap_cuda_download(c, out, dout, n * 4, err));
     tmap_cuda_free(c, dout);
@@ -106,7 +108,7 @@ static void loop_counts_exact(void **state)
     uint32_t n[N];
     for (size_t t = 0; t < N; t++)
         n[t] = (uint32_t)((t * 37) % 101); /* 0..100, zero included */
-    tmap_launch shape = {{4, 1, 1}, {256, 1, 1}, 0, NULL};
+    tmap_launch shape = {{4, 1, 1}, {256, 1, 1}, 0, NULL, 0};
     tmap_profile p;
     uint32_t *got = run_profiled(c, ptx, "loop_kernel", &shape, n, N, 1, &p);
     uint32_t *want = run_original(c, ptx, "loop_kernel", &shape, n, N);
@@ -137,7 +139,7 @@ static void branchy_counts_exact(void **state)
     uint32_t v[N];
     for (size_t t = 0; t < N; t++)
         v[t] = (uint32_t)((t * 53 + 11) % 260);
-    tmap_launch shape = {{3, 1, 1}, {128, 1, 1}, 0, NULL};
+    tmap_launch shape = {{3, 1, 1}, {128, 1, 1}, 0, NULL, 0};
     tmap_profile p;
     uint32_t *got = run_profiled(c, ptx, "branchy", &shape, v, N, 1, &p);
     uint32_t *want = run_original(c, ptx, "branchy", &shape, v, N);
@@ -178,7 +180,7 @@ static void grid_and_sampling_exact(void **state)
 {
     tmap_cuda *c = gpu_of(state);
     const char *ptx = ((gpu *)*state)->ptx;
-    tmap_launch shape = {{3, 2, 1}, {8, 4, 2}, 0, NULL};
+    tmap_launch shape = {{3, 2, 1}, {8, 4, 2}, 0, NULL, 0};
     const size_t tpb = 64, N = 6 * tpb;
     for (uint32_t sample = 1; sample <= 3; sample += 2) {
         tmap_profile p;
