@@ -329,6 +329,7 @@ void tmap_counting_free(tmap_counting *k);
  * the format.  Errors name the manifest file and the field.
  */
 typedef struct tmap_manifest tmap_manifest;
+typedef struct tmap_thread_array tmap_thread_array;
 
 tmap_status tmap_manifest_load(const char *path, tmap_manifest **out, tmap_error *err);
 void tmap_manifest_free(tmap_manifest *m);
@@ -370,6 +371,12 @@ tmap_status tmap_manifest_array(const tmap_manifest *m, size_t i, tmap_array_vie
 /* Index of a named array, or -1. */
 long tmap_manifest_find(const tmap_manifest *m, const char *name);
 
+/* The manifest's per-thread arrays (per_thread > 0) as layout-transform
+ * descriptors (malloc'ed).  An array passed in several arguments is an
+ * error: moving it twice would break it. */
+tmap_status tmap_manifest_thread_arrays(const tmap_manifest *m, tmap_thread_array **out,
+                                        size_t *n, tmap_error *err);
+
 /* The per-thread feature matrix [threads][p] (row-major, malloc'ed) and the
  * feature names (owned by the manifest), after generate. */
 tmap_status tmap_manifest_features(const tmap_manifest *m, double **f, size_t *nthreads,
@@ -382,13 +389,13 @@ tmap_status tmap_manifest_features(const tmap_manifest *m, double **f, size_t *n
 
 /* One per-thread array of a launch, for the layout transform: thread t owns
  * elements [t*per_thread, (t+1)*per_thread) of elem_size bytes each. */
-typedef struct tmap_thread_array {
+struct tmap_thread_array {
     unsigned arg;        /* index of the kernel argument holding the pointer */
     size_t elem_size;
     size_t per_thread;
     int input;           /* gathered by D before the launch */
     int output;          /* scattered back by D after it */
-} tmap_thread_array;
+};
 
 /*
  * Layout transform: copies each array so that thread slot i finds the data of

@@ -228,6 +228,8 @@ static tmap_status parse_array(ctx *c, json_t *e, size_t i, tmap_manifest *m)
         return bad(c, field, "role must be \"input\", \"output\" or \"inout\"");
     a->is_input = r && (!strcmp(r, "input") || !strcmp(r, "inout"));
     a->is_output = r && (!strcmp(r, "output") || !strcmp(r, "inout"));
+    if (a->per_thread && !r)
+        a->is_input = 1; /* a per-thread array the kernel reads must move with its thread */
     if (a->per_thread && a->count < a->per_thread * m->threads)
         return bad(c, field, "count is smaller than per_thread * threads");
     return parse_init(c, json_object_get(e, "init"), a, field);

@@ -247,3 +247,29 @@ tmap_status tmap_manifest_features(const tmap_manifest *m, double **f, size_t *n
         *names = m->feature_names;
     return TMAP_OK;
 }
+
+tmap_status tmap_manifest_thread_arrays(const tmap_manifest *m, tmap_thread_array **out,
+                                        size_t *n, tmap_error *err)
+{
+    *out = calloc(m->nargs + 1, sizeof **out);
+    *n = 0;
+    if (!*out)
+        return tmap_fail(err, TMAP_ERR_NOMEM, "out of memory");
+    for (size_t i = 0; i < m->nargs; i++) {
+        long a = m->args[i].array;
+        if (a < 0 || !m->arrays[a].per_thread)
+            continue;
+        for (size_t j = 0; j < i; j++)
+            if (m->args[j].array == a) {
+                free(*out);
+                *out = NULL;
+                return tmap_fail(err, TMAP_ERR_UNSUPPORTED,
+                                 "%s: arrays.%s is passed in arguments %zu and %zu; the layout "
+                                 "transform cannot move it twice", m->path, m->arrays[a].name, j, i);
+            }
+        const tmap_marray *arr = &m->arrays[a];
+        (*out)[(*n)++] = (tmap_thread_array){(unsigned)i, tmap_elem_size(arr->kind),
+                                             arr->per_thread, arr->is_input, arr->is_output};
+    }
+    return TMAP_OK;
+}
