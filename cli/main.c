@@ -7,6 +7,7 @@
 #include "cli/commands.h"
 
 static const tmap_command commands[] = {
+    {"profile", tmap_cmd_profile, "per-thread BBVs of a manifest's kernel on the GPU"},
     {"version", tmap_cmd_version, "print the version"},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])

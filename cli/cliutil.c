@@ -1,0 +1,52 @@
+/*
+ * cliutil.c -- number parsing, usage errors and device descriptions shared
+ * by the subcommands.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cli/cliutil.h"
+#include "cli/commands.h"
+
+int tmap_cli_long(const char *s, long lo, long hi, long *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < lo || v > hi) {
+        fprintf(stderr, "threadmap: '%s' is not a whole number in [%ld, %ld]\n", s, lo, hi);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+int tmap_cli_double(const char *s, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || *end) {
+        fprintf(stderr, "threadmap: '%s' is not a number\n", s);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+int tmap_cli_usage(const char *usage)
+{
+    fputs(usage, stderr);
+    return TMAP_EXIT_USAGE;
+}
+
+json_t *tmap_cli_device_json(const tmap_device_info *d)
+{
+    char cc[16], drv[16];
+    snprintf(cc, sizeof cc, "sm_%d%d", d->cc_major, d->cc_minor);
+    snprintf(drv, sizeof drv, "%d.%d", d->driver_version / 1000, (d->driver_version % 1000) / 10);
+    return json_pack("{s:s, s:s, s:i, s:i, s:i, s:s}", "name", d->name, "arch", cc, "sms", d->sms,
+                     "sm_clock_mhz", d->clock_khz / 1000, "mem_clock_mhz", d->mem_clock_khz / 1000,
+                     "driver", drv);
+}

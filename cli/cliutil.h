@@ -1,0 +1,22 @@
+/*
+ * cliutil.h -- what the subcommands share: number parsing with range
+ * checks, usage errors, and the device description every output carries.
+ */
+#ifndef TMAP_CLIUTIL_H
+#define TMAP_CLIUTIL_H
+
+#include <jansson.h>
+
+#include "threadmap.h"
+
+/* Parses a whole decimal integer in [lo, hi]; prints an error and returns
+ * -1 otherwise. */
+int tmap_cli_long(const char *s, long lo, long hi, long *out);
+/* Parses a number; -1 and a message on bad input. */
+int tmap_cli_double(const char *s, double *out);
+/* Prints the usage text to stderr; returns TMAP_EXIT_USAGE. */
+int tmap_cli_usage(const char *usage);
+/* {"name", "cc", "sms", "sm_clock_mhz", "mem_clock_mhz", "driver"} */
+json_t *tmap_cli_device_json(const tmap_device_info *d);
+
+#endif
