@@ -108,6 +108,7 @@ typedef struct tmap_ptx_item {
 
 struct tmap_ptx_module {
     tmap_arena arena;
+    const char *file;  /* the name given to tmap_ptx_parse, for messages */
     int version_major, version_minor;
     tmap_ptx_item *items;
     size_t nitems, capitems;
@@ -122,6 +123,12 @@ tmap_ptx_func *tmap_ptx_find_func(const tmap_ptx_module *m, const char *name);
 /* Tokens of operand i of an instruction: [*first, *first + *n). */
 void tmap_ptx_operand(const tmap_ptx_stmt *s, uint32_t i, uint32_t *first,
                       uint32_t *n);
+
+/* tmap_cfg_build that also returns, in *at (malloc'ed, one per block), the
+ * index in its function's body of the statement before which the block's
+ * code starts: just after its label, or at its first instruction. */
+tmap_status tmap_cfg_build_at(const tmap_ptx_module *m, const char *kernel,
+                              tmap_cfg **out, uint32_t **at, tmap_error *err);
 
 /* Appends tokens toks[0..n) to b with the source's spacing (normalized). */
 void tmap_ptx_print_toks(tmap_buf *b, const tmap_ptx_tok *toks, size_t n);

@@ -628,6 +628,11 @@ tmap_status tmap_ptx_parse(const char *text, size_t len, const char *filename,
     tmap_ptx_module *m = calloc(1, sizeof *m);
     if (!m)
         return tmap_fail(err, TMAP_ERR_NOMEM, "%s: out of memory", file);
+    m->file = tmap_arena_strndup(&m->arena, file, strlen(file));
+    if (!m->file) {
+        free(m);
+        return tmap_fail(err, TMAP_ERR_NOMEM, "%s: out of memory", file);
+    }
     tmap_ptx_tok *toks = NULL;
     size_t ntoks = 0;
     tmap_status st = tmap_ptx_lex(text ? text : "", len, file, &m->arena, &toks, &ntoks, err);
