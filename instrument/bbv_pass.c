@@ -14,11 +14,11 @@
 #include <string.h>
 
 static const char decls_text[] =
-    "\t.reg .pred %tmap_on;\n"
-    "\t.reg .b32 %tmap_r<7>;\n"
-    "\t.reg .b32 %tmap_c;\n"
-    "\t.reg .b64 %tmap_rd<13>;\n"
-    "\t.reg .b64 %tmap_p, %tmap_stride, %tmap_a;\n";
+    ".reg .pred %tmap_on;\n"
+    ".reg .b32 %tmap_r<7>;\n"
+    ".reg .b32 %tmap_c;\n"
+    ".reg .b64 %tmap_rd<13>;\n"
+    ".reg .b64 %tmap_p, %tmap_stride, %tmap_a;\n";
 
 /* Linear id over a 3-D index (x, y, z) with extents (nx, ny, nz) and the
  * product of the extents, both in 64 bits:
@@ -27,16 +27,16 @@ static void emit_linear(tmap_buf *b, const char *idx, const char *ext, int lin, 
 {
     static const char *const axis[] = {"x", "y", "z"};
     for (int k = 0; k < 3; k++)
-        tmap_buf_printf(b, "\tmov.u32 %%tmap_r%d, %%%s.%s;\n", k, idx, axis[k]);
+        tmap_buf_printf(b, "mov.u32 %%tmap_r%d, %%%s.%s;\n", k, idx, axis[k]);
     for (int k = 0; k < 3; k++)
-        tmap_buf_printf(b, "\tmov.u32 %%tmap_r%d, %%%s.%s;\n", 3 + k, ext, axis[k]);
+        tmap_buf_printf(b, "mov.u32 %%tmap_r%d, %%%s.%s;\n", 3 + k, ext, axis[k]);
     for (int k = 0; k < 6; k++)
-        tmap_buf_printf(b, "\tcvt.u64.u32 %%tmap_rd%d, %%tmap_r%d;\n", k, k);
+        tmap_buf_printf(b, "cvt.u64.u32 %%tmap_rd%d, %%tmap_r%d;\n", k, k);
     tmap_buf_printf(b,
-                    "\tmad.lo.u64 %%tmap_rd%d, %%tmap_rd4, %%tmap_rd2, %%tmap_rd1;\n"
-                    "\tmad.lo.u64 %%tmap_rd%d, %%tmap_rd3, %%tmap_rd%d, %%tmap_rd0;\n"
-                    "\tmul.lo.u64 %%tmap_rd%d, %%tmap_rd3, %%tmap_rd4;\n"
-                    "\tmul.lo.u64 %%tmap_rd%d, %%tmap_rd%d, %%tmap_rd5;\n",
+                    "mad.lo.u64 %%tmap_rd%d, %%tmap_rd4, %%tmap_rd2, %%tmap_rd1;\n"
+                    "mad.lo.u64 %%tmap_rd%d, %%tmap_rd3, %%tmap_rd%d, %%tmap_rd0;\n"
+                    "mul.lo.u64 %%tmap_rd%d, %%tmap_rd3, %%tmap_rd4;\n"
+                    "mul.lo.u64 %%tmap_rd%d, %%tmap_rd%d, %%tmap_rd5;\n",
                     lin, lin, lin, total, total, total);
 }
 
@@ -44,34 +44,33 @@ static void emit_linear(tmap_buf *b, const char *idx, const char *ext, int lin, 
  * rd10 = sample (>= 1); then on, p and stride. */
 static void emit_preamble(tmap_buf *b)
 {
-    tmap_buf_puts(b, "\t// threadmap BBV preamble: p = base + 4*slot, stride = 4*nslots\n");
     emit_linear(b, "ctaid", "nctaid", 6, 7);
     emit_linear(b, "tid", "ntid", 8, 9);
     tmap_buf_puts(b,
-                  "\tld.global.u32 %tmap_r6, [" TMAP_BBV_STRIDE_SYMBOL "];\n"
-                  "\tmax.u32 %tmap_r6, %tmap_r6, 1;\n"
-                  "\tcvt.u64.u32 %tmap_rd10, %tmap_r6;\n"
-                  "\trem.u64 %tmap_rd11, %tmap_rd6, %tmap_rd10;\n"
-                  "\tsetp.eq.u64 %tmap_on, %tmap_rd11, 0;\n"
-                  "\tdiv.u64 %tmap_rd6, %tmap_rd6, %tmap_rd10;\n"
-                  "\tadd.u64 %tmap_rd7, %tmap_rd7, %tmap_rd10;\n"
-                  "\tsub.u64 %tmap_rd7, %tmap_rd7, 1;\n"
-                  "\tdiv.u64 %tmap_rd7, %tmap_rd7, %tmap_rd10;\n"
-                  "\tmad.lo.u64 %tmap_rd6, %tmap_rd6, %tmap_rd9, %tmap_rd8;\n"
-                  "\tmul.lo.u64 %tmap_rd7, %tmap_rd7, %tmap_rd9;\n"
-                  "\tshl.b64 %tmap_stride, %tmap_rd7, 2;\n"
-                  "\tld.global.u64 %tmap_rd12, [" TMAP_BBV_BASE_SYMBOL "];\n"
-                  "\tshl.b64 %tmap_rd6, %tmap_rd6, 2;\n"
-                  "\tadd.u64 %tmap_p, %tmap_rd12, %tmap_rd6;\n");
+                  "ld.global.u32 %tmap_r6, [" TMAP_BBV_STRIDE_SYMBOL "];\n"
+                  "max.u32 %tmap_r6, %tmap_r6, 1;\n"
+                  "cvt.u64.u32 %tmap_rd10, %tmap_r6;\n"
+                  "rem.u64 %tmap_rd11, %tmap_rd6, %tmap_rd10;\n"
+                  "setp.eq.u64 %tmap_on, %tmap_rd11, 0;\n"
+                  "div.u64 %tmap_rd6, %tmap_rd6, %tmap_rd10;\n"
+                  "add.u64 %tmap_rd7, %tmap_rd7, %tmap_rd10;\n"
+                  "sub.u64 %tmap_rd7, %tmap_rd7, 1;\n"
+                  "div.u64 %tmap_rd7, %tmap_rd7, %tmap_rd10;\n"
+                  "mad.lo.u64 %tmap_rd6, %tmap_rd6, %tmap_rd9, %tmap_rd8;\n"
+                  "mul.lo.u64 %tmap_rd7, %tmap_rd7, %tmap_rd9;\n"
+                  "shl.b64 %tmap_stride, %tmap_rd7, 2;\n"
+                  "ld.global.u64 %tmap_rd12, [" TMAP_BBV_BASE_SYMBOL "];\n"
+                  "shl.b64 %tmap_rd6, %tmap_rd6, 2;\n"
+                  "add.u64 %tmap_p, %tmap_rd12, %tmap_rd6;\n");
 }
 
 static void emit_counter(tmap_buf *b, size_t block)
 {
     tmap_buf_printf(b,
-                    "\t@%%tmap_on mad.lo.u64 %%tmap_a, %%tmap_stride, %zu, %%tmap_p;\n"
-                    "\t@%%tmap_on ld.global.u32 %%tmap_c, [%%tmap_a];\n"
-                    "\t@%%tmap_on add.u32 %%tmap_c, %%tmap_c, 1;\n"
-                    "\t@%%tmap_on st.global.u32 [%%tmap_a], %%tmap_c;\n",
+                    "@%%tmap_on mad.lo.u64 %%tmap_a, %%tmap_stride, %zu, %%tmap_p;\n"
+                    "@%%tmap_on ld.global.u32 %%tmap_c, [%%tmap_a];\n"
+                    "@%%tmap_on add.u32 %%tmap_c, %%tmap_c, 1;\n"
+                    "@%%tmap_on st.global.u32 [%%tmap_a], %%tmap_c;\n",
                     block);
 }
 
@@ -160,7 +159,7 @@ static tmap_status add_globals(tmap_ptx_module *m, tmap_error *err)
             (m->items[pos].kind == TMAP_IT_LINE &&
              strcmp(m->items[pos].toks[0].text, ".file"))))
         pos++;
-    const char *text = "\n.visible .global .align 8 .u64 " TMAP_BBV_BASE_SYMBOL ";\n"
+    const char *text = ".visible .global .align 8 .u64 " TMAP_BBV_BASE_SYMBOL ";\n"
                        ".visible .global .align 4 .u32 " TMAP_BBV_STRIDE_SYMBOL " = 1;\n";
     tmap_ptx_item it = {0};
     it.kind = TMAP_IT_RAW;

@@ -61,7 +61,7 @@ typedef enum tmap_ptx_stmt_kind {
     TMAP_ST_LINE,      /* .loc ... (one source line, no ';') */
     TMAP_ST_OPEN,      /* { */
     TMAP_ST_CLOSE,     /* } */
-    TMAP_ST_RAW        /* text inserted by a pass, printed verbatim */
+    TMAP_ST_RAW        /* lines inserted by a pass, each printed indented */
 } tmap_ptx_stmt_kind;
 
 typedef struct tmap_ptx_stmt {

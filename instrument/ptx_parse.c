@@ -97,8 +97,7 @@ static tmap_ptx_stmt *new_stmt(parser *p, tmap_ptx_func *f, tmap_ptx_stmt_kind k
 }
 
 /* Skips a statement up to and including its ';', with balanced brackets.
- * Fails on EOF, on an unbalanced closer, or (with stop_at_brace) on a '{'
- * or '}' at depth 0, which means the ';' is missing. */
+ * Fails on EOF or on an unbalanced closer (a missing ';'). */
 static tmap_status skip_statement(parser *p, const char *what)
 {
     const tmap_ptx_tok *start = peek(p, 0);
@@ -124,8 +123,8 @@ static tmap_status skip_statement(parser *p, const char *what)
         } else if (c == '}' || c == ')' || c == ']') {
             if (depth == 0 || stack[depth - 1] != c)
                 return tmap_fail(p->err, TMAP_ERR_PARSE,
-                                 "%s:%u: unbalanced '%c' in %s (missing ';' on line %u?)",
-                                 p->file, t->line, c, what, start->line);
+                                 "%s:%u: missing ';' at the end of %s (found '%c' on line %u)",
+                                 p->file, start->line, what, c, t->line);
             depth--;
         }
     }

@@ -94,8 +94,15 @@ static void print_stmt(tmap_buf *b, const tmap_ptx_stmt *s, int *depth)
         indent(b, *depth);
         tmap_buf_puts(b, "}\n");
         return;
-    case TMAP_ST_RAW:
-        tmap_buf_puts(b, s->text);
+    case TMAP_ST_RAW: /* lines, each indented like the statements around */
+        for (const char *p = s->text; *p;) {
+            const char *nl = strchr(p, '\n');
+            size_t n = nl ? (size_t)(nl - p) : strlen(p);
+            indent(b, *depth);
+            tmap_buf_put(b, p, n);
+            tmap_buf_put(b, "\n", 1);
+            p += n + (nl != NULL);
+        }
         return;
     }
 }
