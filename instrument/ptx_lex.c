@@ -217,8 +217,9 @@ static tmap_status scan_token(lexer *lx, const tmap_ptx_tok *prev, tmap_ptx_tok 
                              lx->file, lx->line, (int)(n > 40 ? 40 : n), p);
     } else if (c == '"') {
         t->kind = TMAP_TOK_STRING;
-        while (n < left && p[n] != '"' && p[n] != '\n')
-            n += (p[n] == '\\' && n + 1 < left && p[n + 1] != '\n') ? 2 : 1;
+        /* printable bytes and tabs only: the text is kept NUL-terminated */
+        while (n < left && p[n] != '"' && (isprint((unsigned char)p[n]) || p[n] == '\t'))
+            n += (p[n] == '\\' && n + 1 < left && isprint((unsigned char)p[n + 1])) ? 2 : 1;
         if (n >= left || p[n] != '"')
             return tmap_fail(lx->err, TMAP_ERR_PARSE, "%s:%u: unterminated string",
                              lx->file, lx->line);

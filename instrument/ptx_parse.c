@@ -210,6 +210,9 @@ static tmap_status parse_section(parser *p, const char *src)
         p->pos++;
     }
     const tmap_ptx_tok *close = &p->t[p->pos - 1];
+    if (memchr(src + d->off, '\0', close->off + 1 - d->off)) /* it is kept as a C string */
+        return tmap_fail(p->err, TMAP_ERR_PARSE, "%s:%u: NUL byte in .section", p->file,
+                         d->line);
     tmap_ptx_item *it = new_item(p, TMAP_IT_SECTION, d->line);
     if (!it || !(it->text = tmap_arena_strndup(&p->m->arena, src + d->off,
                                                close->off + 1 - d->off)))
