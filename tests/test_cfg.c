@@ -16,17 +16,18 @@
 
 #define HEAD ".version 8.0\n.target sm_90\n.address_size 64\n"
 
-static tmap_ptx_module *mod;
-
-static tmap_cfg *build(const char *text, const char *kernel)
+/* Parses text into *state (freed by teardown) and builds kernel's CFG. */
+static tmap_cfg *build(void **state, const char *text, const char *kernel)
 {
     tmap_error err;
-    tmap_ptx_free(mod);
-    mod = NULL;
-    if (tmap_ptx_parse(text, strlen(text), "t.ptx", &mod, &err) != TMAP_OK)
+    tmap_ptx_module *m = NULL;
+    tmap_ptx_free(*state);
+    *state = NULL;
+    if (tmap_ptx_parse(text, strlen(text), "t.ptx", &m, &err) != TMAP_OK)
         fail_msg("%s", err.message);
+    *state = m;
     tmap_cfg *cfg = NULL;
-    if (tmap_cfg_build(mod, kernel, &cfg, &err) != TMAP_OK)
+    if (tmap_cfg_build(m, kernel, &cfg, &err) != TMAP_OK)
         fail_msg("%s", err.message);
     return cfg;
 }
@@ -72,8 +73,7 @@ static const char diamond[] = HEAD     /* lines 1-3 */
 
 static void test_diamond(void **state)
 {
-    (void)state;
-    tmap_cfg *cfg = build(diamond, "k");
+    tmap_cfg *cfg = build(state, diamond, "k");
     assert_int_equal(cfg->nfuncs, 1);
     assert_int_equal(cfg->nblocks, 4);
     assert_string_equal(cfg->funcs[0].name, "k");
@@ -106,8 +106,7 @@ static const char loop[] = HEAD
 
 static void test_loop(void **state)
 {
-    (void)state;
-    tmap_cfg *cfg = build(loop, "k");
+    tmap_cfg *cfg = build(state, loop, "k");
     assert_int_equal(cfg->nblocks, 4);
     check(cfg, 0, "k/+0", 8, 1, TMAP_TERM_FALL, 0, 1, S(1));
     check(cfg, 1, "k/$L_head", 10, 3, TMAP_TERM_CBRA, 1, 2, S(1, 2));
@@ -129,8 +128,7 @@ static const char early_return[] = HEAD
 
 static void test_early_return_and_infinite_loop(void **state)
 {
-    (void)state;
-    tmap_cfg *cfg = build(early_return, "k");
+    tmap_cfg *cfg = build(state, early_return, "k");
     assert_int_equal(cfg->nblocks, 3);
     check(cfg, 0, "k/+0", 7, 2, TMAP_TERM_RET, 1, -1, S(1));
     check(cfg, 1, "k/+1", 9, 1, TMAP_TERM_FALL, 0, -1, S(2));
@@ -157,8 +155,7 @@ static const char jump_table[] = HEAD
 
 static void test_jump_table_and_empty_block(void **state)
 {
-    (void)state;
-    tmap_cfg *cfg = build(jump_table, "k");
+    tmap_cfg *cfg = build(state, jump_table, "k");
     assert_int_equal(cfg->nblocks, 5);
     check(cfg, 0, "k/+0", 7, 2, TMAP_TERM_BRX, 0, 4, S(1, 2, 3));
     check(cfg, 1, "k/$L_a", 11, 2, TMAP_TERM_BRA, 0, 4, S(4));
@@ -216,8 +213,7 @@ static const char calls[] = HEAD
 
 static void test_calls_and_predicated_exit(void **state)
 {
-    (void)state;
-    tmap_cfg *cfg = build(calls, "k");
+    tmap_cfg *cfg = build(state, calls, "k");
     assert_int_equal(cfg->nfuncs, 3);
     assert_string_equal(cfg->funcs[0].name, "k");
     assert_string_equal(cfg->funcs[1].name, "f");
@@ -250,8 +246,7 @@ static const char scoped_labels[] = HEAD
 
 static void test_labels_resolve_in_their_scope(void **state)
 {
-    (void)state;
-    tmap_cfg *cfg = build(scoped_labels, "k");
+    tmap_cfg *cfg = build(state, scoped_labels, "k");
     assert_int_equal(cfg->nblocks, 4);
     check(cfg, 0, "k/+0", 7, 1, TMAP_TERM_FALL, 0, 1, S(1));
     check(cfg, 1, "k/$L_in#1", 8, 3, TMAP_TERM_CBRA, 1, 2, S(1, 2));
@@ -262,12 +257,11 @@ static void test_labels_resolve_in_their_scope(void **state)
 
 static void test_errors(void **state)
 {
-    (void)state;
     tmap_error err;
-    tmap_cfg *cfg = build(diamond, "k");
+    tmap_cfg *cfg = build(state, diamond, "k");
     tmap_cfg_free(cfg);
     cfg = (tmap_cfg *)1;
-    assert_int_equal(tmap_cfg_build(mod, "nosuch", &cfg, &err), TMAP_ERR_INVALID);
+    assert_int_equal(tmap_cfg_build(*state, "nosuch", &cfg, &err), TMAP_ERR_INVALID);
     assert_null(cfg);
     assert_string_equal(err.message, "t.ptx: no kernel (.entry with a body) named 'nosuch'");
     tmap_cfg_free(NULL);
@@ -275,9 +269,8 @@ static void test_errors(void **state)
 
 static int teardown(void **state)
 {
-    (void)state;
-    tmap_ptx_free(mod);
-    mod = NULL;
+    tmap_ptx_free(*state);
+    *state = NULL;
     return 0;
 }
 
