@@ -7,6 +7,8 @@
 #include "cli/commands.h"
 
 static const tmap_command commands[] = {
+    {"cfg", tmap_cmd_cfg, "print the basic blocks, edges and post-dominators of kernels"},
+    {"instrument", tmap_cmd_instrument, "add per-thread basic-block counters to PTX"},
     {"profile", tmap_cmd_profile, "per-thread BBVs of a manifest's kernel on the GPU"},
     {"version", tmap_cmd_version, "print the version"},
 };

@@ -1,0 +1,183 @@
+/*
+ * cmd_cfg.c -- `threadmap cfg`: prints the basic blocks, edges and
+ * post-dominators of kernels as text, Graphviz dot or JSON.
+ */
+#include <getopt.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/commands.h"
+#include "cli/ptx_input.h"
+#include "instrument/base.h"
+
+static const char usage_text[] =
+    "usage: threadmap cfg FILE.ptx [--kernel NAME] [--format text|dot|json]\n"
+    "\n"
+    "Prints the control-flow graph of each kernel (or of NAME) and of every\n"
+    ".func it calls: blocks (index, name, PTX line, instruction count, and in\n"
+    "text mode the opcodes), successor edges and immediate post-dominators\n"
+    "(-1: the virtual exit).  Block indices are the BBV columns.\n"
+    "\n"
+    "  -k, --kernel NAME    only this kernel (its .entry name)\n"
+    "  -f, --format FMT     text (default), dot (Graphviz) or json\n"
+    "  -h, --help           this text\n";
+
+static const char *term_name(tmap_term t)
+{
+    switch (t) {
+    case TMAP_TERM_FALL: return "fall";
+    case TMAP_TERM_BRA: return "bra";
+    case TMAP_TERM_CBRA: return "cbra";
+    case TMAP_TERM_BRX: return "brx";
+    case TMAP_TERM_RET: return "ret";
+    case TMAP_TERM_EXIT: return "exit";
+    case TMAP_TERM_TRAP: return "trap";
+    }
+    return "?";
+}
+
+static void print_text(const tmap_cfg *cfg, const char *kernel)
+{
+    printf("kernel %s: %zu blocks in %zu functions\n", kernel, cfg->nblocks, cfg->nfuncs);
+    for (size_t i = 0; i < cfg->nblocks; i++) {
+        const tmap_cfg_block *b = &cfg->blocks[i];
+        printf("  %zu %s line %u, %u instr, %s%s ->", i, b->name, b->line, b->ninstr,
+               b->predicated_term ? "guarded " : "", term_name(b->term));
+        for (uint32_t k = 0; k < b->nsucc; k++)
+            printf(" %u", b->succ[k]);
+        printf("; ipdom %d\n     ", b->ipdom);
+        for (uint32_t k = 0; k < b->ninstr; k++)
+            printf(" %s", b->opcodes[k]);
+        printf("\n");
+    }
+}
+
+static void print_dot(const tmap_cfg *cfg, const char *kernel)
+{
+    printf("digraph \"%s\" {\n  node [shape=box];\n", kernel);
+    for (size_t i = 0; i < cfg->nblocks; i++) {
+        const tmap_cfg_block *b = &cfg->blocks[i];
+        printf("  b%zu [label=\"%zu %s\\nline %u, %u instr\"];\n", i, i, b->name, b->line,
+               b->ninstr);
+        for (uint32_t k = 0; k < b->nsucc; k++)
+            printf("  b%zu -> b%u;\n", i, b->succ[k]);
+        if (b->ipdom >= 0)
+            printf("  b%zu -> b%d [style=dotted, color=gray, constraint=false];\n", i,
+                   b->ipdom);
+    }
+    printf("}\n");
+}
+
+static json_t *cfg_json(const tmap_cfg *cfg, const char *kernel)
+{
+    json_t *funcs = json_array(), *blocks = json_array();
+    for (size_t i = 0; i < cfg->nfuncs; i++) {
+        const tmap_cfg_func *f = &cfg->funcs[i];
+        json_array_append_new(funcs, json_pack("{s:s, s:b, s:I, s:I}", "name", f->name,
+                                               "is_entry", f->is_entry, "first_block",
+                                               (json_int_t)f->first_block, "nblocks",
+                                               (json_int_t)f->nblocks));
+    }
+    for (size_t i = 0; i < cfg->nblocks; i++) {
+        const tmap_cfg_block *b = &cfg->blocks[i];
+        json_t *ops = json_array(), *succ = json_array();
+        for (uint32_t k = 0; k < b->ninstr; k++)
+            json_array_append_new(ops, json_string(b->opcodes[k]));
+        for (uint32_t k = 0; k < b->nsucc; k++)
+            json_array_append_new(succ, json_integer(b->succ[k]));
+        json_array_append_new(
+            blocks, json_pack("{s:I, s:s, s:I, s:I, s:I, s:o, s:s, s:b, s:o, s:I}", "index",
+                              (json_int_t)i, "name", b->name, "func", (json_int_t)b->func,
+                              "line", (json_int_t)b->line, "ninstr", (json_int_t)b->ninstr,
+                              "opcodes", ops, "term", term_name(b->term), "predicated",
+                              b->predicated_term, "succ", succ, "ipdom",
+                              (json_int_t)b->ipdom));
+    }
+    return json_pack("{s:s, s:o, s:o}", "name", kernel, "functions", funcs, "blocks", blocks);
+}
+
+typedef enum { FMT_TEXT, FMT_DOT, FMT_JSON } cfg_format;
+
+static int run(const char *path, const char *only, cfg_format fmt)
+{
+    tmap_error err;
+    tmap_ptx_module *m = NULL;
+    if (tmap_cli_load_ptx(path, &m, &err) != TMAP_OK)
+        return tmap_cli_fail("cfg", &err);
+    json_t *kernels = json_array();
+    int rc = TMAP_EXIT_OK, found = 0;
+    for (size_t k = 0; k < tmap_ptx_num_kernels(m) && rc == TMAP_EXIT_OK; k++) {
+        const char *name = tmap_ptx_kernel_name(m, k);
+        if (only && strcmp(only, name))
+            continue;
+        found = 1;
+        tmap_cfg *cfg = NULL;
+        if (tmap_cfg_build(m, name, &cfg, &err) != TMAP_OK) {
+            rc = tmap_cli_fail("cfg", &err);
+            break;
+        }
+        if (fmt == FMT_TEXT)
+            print_text(cfg, name);
+        else if (fmt == FMT_DOT)
+            print_dot(cfg, name);
+        else
+            json_array_append_new(kernels, cfg_json(cfg, name));
+        tmap_cfg_free(cfg);
+    }
+    if (rc == TMAP_EXIT_OK && only && !found) {
+        tmap_fail(&err, TMAP_ERR_INVALID, "%s: no kernel named '%s'", path, only);
+        rc = tmap_cli_fail("cfg", &err);
+    }
+    if (rc == TMAP_EXIT_OK && fmt == FMT_JSON) {
+        json_t *doc = json_pack("{s:s, s:O}", "file", path, "kernels", kernels);
+        json_dumpf(doc, stdout, JSON_INDENT(2));
+        printf("\n");
+        json_decref(doc);
+    }
+    json_decref(kernels);
+    tmap_ptx_free(m);
+    return rc;
+}
+
+int tmap_cmd_cfg(int argc, char **argv)
+{
+    static const struct option opts[] = {{"kernel", required_argument, NULL, 'k'},
+                                          {"format", required_argument, NULL, 'f'},
+                                          {"help", no_argument, NULL, 'h'},
+                                          {NULL, 0, NULL, 0}};
+    const char *kernel = NULL;
+    cfg_format fmt = FMT_TEXT;
+    int c;
+    while ((c = getopt_long(argc, argv, "k:f:h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'k':
+            kernel = optarg;
+            break;
+        case 'f':
+            if (!strcmp(optarg, "text"))
+                fmt = FMT_TEXT;
+            else if (!strcmp(optarg, "dot"))
+                fmt = FMT_DOT;
+            else if (!strcmp(optarg, "json"))
+                fmt = FMT_JSON;
+            else {
+                fprintf(stderr, "threadmap cfg: unknown format '%s'\n%s", optarg, usage_text);
+                return TMAP_EXIT_USAGE;
+            }
+            break;
+        case 'h':
+            fputs(usage_text, stdout);
+            return TMAP_EXIT_OK;
+        default:
+            fputs(usage_text, stderr);
+            return TMAP_EXIT_USAGE;
+        }
+    }
+    if (optind != argc - 1) {
+        fputs(usage_text, stderr);
+        return TMAP_EXIT_USAGE;
+    }
+    return run(argv[optind], kernel, fmt);
+}

@@ -1,0 +1,147 @@
+/*
+ * cmd_instrument.c -- `threadmap instrument`: writes PTX with per-thread
+ * basic-block counters and the table of counted blocks.
+ */
+#include <getopt.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/commands.h"
+#include "cli/ptx_input.h"
+#include "instrument/base.h"
+
+static const char usage_text[] =
+    "usage: threadmap instrument IN.ptx -o OUT.ptx [--kernel NAME] [--blocks FILE.json]\n"
+    "\n"
+    "Adds per-thread basic-block counters to each kernel (or to NAME) and to\n"
+    "every .func it calls.  At run time set the module globals __tmap_bbv_base\n"
+    "(.u64 device pointer to nblocks * nslots u32 counters, zeroed) and\n"
+    "__tmap_bbv_sample (.u32, count thread blocks whose linear id % sample == 0;\n"
+    "default 1); thread slot t counts block b at counter[b * nslots + t].\n"
+    "The kernels' parameters are unchanged.  A .func called by two kernels can\n"
+    "be counted for one of them only: use --kernel then.\n"
+    "\n"
+    "Prints the block table (kernel, index, name, PTX line) to stdout, or with\n"
+    "--blocks writes it as JSON.\n"
+    "\n"
+    "  -o, --output FILE    where to write the instrumented PTX (required)\n"
+    "  -k, --kernel NAME    only this kernel\n"
+    "  -b, --blocks FILE    write the block table as JSON to FILE\n"
+    "  -h, --help           this text\n";
+
+static json_t *blocks_json(const tmap_cfg *cfg, const char *kernel)
+{
+    json_t *blocks = json_array();
+    for (size_t i = 0; i < cfg->nblocks; i++) {
+        const tmap_cfg_block *b = &cfg->blocks[i];
+        json_array_append_new(blocks, json_pack("{s:I, s:s, s:s, s:I}", "index", (json_int_t)i,
+                                                "name", b->name, "function",
+                                                cfg->funcs[b->func].name, "line",
+                                                (json_int_t)b->line));
+    }
+    return json_pack("{s:s, s:I, s:o}", "name", kernel, "nblocks", (json_int_t)cfg->nblocks,
+                     "blocks", blocks);
+}
+
+static void print_blocks(const tmap_cfg *cfg, const char *kernel)
+{
+    for (size_t i = 0; i < cfg->nblocks; i++)
+        printf("%s\t%zu\t%s\t%u\n", kernel, i, cfg->blocks[i].name, cfg->blocks[i].line);
+}
+
+/* Instruments the selected kernels, appending their tables to `table`. */
+static tmap_status instrument_all(tmap_ptx_module *m, const char *path, const char *only,
+                                  json_t *table, int to_stdout, tmap_error *err)
+{
+    size_t nk = tmap_ptx_num_kernels(m);
+    char **names = calloc(nk ? nk : 1, sizeof *names);
+    if (!names)
+        return tmap_fail(err, TMAP_ERR_NOMEM, "out of memory");
+    /* kernel names first: instrumenting does not add kernels, but keep the
+     * loop independent of the module it changes */
+    for (size_t k = 0; k < nk; k++)
+        names[k] = (char *)tmap_ptx_kernel_name(m, k);
+    tmap_status st = TMAP_OK;
+    int found = 0;
+    for (size_t k = 0; k < nk && st == TMAP_OK; k++) {
+        if (only && strcmp(only, names[k]))
+            continue;
+        found = 1;
+        tmap_cfg *cfg = NULL;
+        st = tmap_bbv_instrument(m, names[k], &cfg, err);
+        if (st != TMAP_OK)
+            break;
+        if (to_stdout)
+            print_blocks(cfg, names[k]);
+        json_array_append_new(table, blocks_json(cfg, names[k]));
+        tmap_cfg_free(cfg);
+    }
+    free(names);
+    if (st == TMAP_OK && only && !found)
+        st = tmap_fail(err, TMAP_ERR_INVALID, "%s: no kernel named '%s'", path, only);
+    return st;
+}
+
+static int run(const char *in, const char *out, const char *only, const char *blocks_path)
+{
+    tmap_error err;
+    tmap_ptx_module *m = NULL;
+    if (tmap_cli_load_ptx(in, &m, &err) != TMAP_OK)
+        return tmap_cli_fail("instrument", &err);
+    json_t *table = json_array();
+    char *text = NULL;
+    tmap_status st = instrument_all(m, in, only, table, blocks_path == NULL, &err);
+    if (st == TMAP_OK)
+        st = tmap_ptx_print(m, &text, &err);
+    if (st == TMAP_OK)
+        st = tmap_file_write(out, text, strlen(text), &err);
+    if (st == TMAP_OK && blocks_path) {
+        json_t *doc = json_pack("{s:s, s:s, s:O}", "input", in, "output", out, "kernels", table);
+        char *s = json_dumps(doc, JSON_INDENT(2));
+        json_decref(doc);
+        st = s ? tmap_file_write(blocks_path, s, strlen(s), &err)
+               : tmap_fail(&err, TMAP_ERR_NOMEM, "out of memory writing JSON");
+        free(s);
+    }
+    free(text);
+    json_decref(table);
+    tmap_ptx_free(m);
+    return st == TMAP_OK ? TMAP_EXIT_OK : tmap_cli_fail("instrument", &err);
+}
+
+int tmap_cmd_instrument(int argc, char **argv)
+{
+    static const struct option opts[] = {{"output", required_argument, NULL, 'o'},
+                                          {"kernel", required_argument, NULL, 'k'},
+                                          {"blocks", required_argument, NULL, 'b'},
+                                          {"help", no_argument, NULL, 'h'},
+                                          {NULL, 0, NULL, 0}};
+    const char *out = NULL, *kernel = NULL, *blocks = NULL;
+    int c;
+    while ((c = getopt_long(argc, argv, "o:k:b:h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'o':
+            out = optarg;
+            break;
+        case 'k':
+            kernel = optarg;
+            break;
+        case 'b':
+            blocks = optarg;
+            break;
+        case 'h':
+            fputs(usage_text, stdout);
+            return TMAP_EXIT_OK;
+        default:
+            fputs(usage_text, stderr);
+            return TMAP_EXIT_USAGE;
+        }
+    }
+    if (optind != argc - 1 || !out) {
+        fputs(usage_text, stderr);
+        return TMAP_EXIT_USAGE;
+    }
+    return run(argv[optind], out, kernel, blocks);
+}

@@ -1,0 +1,682 @@
+/*
+ * cfg.c -- basic blocks, edges and immediate post-dominators of a kernel
+ * and of every .func it reaches through call.
+ *
+ * Block rule: a block starts at the function's first label-or-instruction,
+ * at every label that a bra or a .branchtargets table names, and at the
+ * first instruction after a bra/brx/ret/exit/trap (guarded or not).  A
+ * targeted label followed directly by another targeted label is a block of
+ * zero instructions that falls through; the counter pass counts it like any
+ * other.  Labels nobody jumps to do not start blocks.
+ */
+#include "instrument/ptx.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define NONE UINT32_MAX
+
+typedef struct builder {
+    const tmap_ptx_module *m;
+    tmap_error *err;
+    tmap_cfg *cfg;
+    size_t capblocks, capfuncs;
+    uint32_t *at;          /* per block: where its counter goes */
+    uint32_t *term_stmt;   /* per block: statement of its last instruction */
+    size_t capat, capterm;
+    const tmap_ptx_func **queue; /* functions to include, in order */
+    size_t nqueue, capqueue;
+} builder;
+
+/* Per-function scratch: scopes of statements and which labels are targets. */
+typedef struct fscan {
+    const tmap_ptx_func *f;
+    uint32_t *scope;   /* per statement: id of the innermost { } around it */
+    uint32_t *parent;  /* per scope id: enclosing scope (0 is the body) */
+    uint8_t *target;   /* per statement: a label that is jumped to */
+    uint32_t *block;   /* per statement: the block a leading label starts */
+} fscan;
+
+static tmap_status nomem(builder *b)
+{
+    return tmap_fail(b->err, TMAP_ERR_NOMEM, "%s: out of memory building the CFG", b->m->file);
+}
+
+static int opcode_is(const char *op, const char *base)
+{
+    size_t n = strlen(base);
+    return !strncmp(op, base, n) && (op[n] == '\0' || op[n] == '.');
+}
+
+static tmap_term term_of(const char *op)
+{
+    if (opcode_is(op, "bra"))
+        return TMAP_TERM_BRA;
+    if (opcode_is(op, "brx"))
+        return TMAP_TERM_BRX;
+    if (opcode_is(op, "ret"))
+        return TMAP_TERM_RET;
+    if (opcode_is(op, "exit"))
+        return TMAP_TERM_EXIT;
+    if (opcode_is(op, "trap"))
+        return TMAP_TERM_TRAP;
+    return TMAP_TERM_FALL;
+}
+
+/* ------------------------------------------------------- labels, scopes */
+
+static tmap_status scan_scopes(builder *b, fscan *fs)
+{
+    const tmap_ptx_func *f = fs->f;
+    size_t n = f->nbody ? f->nbody : 1;
+    fs->scope = calloc(n, sizeof *fs->scope);
+    fs->parent = calloc(n + 1, sizeof *fs->parent);
+    fs->target = calloc(n, 1);
+    fs->block = malloc(n * sizeof *fs->block);
+    if (!fs->scope || !fs->parent || !fs->target || !fs->block)
+        return nomem(b);
+    uint32_t cur = 0, next = 1;
+    for (size_t i = 0; i < f->nbody; i++) {
+        fs->block[i] = NONE;
+        if (f->body[i].kind == TMAP_ST_OPEN) {
+            fs->parent[next] = cur;
+            cur = next++;
+        } else if (f->body[i].kind == TMAP_ST_CLOSE) {
+            cur = fs->parent[cur];
+        }
+        fs->scope[i] = cur;
+    }
+    return TMAP_OK;
+}
+
+static void fscan_free(fscan *fs)
+{
+    free(fs->scope);
+    free(fs->parent);
+    free(fs->target);
+    free(fs->block);
+}
+
+/* Steps from scope s up to its ancestor a, or NONE if a is not one. */
+static uint32_t scope_distance(const fscan *fs, uint32_t s, uint32_t a)
+{
+    for (uint32_t d = 0;; d++) {
+        if (s == a)
+            return d;
+        if (s == 0)
+            return NONE;
+        s = fs->parent[s];
+    }
+}
+
+/* The label `name` visible from statement `from` (innermost scope wins). */
+static tmap_status resolve_label(builder *b, const fscan *fs, size_t from, const char *name,
+                                 uint32_t line, uint32_t *out)
+{
+    uint32_t best = NONE, bestd = NONE;
+    for (size_t i = 0; i < fs->f->nbody; i++) {
+        const tmap_ptx_stmt *s = &fs->f->body[i];
+        if (s->kind != TMAP_ST_LABEL || strcmp(s->text, name))
+            continue;
+        uint32_t d = scope_distance(fs, fs->scope[from], fs->scope[i]);
+        if (d < bestd) {
+            bestd = d;
+            best = (uint32_t)i;
+        }
+    }
+    if (best == NONE)
+        return tmap_fail(b->err, TMAP_ERR_PARSE, "%s:%u: label '%s' is not defined in %s",
+                         b->m->file, line, name, fs->f->name);
+    *out = best;
+    return TMAP_OK;
+}
+
+/* The statement of the .branchtargets table named by operand 1 of brx. */
+static tmap_status brx_table(builder *b, const fscan *fs, size_t i, const tmap_ptx_stmt **tbl)
+{
+    const tmap_ptx_stmt *s = &fs->f->body[i];
+    uint32_t first, n, lab;
+    if (s->nopnd < 2)
+        return tmap_fail(b->err, TMAP_ERR_PARSE, "%s:%u: brx.idx needs an index and a table",
+                         b->m->file, s->line);
+    tmap_ptx_operand(s, 1, &first, &n);
+    if (n != 1 || s->toks[first].kind != TMAP_TOK_IDENT)
+        return tmap_fail(b->err, TMAP_ERR_PARSE, "%s:%u: brx.idx table must be a label",
+                         b->m->file, s->line);
+    tmap_status st = resolve_label(b, fs, i, s->toks[first].text, s->line, &lab);
+    if (st != TMAP_OK)
+        return st;
+    for (size_t j = lab + 1; j < fs->f->nbody; j++) {
+        const tmap_ptx_stmt *d = &fs->f->body[j];
+        if (d->kind == TMAP_ST_LINE)
+            continue;
+        if (d->kind == TMAP_ST_DIRECTIVE && !strcmp(d->toks[0].text, ".branchtargets")) {
+            *tbl = d;
+            return TMAP_OK;
+        }
+        break;
+    }
+    return tmap_fail(b->err, TMAP_ERR_PARSE, "%s:%u: label '%s' is not a .branchtargets table",
+                     b->m->file, s->line, s->toks[first].text);
+}
+
+/* Calls fn(label statement) for each target of the branch at statement i. */
+typedef tmap_status (*target_fn)(builder *b, fscan *fs, uint32_t label, void *ctx);
+
+static tmap_status for_each_target(builder *b, fscan *fs, size_t i, target_fn fn, void *ctx)
+{
+    const tmap_ptx_stmt *s = &fs->f->body[i];
+    tmap_term t = term_of(s->text);
+    uint32_t lab;
+    tmap_status st;
+    if (t == TMAP_TERM_BRA) {
+        const tmap_ptx_tok *last = s->ntoks ? &s->toks[s->ntoks - 1] : NULL;
+        if (!last || last->kind != TMAP_TOK_IDENT)
+            return tmap_fail(b->err, TMAP_ERR_PARSE, "%s:%u: bra needs a label",
+                             b->m->file, s->line);
+        if ((st = resolve_label(b, fs, i, last->text, s->line, &lab)) != TMAP_OK)
+            return st;
+        return fn(b, fs, lab, ctx);
+    }
+    if (t != TMAP_TERM_BRX)
+        return TMAP_OK;
+    const tmap_ptx_stmt *tbl;
+    if ((st = brx_table(b, fs, i, &tbl)) != TMAP_OK)
+        return st;
+    for (uint32_t k = 1; k < tbl->ntoks; k++) {
+        if (tbl->toks[k].kind != TMAP_TOK_IDENT)
+            continue;
+        if ((st = resolve_label(b, fs, i, tbl->toks[k].text, tbl->line, &lab)) != TMAP_OK ||
+            (st = fn(b, fs, lab, ctx)) != TMAP_OK)
+            return st;
+    }
+    return TMAP_OK;
+}
+
+static tmap_status mark_target(builder *b, fscan *fs, uint32_t label, void *ctx)
+{
+    fs->target[label] = 1;
+    return TMAP_OK;
+}
+
+/* --------------------------------------------------------------- blocks */
+
+static tmap_status add_block(builder *b, fscan *fs, uint32_t fidx, size_t stmt)
+{
+    tmap_cfg *cfg = b->cfg;
+    if (tmap_grow(&cfg->blocks, &b->capblocks, cfg->nblocks + 1, sizeof *cfg->blocks) ||
+        tmap_grow(&b->at, &b->capat, cfg->nblocks + 1, sizeof *b->at) ||
+        tmap_grow(&b->term_stmt, &b->capterm, cfg->nblocks + 1, sizeof *b->term_stmt))
+        return nomem(b);
+    tmap_cfg_block *blk = &cfg->blocks[cfg->nblocks];
+    memset(blk, 0, sizeof *blk);
+    blk->func = fidx;
+    blk->ipdom = -1;
+    const tmap_ptx_stmt *s = stmt < fs->f->nbody ? &fs->f->body[stmt] : NULL;
+    blk->line = s ? s->line : fs->f->line;
+    int is_label = s && s->kind == TMAP_ST_LABEL;
+    b->at[cfg->nblocks] = (uint32_t)(is_label ? stmt + 1 : stmt);
+    b->term_stmt[cfg->nblocks] = NONE;
+    if (is_label)
+        fs->block[stmt] = (uint32_t)cfg->nblocks;
+    cfg->nblocks++;
+    return TMAP_OK;
+}
+
+static tmap_status add_opcode(builder *b, tmap_cfg_block *blk, const char *op, uint32_t line)
+{
+    size_t cap = blk->ninstr; /* opcodes grows one at a time; ninstr is small */
+    char **v = realloc(blk->opcodes, (cap + 1) * sizeof *v);
+    if (!v)
+        return nomem(b);
+    blk->opcodes = v;
+    if (!(v[blk->ninstr] = strdup(op)))
+        return nomem(b);
+    if (blk->ninstr == 0)
+        blk->line = line;
+    blk->ninstr++;
+    return TMAP_OK;
+}
+
+/* Splits function fs->f into blocks appended to the CFG. */
+static tmap_status split_blocks(builder *b, fscan *fs, uint32_t fidx)
+{
+    const tmap_ptx_func *f = fs->f;
+    size_t first = b->cfg->nblocks;
+    int need_new = 1;
+    tmap_status st;
+    for (size_t i = 0; i < f->nbody; i++) {
+        const tmap_ptx_stmt *s = &f->body[i];
+        if (s->kind == TMAP_ST_LABEL && fs->target[i]) {
+            if ((st = add_block(b, fs, fidx, i)) != TMAP_OK)
+                return st;
+            need_new = 0;
+        } else if (s->kind == TMAP_ST_INSTR) {
+            if (need_new && (st = add_block(b, fs, fidx, i)) != TMAP_OK)
+                return st;
+            need_new = 0;
+            size_t bi = b->cfg->nblocks - 1;
+            tmap_cfg_block *blk = &b->cfg->blocks[bi];
+            if ((st = add_opcode(b, blk, s->text, s->line)) != TMAP_OK)
+                return st;
+            tmap_term t = term_of(s->text);
+            if (t != TMAP_TERM_FALL) {
+                blk->term = t == TMAP_TERM_BRA && s->guard ? TMAP_TERM_CBRA : t;
+                blk->predicated_term = s->guard != NULL;
+                b->term_stmt[bi] = (uint32_t)i;
+                need_new = 1;
+            }
+        }
+    }
+    if (b->cfg->nblocks == first) /* no instruction at all: one empty block */
+        return add_block(b, fs, fidx, 0);
+    return TMAP_OK;
+}
+
+static tmap_status add_succ(builder *b, tmap_cfg_block *blk, uint32_t to)
+{
+    for (uint32_t k = 0; k < blk->nsucc; k++)
+        if (blk->succ[k] == to)
+            return TMAP_OK;
+    uint32_t *v = realloc(blk->succ, (blk->nsucc + 1) * sizeof *v);
+    if (!v)
+        return nomem(b);
+    blk->succ = v;
+    v[blk->nsucc++] = to;
+    return TMAP_OK;
+}
+
+typedef struct succ_ctx {
+    tmap_cfg_block *blk;
+} succ_ctx;
+
+static tmap_status succ_target(builder *b, fscan *fs, uint32_t label, void *ctx)
+{
+    return add_succ(b, ((succ_ctx *)ctx)->blk, fs->block[label]);
+}
+
+/* Edges of blocks [first, end) of one function: targets, then fall-through. */
+static tmap_status link_blocks(builder *b, fscan *fs, size_t first, size_t end)
+{
+    for (size_t i = first; i < end; i++) {
+        tmap_cfg_block *blk = &b->cfg->blocks[i];
+        tmap_status st;
+        if (b->term_stmt[i] != NONE) {
+            succ_ctx ctx = {blk};
+            if ((st = for_each_target(b, fs, b->term_stmt[i], succ_target, &ctx)) != TMAP_OK)
+                return st;
+        }
+        int falls = blk->term == TMAP_TERM_FALL || blk->predicated_term;
+        if (blk->term == TMAP_TERM_BRA)
+            falls = 0;
+        if (falls && i + 1 < end && (st = add_succ(b, blk, (uint32_t)(i + 1))) != TMAP_OK)
+            return st;
+    }
+    return TMAP_OK;
+}
+
+/* ------------------------------------------------------ post-dominators */
+
+/* Whether block i (of a function ending at `end`) has an edge to the exit. */
+static int exits(const tmap_cfg *cfg, size_t i, size_t end)
+{
+    const tmap_cfg_block *blk = &cfg->blocks[i];
+    if (blk->term == TMAP_TERM_RET || blk->term == TMAP_TERM_EXIT ||
+        blk->term == TMAP_TERM_TRAP)
+        return 1;
+    /* falling off the end of the body returns */
+    int falls = blk->term == TMAP_TERM_FALL || (blk->predicated_term && blk->term != TMAP_TERM_BRA);
+    return falls && i + 1 == end;
+}
+
+typedef struct pdom {
+    size_t first, n;      /* blocks [first, first+n); node n is the exit */
+    uint32_t **pred;      /* forward predecessors per node (reverse successors) */
+    uint32_t *npred;
+    uint32_t *po;         /* postorder number per node, NONE: unreached */
+    uint32_t *order;      /* nodes by postorder */
+    uint32_t *idom;
+} pdom;
+
+static void pdom_free(pdom *p)
+{
+    for (size_t i = 0; p->pred && i <= p->n; i++)
+        free(p->pred[i]);
+    free(p->pred);
+    free(p->npred);
+    free(p->po);
+    free(p->order);
+    free(p->idom);
+}
+
+/* DFS from the exit over reversed edges, iterative; fills po and order. */
+static int pdom_dfs(pdom *p, const tmap_cfg *cfg)
+{
+    size_t n = p->n;
+    uint32_t *stack = malloc((n + 1) * sizeof *stack), *next = calloc(n + 1, sizeof *next);
+    uint8_t *seen = calloc(n + 1, 1);
+    if (!stack || !next || !seen) {
+        free(stack), free(next), free(seen);
+        return -1;
+    }
+    size_t top = 0, count = 0;
+    stack[top++] = (uint32_t)n;
+    seen[n] = 1;
+    while (top) {
+        uint32_t v = stack[top - 1];
+        /* reverse-graph successors of v: the exit's are the exiting blocks,
+         * a block's are its forward predecessors */
+        if (next[v] < p->npred[v]) {
+            uint32_t w = p->pred[v][next[v]++];
+            if (!seen[w]) {
+                seen[w] = 1;
+                stack[top++] = w;
+            }
+            continue;
+        }
+        p->po[v] = (uint32_t)count;
+        p->order[count++] = v;
+        top--;
+    }
+    free(stack), free(next), free(seen);
+    (void)cfg;
+    return (int)count;
+}
+
+static uint32_t intersect(const pdom *p, uint32_t a, uint32_t b)
+{
+    while (a != b) {
+        while (p->po[a] < p->po[b])
+            a = p->idom[a];
+        while (p->po[b] < p->po[a])
+            b = p->idom[b];
+    }
+    return a;
+}
+
+static int pdom_add_pred(pdom *p, uint32_t to, uint32_t from)
+{
+    uint32_t *v = realloc(p->pred[to], (p->npred[to] + 1) * sizeof *v);
+    if (!v)
+        return -1;
+    p->pred[to] = v;
+    v[p->npred[to]++] = from;
+    return 0;
+}
+
+/* Cooper-Harvey-Kennedy on the reverse CFG of blocks [first, end). */
+static tmap_status post_dominators(builder *b, size_t first, size_t end)
+{
+    tmap_cfg *cfg = b->cfg;
+    pdom p = {first, end - first, NULL, NULL, NULL, NULL, NULL};
+    size_t n = p.n;
+    p.pred = calloc(n + 1, sizeof *p.pred);
+    p.npred = calloc(n + 1, sizeof *p.npred);
+    p.po = malloc((n + 1) * sizeof *p.po);
+    p.order = malloc((n + 1) * sizeof *p.order);
+    p.idom = malloc((n + 1) * sizeof *p.idom);
+    if (!p.pred || !p.npred || !p.po || !p.order || !p.idom) {
+        pdom_free(&p);
+        return nomem(b);
+    }
+    for (size_t i = 0; i < n; i++) {
+        const tmap_cfg_block *blk = &cfg->blocks[first + i];
+        int bad = 0;
+        for (uint32_t k = 0; k < blk->nsucc; k++)
+            bad |= pdom_add_pred(&p, blk->succ[k] - (uint32_t)first, (uint32_t)i);
+        if (exits(cfg, first + i, end))
+            bad |= pdom_add_pred(&p, (uint32_t)n, (uint32_t)i);
+        if (bad) {
+            pdom_free(&p);
+            return nomem(b);
+        }
+    }
+    for (size_t i = 0; i <= n; i++) {
+        p.po[i] = NONE;
+        p.idom[i] = NONE;
+    }
+    int count = pdom_dfs(&p, cfg);
+    if (count < 0) {
+        pdom_free(&p);
+        return nomem(b);
+    }
+    p.idom[n] = (uint32_t)n;
+    for (int changed = 1; changed;) {
+        changed = 0;
+        for (int k = count - 2; k >= 0; k--) { /* reverse postorder, exit excluded */
+            uint32_t v = p.order[k], nd = NONE;
+            const tmap_cfg_block *blk = &cfg->blocks[first + v];
+            /* v's reverse-graph predecessors: its successors, and the exit */
+            for (uint32_t j = 0; j <= blk->nsucc; j++) {
+                uint32_t w = j < blk->nsucc ? blk->succ[j] - (uint32_t)first
+                             : exits(cfg, first + v, end) ? (uint32_t)n : NONE;
+                if (w == NONE || p.idom[w] == NONE)
+                    continue;
+                nd = nd == NONE ? w : intersect(&p, w, nd);
+            }
+            if (nd != p.idom[v]) {
+                p.idom[v] = nd;
+                changed = 1;
+            }
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        uint32_t d = p.idom[i];
+        cfg->blocks[first + i].ipdom = d == NONE || d == n ? -1 : (int32_t)(first + d);
+    }
+    pdom_free(&p);
+    return TMAP_OK;
+}
+
+/* ------------------------------------------------------ calls and names */
+
+static int queued(const builder *b, const tmap_ptx_func *f)
+{
+    for (size_t i = 0; i < b->nqueue; i++)
+        if (b->queue[i] == f)
+            return 1;
+    return 0;
+}
+
+static tmap_status enqueue(builder *b, const tmap_ptx_func *f)
+{
+    if (!f->has_body || queued(b, f))
+        return TMAP_OK;
+    if (tmap_grow(&b->queue, &b->capqueue, b->nqueue + 1, sizeof *b->queue))
+        return nomem(b);
+    b->queue[b->nqueue++] = f;
+    return TMAP_OK;
+}
+
+/* Index in s->toks of the callee operand of a call, or NONE. */
+static uint32_t callee_tok(const tmap_ptx_stmt *s)
+{
+    if (!s->nopnd)
+        return NONE;
+    uint32_t first, n;
+    tmap_ptx_operand(s, 0, &first, &n);
+    if (s->toks[first].kind == TMAP_TOK_PUNCT && s->toks[first].text[0] == '(') {
+        if (s->nopnd < 2)
+            return NONE;
+        tmap_ptx_operand(s, 1, &first, &n);
+    }
+    return first;
+}
+
+static int func_taken(const tmap_ptx_module *m, const char *name)
+{
+    for (size_t i = 0; i < m->nitems; i++) {
+        const tmap_ptx_item *it = &m->items[i];
+        if (it->kind == TMAP_IT_DECL)
+            for (uint32_t k = 0; k < it->ntoks; k++)
+                if (it->toks[k].kind == TMAP_TOK_IDENT && !strcmp(it->toks[k].text, name))
+                    return 1;
+    }
+    for (size_t i = 0; i < m->nfuncs; i++) {
+        const tmap_ptx_func *f = &m->funcs[i];
+        for (size_t j = 0; j < f->nbody; j++) {
+            const tmap_ptx_stmt *s = &f->body[j];
+            if (s->kind != TMAP_ST_INSTR)
+                continue;
+            uint32_t callee = opcode_is(s->text, "call") ? callee_tok(s) : NONE;
+            for (uint32_t k = 0; k < s->ntoks; k++)
+                if (k != callee && s->toks[k].kind == TMAP_TOK_IDENT &&
+                    !strcmp(s->toks[k].text, name))
+                    return 1;
+        }
+    }
+    return 0;
+}
+
+static tmap_status enqueue_callees(builder *b, const tmap_ptx_func *f)
+{
+    for (size_t j = 0; j < f->nbody; j++) {
+        const tmap_ptx_stmt *s = &f->body[j];
+        if (s->kind != TMAP_ST_INSTR || !opcode_is(s->text, "call"))
+            continue;
+        uint32_t k = callee_tok(s);
+        if (k == NONE)
+            return tmap_fail(b->err, TMAP_ERR_PARSE, "%s:%u: call without a callee",
+                             b->m->file, s->line);
+        const tmap_ptx_tok *t = &s->toks[k];
+        tmap_status st = TMAP_OK;
+        if (t->kind == TMAP_TOK_IDENT) {
+            const tmap_ptx_func *g = tmap_ptx_find_func(b->m, t->text);
+            if (!g)
+                return tmap_fail(b->err, TMAP_ERR_PARSE, "%s:%u: call to undeclared '%s'",
+                                 b->m->file, s->line, t->text);
+            st = enqueue(b, g);
+        } else { /* indirect: any function whose address is taken */
+            for (size_t i = 0; i < b->m->nfuncs && st == TMAP_OK; i++)
+                if (!b->m->funcs[i].is_entry && b->m->funcs[i].has_body &&
+                    func_taken(b->m, b->m->funcs[i].name))
+                    st = enqueue(b, &b->m->funcs[i]);
+        }
+        if (st != TMAP_OK)
+            return st;
+    }
+    return TMAP_OK;
+}
+
+/* Names blocks [first, end): "<f>/<label>", "<f>/<label>#<k>" if the label
+ * is defined more than once, else "<f>/+<k>" (k: index within f). */
+static tmap_status name_blocks(builder *b, const fscan *fs, size_t first, size_t end)
+{
+    for (size_t i = first; i < end; i++) {
+        const char *label = NULL;
+        int dup = 0;
+        size_t lead = b->at[i] ? b->at[i] - 1 : 0;
+        if (lead < fs->f->nbody && fs->block[lead] == i) {
+            label = fs->f->body[lead].text;
+            for (size_t j = 0; j < fs->f->nbody; j++)
+                dup += j != lead && fs->f->body[j].kind == TMAP_ST_LABEL &&
+                       !strcmp(fs->f->body[j].text, label);
+        }
+        tmap_buf nb = {0};
+        if (label && !dup)
+            tmap_buf_printf(&nb, "%s/%s", fs->f->name, label);
+        else if (label)
+            tmap_buf_printf(&nb, "%s/%s#%zu", fs->f->name, label, i - first);
+        else
+            tmap_buf_printf(&nb, "%s/+%zu", fs->f->name, i - first);
+        if (nb.oom || !nb.data) {
+            tmap_buf_free(&nb);
+            return nomem(b);
+        }
+        b->cfg->blocks[i].name = nb.data;
+    }
+    return TMAP_OK;
+}
+
+/* ------------------------------------------------------------ interface */
+
+static tmap_status build_func(builder *b, const tmap_ptx_func *f)
+{
+    tmap_cfg *cfg = b->cfg;
+    if (tmap_grow(&cfg->funcs, &b->capfuncs, cfg->nfuncs + 1, sizeof *cfg->funcs))
+        return nomem(b);
+    uint32_t fidx = (uint32_t)cfg->nfuncs;
+    tmap_cfg_func *cf = &cfg->funcs[cfg->nfuncs++];
+    memset(cf, 0, sizeof *cf);
+    cf->is_entry = f->is_entry;
+    cf->first_block = (uint32_t)cfg->nblocks;
+    if (!(cf->name = strdup(f->name)))
+        return nomem(b);
+    fscan fs = {f, NULL, NULL, NULL, NULL};
+    tmap_status st = scan_scopes(b, &fs);
+    for (size_t i = 0; i < f->nbody && st == TMAP_OK; i++)
+        if (f->body[i].kind == TMAP_ST_INSTR)
+            st = for_each_target(b, &fs, i, mark_target, NULL);
+    size_t first = cfg->nblocks;
+    if (st == TMAP_OK)
+        st = split_blocks(b, &fs, fidx);
+    size_t end = cfg->nblocks;
+    cfg->funcs[fidx].nblocks = (uint32_t)(end - first);
+    if (st == TMAP_OK)
+        st = link_blocks(b, &fs, first, end);
+    if (st == TMAP_OK)
+        st = name_blocks(b, &fs, first, end);
+    if (st == TMAP_OK)
+        st = post_dominators(b, first, end);
+    if (st == TMAP_OK)
+        st = enqueue_callees(b, f);
+    fscan_free(&fs);
+    return st;
+}
+
+void tmap_cfg_free(tmap_cfg *cfg)
+{
+    if (!cfg)
+        return;
+    for (size_t i = 0; i < cfg->nblocks; i++) {
+        tmap_cfg_block *blk = &cfg->blocks[i];
+        free(blk->name);
+        for (uint32_t k = 0; k < blk->ninstr; k++)
+            free(blk->opcodes[k]);
+        free(blk->opcodes);
+        free(blk->succ);
+    }
+    for (size_t i = 0; i < cfg->nfuncs; i++)
+        free(cfg->funcs[i].name);
+    free(cfg->blocks);
+    free(cfg->funcs);
+    free(cfg);
+}
+
+tmap_status tmap_cfg_build_at(const tmap_ptx_module *m, const char *kernel,
+                              tmap_cfg **out, uint32_t **at, tmap_error *err)
+{
+    if (!m || !kernel || !out)
+        return tmap_fail(err, TMAP_ERR_INVALID, "tmap_cfg_build: NULL argument");
+    *out = NULL;
+    const tmap_ptx_func *k = tmap_ptx_find_func(m, kernel);
+    if (!k || !k->is_entry || !k->has_body)
+        return tmap_fail(err, TMAP_ERR_INVALID, "%s: no kernel (.entry with a body) named '%s'",
+                         m->file, kernel);
+    builder b = {0};
+    b.m = m;
+    b.err = err;
+    b.cfg = calloc(1, sizeof *b.cfg);
+    tmap_status st = b.cfg ? enqueue(&b, k) : nomem(&b);
+    for (size_t i = 0; st == TMAP_OK && i < b.nqueue; i++) /* the queue grows */
+        st = build_func(&b, b.queue[i]);
+    free(b.queue);
+    free(b.term_stmt);
+    if (st != TMAP_OK) {
+        tmap_cfg_free(b.cfg);
+        free(b.at);
+        return st;
+    }
+    *out = b.cfg;
+    if (at)
+        *at = b.at;
+    else
+        free(b.at);
+    return TMAP_OK;
+}
+
+tmap_status tmap_cfg_build(const tmap_ptx_module *m, const char *kernel, tmap_cfg **out,
+                           tmap_error *err)
+{
+    return tmap_cfg_build_at(m, kernel, out, NULL, err);
+}
