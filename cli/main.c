@@ -7,6 +7,9 @@
 #include "cli/commands.h"
 
 static const tmap_command commands[] = {
+    {"estimate", tmap_cmd_estimate, "estimate kernel time and divergence metrics from a BBV"},
+    {"predict", tmap_cmd_predict, "predict BBVs for new per-thread features"},
+    {"train", tmap_cmd_train, "fit the BBV regression (eq. 1) on profiling runs"},
     {"version", tmap_cmd_version, "print the version"},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
