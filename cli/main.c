@@ -8,8 +8,11 @@
 
 static const tmap_command commands[] = {
     {"cfg", tmap_cmd_cfg, "print the basic blocks, edges and post-dominators of kernels"},
+    {"estimate", tmap_cmd_estimate, "estimate kernel time and divergence metrics from a BBV"},
     {"instrument", tmap_cmd_instrument, "add per-thread basic-block counters to PTX"},
+    {"predict", tmap_cmd_predict, "predict BBVs for new per-thread features"},
     {"profile", tmap_cmd_profile, "per-thread BBVs of a manifest's kernel on the GPU"},
+    {"train", tmap_cmd_train, "fit the BBV regression (eq. 1) on profiling runs"},
     {"version", tmap_cmd_version, "print the version"},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])

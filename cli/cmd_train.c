@@ -1,0 +1,227 @@
+/*
+ * cmd_train.c -- `threadmap train`: fits the BBV regression (Liang et al.
+ * eq. 1) on one or more profiling runs, reports per-block fit quality and
+ * cross-validation error, and writes the predictor file.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/commands.h"
+#include "instrument/base.h"
+#include "model/model.h"
+
+#define TRAIN_MAXRUNS 64
+
+static const char train_usage[] =
+    "usage: threadmap train --features F.npy --bbv BBV.npy [--features F2.npy --bbv BBV2.npy ...]\n"
+    "                       --kernel NAME [--folds K] [--feature-names A,B,...] -o MODEL\n\n"
+    "Fits, for each basic block b, BBV_t[b] = c0 + c1*I_t[1] + ... + cp*I_t[p] + c(p+1)*tid\n"
+    "(Liang et al. eq. 1) by least squares over every profiled thread of every run.\n\n"
+    "  --features F.npy    per-thread features [threads, p] (or [threads] for p = 1), any\n"
+    "                      numeric dtype; the i-th --features pairs with the i-th --bbv\n"
+    "  --bbv BBV.npy       the run's measured BBV, uint32 [threads, blocks]; its sidecar\n"
+    "                      BBV.npy.json names the blocks (stored in the predictor)\n"
+    "  --kernel NAME       the kernel the predictor is for\n"
+    "  --folds K           k-fold cross-validation over threads (default 5; 0: none);\n"
+    "                      with 2+ runs, leave-one-run-out is reported too\n"
+    "  --feature-names L   comma-separated feature names (default f0, f1, ...)\n"
+    "  -o MODEL            the predictor file to write\n";
+
+typedef struct train_opts {
+    const char *features[TRAIN_MAXRUNS], *bbv[TRAIN_MAXRUNS];
+    size_t nfeat, nbbv;
+    const char *kernel, *out, *names;
+    long folds;
+} train_opts;
+
+/* 0: run; 1: help printed; -1: usage error. */
+static int train_parse(int argc, char **argv, train_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->folds = 5;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            fputs(train_usage, stdout);
+            return 1;
+        }
+        if (i + 1 >= argc) {
+            fprintf(stderr, "threadmap train: %s: unknown or missing its value\n", a);
+            return -1;
+        }
+        const char *v = argv[++i];
+        if (!strcmp(a, "--features") && o->nfeat < TRAIN_MAXRUNS)
+            o->features[o->nfeat++] = v;
+        else if (!strcmp(a, "--bbv") && o->nbbv < TRAIN_MAXRUNS)
+            o->bbv[o->nbbv++] = v;
+        else if (!strcmp(a, "--kernel"))
+            o->kernel = v;
+        else if (!strcmp(a, "-o"))
+            o->out = v;
+        else if (!strcmp(a, "--feature-names"))
+            o->names = v;
+        else if (!strcmp(a, "--folds")) {
+            char *end;
+            errno = 0;
+            o->folds = strtol(v, &end, 10);
+            if (errno || *end || end == v || o->folds < 0 || o->folds == 1) {
+                fprintf(stderr, "threadmap train: --folds wants 0 or an integer >= 2\n");
+                return -1;
+            }
+        } else {
+            fprintf(stderr, "threadmap train: unknown argument '%s' (or more than %d runs)\n", a,
+                    TRAIN_MAXRUNS);
+            return -1;
+        }
+    }
+    if (!o->nbbv || o->nbbv != o->nfeat || !o->kernel || !o->out) {
+        fprintf(stderr, "threadmap train: give --kernel, -o and as many --features as --bbv\n");
+        return -1;
+    }
+    return 0;
+}
+
+typedef struct train_data {
+    size_t nruns, p;
+    double *feat[TRAIN_MAXRUNS];
+    tmap_bbv bbv[TRAIN_MAXRUNS];
+    tmap_regress_run runs[TRAIN_MAXRUNS];
+    char **blocks;     /* block names of run 0 (or NULL) */
+    char **fnames;     /* split --feature-names */
+    size_t nfnames;
+} train_data;
+
+static void train_free(train_data *d)
+{
+    for (size_t r = 0; r < d->nruns; r++) {
+        free(d->feat[r]);
+        tmap_bbv_free(&d->bbv[r]);
+    }
+    tmap_names_free(d->blocks, d->nruns ? d->bbv[0].nblocks : 0);
+    tmap_names_free(d->fnames, d->nfnames);
+}
+
+/* Splits "a,b,c" into names; the count must be p. */
+static tmap_status train_split_names(const char *list, size_t p, train_data *d, tmap_error *err)
+{
+    size_t n = 1;
+    for (const char *c = list; *c; c++)
+        n += *c == ',';
+    if (n != p)
+        return tmap_fail(err, TMAP_ERR_INVALID, "--feature-names has %zu names for %zu features",
+                         n, p);
+    d->fnames = calloc(n, sizeof *d->fnames);
+    if (!d->fnames)
+        return tmap_fail(err, TMAP_ERR_NOMEM, "out of memory");
+    d->nfnames = n;
+    const char *s = list;
+    for (size_t i = 0; i < n; i++) {
+        const char *e = strchr(s, ',');
+        size_t len = e ? (size_t)(e - s) : strlen(s);
+        if (!(d->fnames[i] = strndup(s, len)))
+            return tmap_fail(err, TMAP_ERR_NOMEM, "out of memory");
+        s += len + 1;
+    }
+    return TMAP_OK;
+}
+
+/* Loads run r: features and BBV, with matching thread counts. */
+static tmap_status train_load_run(const train_opts *o, size_t r, train_data *d, tmap_error *err)
+{
+    size_t dim[2];
+    char **names = NULL;
+    tmap_status s = tmap_npy_load_f64(o->features[r], TMAP_NPY_ANY, &d->feat[r], dim, err);
+    if (s)
+        return s;
+    d->nruns = r + 1;
+    if ((s = tmap_bbv_load(o->bbv[r], &d->bbv[r], &names, err)))
+        return s;
+    if (r == 0)
+        d->p = dim[1];
+    if (dim[1] != d->p)
+        s = tmap_fail(err, TMAP_ERR_INVALID, "%s: %zu features, but run 0 has %zu", o->features[r],
+                      dim[1], d->p);
+    else if (dim[0] != d->bbv[r].nthreads)
+        s = tmap_fail(err, TMAP_ERR_INVALID, "%s: %zu rows but %s has %zu threads", o->features[r],
+                      dim[0], o->bbv[r], d->bbv[r].nthreads);
+    else if (r > 0 && d->bbv[r].nblocks != d->bbv[0].nblocks)
+        s = tmap_fail(err, TMAP_ERR_INVALID, "%s: %zu blocks, but the first BBV has %zu",
+                      o->bbv[r], d->bbv[r].nblocks, d->bbv[0].nblocks);
+    for (size_t b = 0; !s && r > 0 && names && d->blocks && b < d->bbv[r].nblocks; b++)
+        if (strcmp(names[b], d->blocks[b]))
+            s = tmap_fail(err, TMAP_ERR_INVALID, "%s: block %zu is '%s', in the first BBV '%s'",
+                          o->bbv[r], b, names[b], d->blocks[b]);
+    if (r == 0)
+        d->blocks = names;
+    else
+        tmap_names_free(names, d->bbv[r].nblocks);
+    d->runs[r] = (tmap_regress_run){d->feat[r], &d->bbv[r]};
+    return s;
+}
+
+static void train_report(const tmap_predictor *pr)
+{
+    printf("kernel %s: %zu blocks, %zu features (+ intercept and thread id)\n", pr->kernel,
+           pr->nblocks, pr->nfeatures);
+    printf("%6s  %-32s %10s %12s %5s\n", "block", "name", "R^2", "RMS error", "rank");
+    for (size_t b = 0; b < pr->nblocks; b++)
+        printf("%6zu  %-32s %10.6f %12.4g %5zu\n", b, *pr->block_names[b] ? pr->block_names[b] : "-",
+               pr->r2[b], pr->rms[b], pr->rank[b]);
+}
+
+static tmap_status train_cv(const train_opts *o, const train_data *d, tmap_error *err)
+{
+    size_t threads = 0;
+    for (size_t r = 0; r < d->nruns; r++)
+        threads += d->bbv[r].nthreads;
+    for (int by_run = 0; by_run <= (d->nruns >= 2); by_run++) {
+        if (!by_run && (o->folds == 0 || (size_t)o->folds > threads))
+            continue;
+        tmap_cv_result cv;
+        tmap_status s = tmap_regress_cv(d->runs, d->nruns, d->p, (size_t)o->folds, by_run, &cv, err);
+        if (s)
+            return s;
+        printf("cross-validation (%s, %zu folds): RMS error %.4g over all blocks; per block:",
+               by_run ? "leave one run out" : "threads", cv.folds, cv.total_rms);
+        for (size_t b = 0; b < cv.nblocks; b++)
+            printf(" %.3g", cv.rms[b]);
+        printf("\n");
+        tmap_cv_result_free(&cv);
+    }
+    return TMAP_OK;
+}
+
+int tmap_cmd_train(int argc, char **argv)
+{
+    train_opts o;
+    int r = train_parse(argc, argv, &o);
+    if (r) {
+        if (r < 0)
+            fputs(train_usage, stderr);
+        return r > 0 ? TMAP_EXIT_OK : TMAP_EXIT_USAGE;
+    }
+    tmap_error err = {0};
+    train_data d = {0};
+    tmap_predictor pr = {0};
+    tmap_status s = TMAP_OK;
+    for (size_t i = 0; !s && i < o.nbbv; i++)
+        s = train_load_run(&o, i, &d, &err);
+    if (!s && o.names)
+        s = train_split_names(o.names, d.p, &d, &err);
+    if (!s)
+        s = tmap_regress_fit(d.runs, d.nruns, d.p, o.kernel, (const char *const *)d.blocks,
+                             (const char *const *)d.fnames, &pr, &err);
+    if (!s)
+        train_report(&pr);
+    if (!s)
+        s = train_cv(&o, &d, &err);
+    if (!s)
+        s = tmap_predictor_save(o.out, &pr, &err);
+    if (!s)
+        printf("wrote %s\n", o.out);
+    tmap_predictor_free(&pr);
+    train_free(&d);
+    return s ? tmap_cli_fail("train", &err) : TMAP_EXIT_OK;
+}

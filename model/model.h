@@ -1,0 +1,306 @@
+/*
+ * model.h -- the model stage (private until merged into threadmap.h):
+ * NumPy .npy I/O, BBV files, latency tables and block costs, the divergence
+ * metrics of Liang et al. (TCAD 2016, section IV), the thread-block
+ * scheduling simulation, and the BBV regression (eq. 1) with its predictor
+ * file.  docs/model.md gives the formulas and every choice made where the
+ * paper is vague.
+ *
+ * The conventions of threadmap.h hold: functions that can fail return a
+ * tmap_status and fill `err` (may be NULL) with one line naming the file,
+ * line or field; arrays the library allocates are released with free();
+ * there is no global mutable state.
+ */
+#ifndef TMAP_MODEL_H
+#define TMAP_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "threadmap.h"
+
+/* ------------------------------------------------------------- .npy I/O */
+
+/* The element types threadmap reads and writes (little-endian only). */
+typedef enum tmap_npy_dtype {
+    TMAP_NPY_U1, /* "|u1" */
+    TMAP_NPY_U4, /* "<u4" */
+    TMAP_NPY_I4, /* "<i4" */
+    TMAP_NPY_I8, /* "<i8" */
+    TMAP_NPY_F4, /* "<f4" */
+    TMAP_NPY_F8  /* "<f8" */
+} tmap_npy_dtype;
+
+/* Shape requirement of a load: exactly 1-D, exactly 2-D, or either (a 1-D
+ * array of n elements is then read as one column, shape [n, 1]). */
+typedef enum tmap_npy_rank { TMAP_NPY_ANY = 0, TMAP_NPY_1D = 1, TMAP_NPY_2D = 2 } tmap_npy_rank;
+
+/* A parsed .npy array: C order, native (little-endian) element bytes. */
+typedef struct tmap_npy_array {
+    tmap_npy_dtype dtype;
+    int ndim;       /* 1 or 2 */
+    size_t dim[2];  /* dim[1] == 1 for a 1-D array */
+    void *data;     /* dim[0] * dim[1] elements, owned */
+} tmap_npy_array;
+
+/* Parses .npy bytes (format 1.0, 2.0 or 3.0).  `name` names the source in
+ * messages.  Rejects: bad magic or version, a malformed header dict, unknown
+ * or big-endian dtypes, fortran_order True, 0-D or >2-D shapes, and data
+ * that is shorter or longer than the shape says. */
+tmap_status tmap_npy_parse(const void *bytes, size_t len, const char *name,
+                           tmap_npy_array *out, tmap_error *err);
+/* Reads and parses a .npy file. */
+tmap_status tmap_npy_read(const char *path, tmap_npy_array *out, tmap_error *err);
+void tmap_npy_array_free(tmap_npy_array *a);
+/* Writes `ndim` (1 or 2) -D data of `dtype` in format 1.0 (2.0 if the header
+ * needs it), header padded so the data starts on a 64-byte boundary. */
+tmap_status tmap_npy_save(const char *path, tmap_npy_dtype dtype, const void *data,
+                          int ndim, const size_t dim[2], tmap_error *err);
+
+/* Typed loads: read any supported dtype and convert, with range checks
+ * (u32: integers in [0, 2^32-1], floats must be integral; i64: floats must
+ * be integral and in range; f64: any).  dim[1] == 1 for 1-D arrays. */
+tmap_status tmap_npy_load_u32(const char *path, tmap_npy_rank rank, uint32_t **data,
+                              size_t dim[2], tmap_error *err);
+tmap_status tmap_npy_load_i64(const char *path, tmap_npy_rank rank, int64_t **data,
+                              size_t dim[2], tmap_error *err);
+tmap_status tmap_npy_load_f64(const char *path, tmap_npy_rank rank, double **data,
+                              size_t dim[2], tmap_error *err);
+/* Typed saves (ndim 1: dim[0] elements; ndim 2: dim[0] x dim[1]). */
+tmap_status tmap_npy_save_u32(const char *path, const uint32_t *data, int ndim,
+                              const size_t dim[2], tmap_error *err);
+tmap_status tmap_npy_save_i32(const char *path, const int32_t *data, int ndim,
+                              const size_t dim[2], tmap_error *err);
+tmap_status tmap_npy_save_i64(const char *path, const int64_t *data, int ndim,
+                              const size_t dim[2], tmap_error *err);
+tmap_status tmap_npy_save_f64(const char *path, const double *data, int ndim,
+                              const size_t dim[2], tmap_error *err);
+
+/* --------------------------------------------------------- BBV files */
+
+/*
+ * A BBV file is PATH (.npy, uint32 [threads, blocks]) plus a sidecar
+ * PATH.json: {"format": "threadmap-bbv", "version": 1, "nthreads": N,
+ * "nblocks": B, "blocks": ["kernel/label", ...] or null}.
+ * Saving writes both (names may be NULL: "blocks": null).  Loading accepts a
+ * missing sidecar (*names = NULL) but rejects one that disagrees with the
+ * matrix.  *names (optional) receives nblocks malloc'ed strings or NULL.
+ */
+tmap_status tmap_bbv_save(const char *path, const tmap_bbv *bbv,
+                          const char *const *names, tmap_error *err);
+tmap_status tmap_bbv_load(const char *path, tmap_bbv *bbv, char ***names,
+                          tmap_error *err);
+/* Frees n strings and the array (accepts NULL). */
+void tmap_names_free(char **names, size_t n);
+
+/* ------------------------------------------------------ latency tables */
+
+/* How a lookup found its latency, from most to least specific. */
+typedef enum tmap_lat_match {
+    TMAP_LAT_EXACT,      /* the opcode itself                              */
+    TMAP_LAT_NORMALIZED, /* after dropping latency-neutral modifiers       */
+    TMAP_LAT_ROOT_TYPE,  /* operation (+ state space) and type             */
+    TMAP_LAT_ROOT,       /* operation (+ state space) alone                */
+    TMAP_LAT_CLASS,      /* a class default (class:fp32 ...)               */
+    TMAP_LAT_DEFAULT     /* class:default                                  */
+} tmap_lat_match;
+
+/* A parsed latency table (opaque).  See docs/model.md for the format. */
+typedef struct tmap_lat_table tmap_lat_table;
+
+typedef struct tmap_lat_lookup {
+    double latency;        /* cycles */
+    double issue;          /* issue interval in cycles, or -1 if "-" */
+    tmap_lat_match match;
+    char key[96];          /* the table key that answered ("class:int"...) */
+} tmap_lat_lookup;
+
+/* One opcode that did not match exactly, and how often it occurred. */
+typedef struct tmap_lat_fallback {
+    char *opcode;
+    tmap_lat_lookup how;
+    size_t count; /* static occurrences in the CFG */
+} tmap_lat_fallback;
+
+typedef struct tmap_lat_report {
+    size_t n;
+    tmap_lat_fallback *items; /* sorted by opcode */
+} tmap_lat_report;
+
+tmap_status tmap_lat_parse(const char *text, size_t len, const char *name,
+                           tmap_lat_table **out, tmap_error *err);
+tmap_status tmap_lat_load(const char *path, tmap_lat_table **out, tmap_error *err);
+void tmap_lat_free(tmap_lat_table *t);
+/* "# arch: X" and "# device: X" header values, or "" if absent. */
+const char *tmap_lat_arch(const tmap_lat_table *t);
+const char *tmap_lat_device(const tmap_lat_table *t);
+/* Looks one opcode up through the fallback chain; fails (TMAP_ERR_INVALID)
+ * only if even class:default is missing or the opcode is malformed. */
+tmap_status tmap_lat_lookup_opcode(const tmap_lat_table *t, const char *opcode,
+                                   tmap_lat_lookup *out, tmap_error *err);
+/* lat[b] = sum of the latencies of block b's instructions, for every block
+ * of cfg (*lat: malloc'ed, cfg->nblocks).  `report` (optional) receives the
+ * opcodes that fell back. */
+tmap_status tmap_lat_blocks(const tmap_lat_table *t, const tmap_cfg *cfg, double **lat,
+                            tmap_lat_report *report, tmap_error *err);
+void tmap_lat_report_free(tmap_lat_report *r);
+const char *tmap_lat_match_name(tmap_lat_match m);
+/* The default table for an architecture ("sm_90"): $THREADMAP_DATA, then
+ * the build tree, then the install tree; writes the path into buf. */
+tmap_status tmap_lat_default_path(const char *arch, char *buf, size_t size,
+                                  tmap_error *err);
+
+/* ---------------------------------------------- scheduling (Fig. 4, 5) */
+
+/* Where one thread block ran. */
+typedef struct tmap_sched_slot {
+    uint32_t sm;
+    uint32_t slot;  /* resident-block slot on that SM */
+    double start, finish;
+} tmap_sched_slot;
+
+/*
+ * Dynamic round robin (BBV-weighted-scheduled): thread blocks, in order, go
+ * to the SM slot that frees first (ties: lowest SM, then lowest slot).  The
+ * nsms * blocks_per_sm slots run independently.  Returns the time the last
+ * block finishes in *makespan; `where` (optional) receives each block's
+ * placement.  O(nblocks log(nsms * blocks_per_sm)).
+ */
+tmap_status tmap_sched_dynamic(const double *cost, size_t nblocks, size_t nsms,
+                               size_t blocks_per_sm, double *makespan,
+                               tmap_sched_slot *where, tmap_error *err);
+/* Static round robin (the assumption behind eq. 5, Fig. 4 left): block k
+ * goes to SM k % nsms; within an SM, to the slot that frees first. */
+tmap_status tmap_sched_static(const double *cost, size_t nblocks, size_t nsms,
+                              size_t blocks_per_sm, double *makespan,
+                              tmap_sched_slot *where, tmap_error *err);
+
+/* ------------------------------------------------------------- metrics */
+
+typedef struct tmap_model_params {
+    size_t block_size;    /* threads per thread block (S) */
+    size_t nsms;          /* #SM */
+    size_t blocks_per_sm; /* resident blocks per SM (occupancy) */
+} tmap_model_params;
+
+typedef struct tmap_metrics {
+    size_t nwarps;          /* ceil(nthreads / 32) ... per thread block */
+    size_t nthread_blocks;  /* ceil(nthreads / block_size) */
+    double bbv_weighted;           /* eq. 5, cycles */
+    double bbv_weighted_scheduled; /* dynamic round robin, cycles */
+    double zero_divergence_bound;  /* scheduled, warps at mean counts */
+    double divergent_warp_ratio;   /* percent of non-empty warps */
+    double divergent_branches;     /* estimate; NAN without a CFG */
+    double branch_executions;      /* warp executions of the branches
+                                      estimated (NAN without a CFG) */
+    size_t branches_unestimated;   /* branch blocks with no usable
+                                      successor count (see docs) */
+    double simd_efficiency;        /* active threads per warp instruction,
+                                      0..32; NAN without a CFG */
+    double *warp_cost;   /* T_w, eq. 3, per warp slot [nwarps] */
+    double *block_cost;  /* TT_B, eq. 4, per thread block [nthread_blocks] */
+    double *ideal_warp_cost; /* per warp at mean counts [nwarps] */
+} tmap_metrics;
+
+/*
+ * Computes every metric for BBV `bbv` with block latencies `lat`
+ * [bbv->nblocks].  `perm` (may be NULL = identity) has bbv->nthreads
+ * entries, a permutation: slot i runs original thread perm[i].  Warps are
+ * 32 consecutive slots inside a thread block (a partial last block has a
+ * partial last warp; absent threads cost nothing).  `cfg` (may be NULL)
+ * must have bbv->nblocks blocks; it enables SIMD efficiency and the
+ * divergent-branch estimate.
+ */
+tmap_status tmap_metrics_compute(const tmap_bbv *bbv, const double *lat,
+                                 const uint32_t *perm, const tmap_cfg *cfg,
+                                 const tmap_model_params *params, tmap_metrics *out,
+                                 tmap_error *err);
+void tmap_metrics_free(tmap_metrics *m);
+/* Checks that perm[0..n) is a permutation of 0..n-1. */
+tmap_status tmap_perm_check(const uint32_t *perm, size_t n, const char *name,
+                            tmap_error *err);
+
+/* ---------------------------------------------------------- regression */
+
+/* One profiling run: features [nthreads][nfeatures] (row t = thread t, whose
+ * thread id is t) and its measured BBV (nthreads rows). */
+typedef struct tmap_regress_run {
+    const double *features;
+    const tmap_bbv *bbv;
+} tmap_regress_run;
+
+/*
+ * Eq. 1 for every block b: BBV_t[b] ~ c0 + c1*I_t[1] + ... + cp*I_t[p]
+ * + c(p+1)*tid.  coef[b * (nfeatures + 2) + j], j = 0 intercept, 1..p the
+ * features, p+1 the thread id.
+ */
+typedef struct tmap_predictor {
+    char *kernel;
+    uint64_t cfg_hash;    /* tmap_cfg_hash of the blocks it was fitted on */
+    size_t nblocks;
+    char **block_names;   /* nblocks names (strings, maybe "") */
+    size_t nfeatures;
+    char **feature_names; /* nfeatures names */
+    double *coef;         /* [nblocks][nfeatures + 2] */
+    double *r2;           /* per block, on the training rows (1 if constant) */
+    double *rms;          /* per block RMS residual on the training rows */
+    size_t *rank;         /* per block effective rank used */
+} tmap_predictor;
+
+/* FNV-1a 64 of the block count and the names (NULL names hash as ""). */
+uint64_t tmap_cfg_hash(size_t nblocks, const char *const *names);
+
+/*
+ * Fits eq. 1 on the stacked runs (all must have the same nblocks).  Columns
+ * (features, thread id) that are constant over all rows are dropped
+ * (coefficient 0, absorbed by the intercept); remaining rank deficiency is
+ * handled by truncated SVD (gsl_multifit_linear_tsvd).  Feature values must
+ * be finite.  kernel, block_names, feature_names are copied (names may be
+ * NULL: "" and "f<i>").
+ */
+tmap_status tmap_regress_fit(const tmap_regress_run *runs, size_t nruns,
+                             size_t nfeatures, const char *kernel,
+                             const char *const *block_names,
+                             const char *const *feature_names,
+                             tmap_predictor *out, tmap_error *err);
+
+/* Cross-validation result: RMS error of held-out predictions (rounded and
+ * clamped like tmap_predict) per block, and over all blocks. */
+typedef struct tmap_cv_result {
+    size_t nblocks;
+    double *rms;       /* [nblocks] */
+    double total_rms;  /* over every held-out (thread, block) */
+    size_t folds;      /* folds actually used */
+    int by_run;        /* 1: leave-one-run-out, 0: k-fold over threads */
+} tmap_cv_result;
+
+/* k-fold cross-validation over threads (thread t of run r in fold
+ * (global row index) % k) when by_run == 0; leave-one-run-out when
+ * by_run != 0 (needs nruns >= 2). */
+tmap_status tmap_regress_cv(const tmap_regress_run *runs, size_t nruns,
+                            size_t nfeatures, size_t k, int by_run,
+                            tmap_cv_result *out, tmap_error *err);
+void tmap_cv_result_free(tmap_cv_result *r);
+
+/* Predicts BBVs for nthreads threads (thread id = row): each count is the
+ * linear prediction rounded to nearest, clamped to [0, 2^32-1]. */
+tmap_status tmap_predict(const tmap_predictor *p, const double *features,
+                         size_t nthreads, tmap_bbv *out, tmap_error *err);
+
+/*
+ * The predictor file is text: a magic line "threadmap-predictor", "version
+ * 1", kernel, cfg_hash, block and feature names, coefficients (%.17g) and
+ * fit quality, and a last line "checksum <FNV-1a 64 of all bytes before>".
+ * Names must not contain whitespace.
+ */
+tmap_status tmap_predictor_save(const char *path, const tmap_predictor *p,
+                                tmap_error *err);
+/* Loads and verifies a predictor.  If kernel is not NULL it must match; if
+ * nblocks is not 0 it must match; if block_names is not NULL (nblocks of
+ * them) the CFG hash must match. */
+tmap_status tmap_predictor_load(const char *path, const char *kernel, size_t nblocks,
+                                const char *const *block_names, tmap_predictor *out,
+                                tmap_error *err);
+void tmap_predictor_free(tmap_predictor *p);
+
+#endif

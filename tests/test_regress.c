@@ -1,0 +1,234 @@
+/*
+ * test_regress.c -- eq. 1 regression: planted coefficients are recovered,
+ * constant and collinear feature columns, cross-validation, prediction,
+ * and the predictor file (roundtrip, corruption, wrong kernel / CFG).
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "instrument/base.h"
+#include "model/model.h"
+
+#define DIR TMAP_BINARY_DIR "/"
+#define P 3 /* features: f0, f1 and the constant f2 */
+#define B 3 /* blocks */
+
+/* Planted model: block 0 = 3 + 2 f0 + tid; block 1 = 5 f1; block 2 = 7. */
+static const double planted[B][P + 2] = {
+    {3, 2, 0, 0, 1},
+    {0, 0, 5, 0, 0},
+    {7, 0, 0, 0, 0},
+};
+
+static void make_run(size_t n, unsigned seed, double *feat, tmap_bbv *bbv)
+{
+    tmap_error err = {0};
+    assert_int_equal(tmap_bbv_create(bbv, n, B, &err), TMAP_OK);
+    for (size_t t = 0; t < n; t++) {
+        double *f = feat + t * P;
+        f[0] = (double)((t * 7 + seed) % 13);
+        f[1] = (double)((t * t + seed) % 11);
+        f[2] = 4;
+        for (size_t b = 0; b < B; b++) {
+            double v = planted[b][0] + planted[b][P + 1] * (double)t;
+            for (size_t j = 0; j < P; j++)
+                v += planted[b][j + 1] * f[j];
+            bbv->counts[t * B + b] = (uint32_t)v;
+        }
+    }
+}
+
+static const char *bnames[B] = {"k/$L__BB0_0", "k/$L__BB0_1", "k/$L__BB0_2"};
+
+static void fit(tmap_predictor *pr)
+{
+    double feat[50 * P];
+    tmap_bbv bbv;
+    make_run(50, 1, feat, &bbv);
+    tmap_regress_run run = {feat, &bbv};
+    tmap_error err = {0};
+    const char *fn[P] = {"degree", "flag", "const"};
+    tmap_status s = tmap_regress_fit(&run, 1, P, "k", bnames, fn, pr, &err);
+    if (s)
+        fail_msg("%s", err.message);
+    tmap_bbv_free(&bbv);
+}
+
+static void test_planted_recovered(void **state)
+{
+    (void)state;
+    tmap_predictor pr;
+    fit(&pr);
+    for (size_t b = 0; b < B; b++) {
+        for (size_t j = 0; j < P + 2; j++)
+            if (fabs(pr.coef[b * (P + 2) + j] - planted[b][j]) > 1e-9)
+                fail_msg("block %zu coef %zu: %.17g, planted %g", b, j, pr.coef[b * (P + 2) + j],
+                         planted[b][j]);
+        assert_true(pr.r2[b] > 1 - 1e-12);
+        assert_true(pr.rms[b] < 1e-9);
+    }
+    /* The constant feature was dropped: exactly 0. */
+    assert_true(pr.coef[0 * (P + 2) + 3] == 0);
+    assert_string_equal(pr.feature_names[0], "degree");
+    /* Prediction on new threads (another "input"). */
+    double feat[20 * P];
+    tmap_bbv want, got;
+    make_run(20, 5, feat, &want);
+    tmap_error err = {0};
+    assert_int_equal(tmap_predict(&pr, feat, 20, &got, &err), TMAP_OK);
+    assert_memory_equal(got.counts, want.counts, 20 * B * sizeof(uint32_t));
+    tmap_bbv_free(&want);
+    tmap_bbv_free(&got);
+    tmap_predictor_free(&pr);
+}
+
+static void test_collinear_and_clamp(void **state)
+{
+    (void)state;
+    /* f0 equals the thread id: rank deficient; TSVD still fits exactly. */
+    enum { N = 40 };
+    double feat[N];
+    tmap_bbv bbv;
+    tmap_error err = {0};
+    assert_int_equal(tmap_bbv_create(&bbv, N, 1, &err), TMAP_OK);
+    for (size_t t = 0; t < N; t++) {
+        feat[t] = (double)t;
+        bbv.counts[t] = (uint32_t)(2 * t + 1);
+    }
+    tmap_regress_run run = {feat, &bbv};
+    tmap_predictor pr;
+    assert_int_equal(tmap_regress_fit(&run, 1, 1, "k", NULL, NULL, &pr, &err), TMAP_OK);
+    assert_int_equal(pr.rank[0], 2);
+    assert_true(pr.rms[0] < 1e-9);
+    assert_string_equal(pr.feature_names[0], "f0");
+    /* f0 + tid together carry the slope 2. */
+    assert_true(fabs(pr.coef[1] + pr.coef[2] - 2) < 1e-9);
+    /* Negative predictions clamp to 0; values round to nearest. */
+    double nf[3] = {-10, 0, 0};
+    tmap_bbv out;
+    assert_int_equal(tmap_predict(&pr, nf, 3, &out, &err), TMAP_OK);
+    assert_int_equal(out.counts[0], 0);  /* 2*(-10)/2... + tid 0 -> negative */
+    assert_int_equal(out.counts[1], 2);  /* f0 = 0, tid 1: 1 + coef[2] */
+    tmap_bbv_free(&out);
+    nf[0] = NAN;
+    assert_int_equal(tmap_predict(&pr, nf, 3, &out, &err), TMAP_ERR_INVALID);
+    tmap_predictor_free(&pr);
+    /* Too few threads for the coefficients. */
+    bbv.nthreads = 1; /* one row: every column is constant, intercept only */
+    assert_int_equal(tmap_regress_fit(&run, 1, 1, "k", NULL, NULL, &pr, &err), TMAP_OK);
+    assert_true(pr.coef[0] == 1 && pr.coef[1] == 0 && pr.coef[2] == 0);
+    tmap_predictor_free(&pr);
+    bbv.nthreads = 0;
+    assert_int_equal(tmap_regress_fit(&run, 1, 1, "k", NULL, NULL, &pr, &err), TMAP_ERR_INVALID);
+    bbv.nthreads = N;
+    feat[3] = INFINITY;
+    assert_int_equal(tmap_regress_fit(&run, 1, 1, "k", NULL, NULL, &pr, &err), TMAP_ERR_INVALID);
+    assert_non_null(strstr(err.message, "not finite"));
+    tmap_bbv_free(&bbv);
+}
+
+static void test_cross_validation(void **state)
+{
+    (void)state;
+    double f1[50 * P], f2[30 * P];
+    tmap_bbv b1, b2;
+    make_run(50, 1, f1, &b1);
+    make_run(30, 4, f2, &b2);
+    tmap_regress_run runs[2] = {{f1, &b1}, {f2, &b2}};
+    tmap_cv_result cv;
+    tmap_error err = {0};
+    assert_int_equal(tmap_regress_cv(runs, 2, P, 5, 0, &cv, &err), TMAP_OK);
+    assert_int_equal(cv.folds, 5);
+    assert_true(cv.total_rms < 1e-9);
+    tmap_cv_result_free(&cv);
+    assert_int_equal(tmap_regress_cv(runs, 2, P, 0, 1, &cv, &err), TMAP_OK);
+    assert_int_equal(cv.folds, 2);
+    assert_true(cv.by_run);
+    assert_true(cv.total_rms < 1e-9);
+    tmap_cv_result_free(&cv);
+    /* Noise shows up in the held-out error. */
+    b1.counts[10 * B + 1] += 40;
+    assert_int_equal(tmap_regress_cv(runs, 2, P, 4, 0, &cv, &err), TMAP_OK);
+    assert_true(cv.rms[1] > 1);
+    assert_true(cv.rms[2] < 1e-9);
+    tmap_cv_result_free(&cv);
+    assert_int_equal(tmap_regress_cv(runs, 1, P, 0, 1, &cv, &err), TMAP_ERR_INVALID);
+    assert_int_equal(tmap_regress_cv(runs, 2, P, 1, 0, &cv, &err), TMAP_ERR_INVALID);
+    tmap_bbv_free(&b1);
+    tmap_bbv_free(&b2);
+}
+
+static void test_predictor_file(void **state)
+{
+    (void)state;
+    tmap_predictor pr, back;
+    fit(&pr);
+    tmap_error err = {0};
+    const char *path = DIR "k.predictor";
+    assert_int_equal(tmap_predictor_save(path, &pr, &err), TMAP_OK);
+    assert_int_equal(tmap_predictor_load(path, "k", B, bnames, &back, &err), TMAP_OK);
+    assert_string_equal(back.kernel, "k");
+    assert_int_equal(back.nblocks, B);
+    assert_int_equal(back.nfeatures, P);
+    assert_true(back.cfg_hash == pr.cfg_hash);
+    assert_memory_equal(back.coef, pr.coef, B * (P + 2) * sizeof(double));
+    assert_memory_equal(back.r2, pr.r2, B * sizeof(double));
+    assert_string_equal(back.feature_names[1], "flag");
+    assert_string_equal(back.block_names[2], "k/$L__BB0_2");
+    tmap_predictor_free(&back);
+    /* Another kernel, another block count, another CFG. */
+    assert_int_equal(tmap_predictor_load(path, "other", 0, NULL, &back, &err), TMAP_ERR_INVALID);
+    assert_non_null(strstr(err.message, "for kernel 'k', not 'other'"));
+    assert_int_equal(tmap_predictor_load(path, NULL, 4, NULL, &back, &err), TMAP_ERR_INVALID);
+    assert_non_null(strstr(err.message, "3 blocks but the kernel's CFG has 4"));
+    const char *other[B] = {"k/$L__BB0_0", "k/$L__BB0_1", "k/$L__BB0_9"};
+    assert_int_equal(tmap_predictor_load(path, NULL, 0, other, &back, &err), TMAP_ERR_INVALID);
+    assert_non_null(strstr(err.message, "different CFG"));
+    /* Flip one byte anywhere before the checksum: refused. */
+    char *text;
+    size_t len;
+    assert_int_equal(tmap_file_read(path, &text, &len, &err), TMAP_OK);
+    for (size_t i = 0; i < len - 30; i += 7) {
+        text[i] ^= 0x01;
+        assert_int_equal(tmap_file_write(DIR "bad.predictor", text, len, &err), TMAP_OK);
+        assert_int_not_equal(tmap_predictor_load(DIR "bad.predictor", NULL, 0, NULL, &back, &err),
+                             TMAP_OK);
+        text[i] ^= 0x01;
+    }
+    assert_int_equal(tmap_file_write(DIR "bad.predictor", text, len / 2, &err), TMAP_OK);
+    assert_int_equal(tmap_predictor_load(DIR "bad.predictor", NULL, 0, NULL, &back, &err),
+                     TMAP_ERR_FORMAT);
+    assert_int_equal(tmap_file_write(DIR "bad.predictor", "", 0, &err), TMAP_OK);
+    assert_int_equal(tmap_predictor_load(DIR "bad.predictor", NULL, 0, NULL, &back, &err),
+                     TMAP_ERR_FORMAT);
+    text[5] ^= 0x20;
+    assert_int_equal(tmap_file_write(DIR "bad.predictor", text, len, &err), TMAP_OK);
+    assert_int_equal(tmap_predictor_load(DIR "bad.predictor", NULL, 0, NULL, &back, &err),
+                     TMAP_ERR_FORMAT);
+    assert_non_null(strstr(err.message, "checksum mismatch"));
+    free(text);
+    /* Names that cannot be stored. */
+    free(pr.feature_names[0]);
+    pr.feature_names[0] = strdup("two words");
+    assert_int_equal(tmap_predictor_save(path, &pr, &err), TMAP_ERR_INVALID);
+    tmap_predictor_free(&pr);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_planted_recovered),
+        cmocka_unit_test(test_collinear_and_clamp),
+        cmocka_unit_test(test_cross_validation),
+        cmocka_unit_test(test_predictor_file),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
