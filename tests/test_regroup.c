@@ -1,0 +1,473 @@
+/*
+ * test_regroup.c -- the regrouping algorithms: valid permutations in both
+ * scopes, Sorting's zero divergence on two classes, fast == literal Greedy
+ * and Greedy-Max on random inputs, hand-worked cases, Greedy-Max's group
+ * order, and argument errors.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "regroup/regroup.h"
+#include "regroup/gain.h"
+
+typedef tmap_status (*algo_fn)(const tmap_bbv *, const double *,
+                               const tmap_regroup_opts *, uint32_t *,
+                               tmap_error *);
+
+static tmap_status sort_adapter(const tmap_bbv *b, const double *lat,
+                                const tmap_regroup_opts *o, uint32_t *p,
+                                tmap_error *e)
+{
+    return tmap_regroup_sort(b, o, p, e);
+}
+
+static const struct {
+    const char *name;
+    algo_fn fn;
+} algos[] = {
+    {"sort", sort_adapter},
+    {"greedy", tmap_regroup_greedy},
+    {"greedy_literal", tmap_regroup_greedy_literal},
+    {"greedy_max", tmap_regroup_greedy_max},
+    {"greedy_max_literal", tmap_regroup_greedy_max_literal},
+};
+#define NALGOS (sizeof algos / sizeof algos[0])
+
+/* xorshift64*: deterministic inputs */
+static uint64_t rnd(uint64_t *s)
+{
+    *s ^= *s >> 12;
+    *s ^= *s << 25;
+    *s ^= *s >> 27;
+    return *s * 0x2545F4914F6CDD1DULL;
+}
+
+/* Random BBV: `distinct` distinct candidate rows (0: every row random),
+ * counts below `range`. */
+static void random_bbv(tmap_bbv *b, size_t n, size_t nb, size_t distinct,
+                       uint32_t range, uint64_t *seed)
+{
+    assert_int_equal(tmap_bbv_create(b, n, nb, NULL), TMAP_OK);
+    uint32_t *proto = malloc((distinct ? distinct : 1) * nb * sizeof *proto);
+    for (size_t i = 0; i < (distinct ? distinct : 1) * nb; i++)
+        proto[i] = (uint32_t)(rnd(seed) % range);
+    for (size_t t = 0; t < n; t++) {
+        if (distinct) {
+            size_t k = rnd(seed) % distinct;
+            memcpy(b->counts + t * nb, proto + k * nb, nb * sizeof *proto);
+        } else {
+            for (size_t j = 0; j < nb; j++)
+                b->counts[t * nb + j] = (uint32_t)(rnd(seed) % range);
+        }
+    }
+    free(proto);
+}
+
+static double *random_lat(size_t nb, uint64_t *seed, int integer)
+{
+    double *lat = malloc(nb * sizeof *lat);
+    for (size_t b = 0; b < nb; b++)
+        lat[b] = integer ? (double)(rnd(seed) % 4)
+                         : (double)(rnd(seed) % 1000) / 7.0;
+    return lat;
+}
+
+/* ------------------------------------------------------------- validity */
+
+static void test_valid_permutations(void **state)
+{
+    uint64_t seed = 42;
+    for (int scope = 0; scope < 2; scope++) {
+        for (size_t n = 1; n < 300; n += 37) {
+            tmap_bbv b;
+            random_bbv(&b, n, 5, 4, 6, &seed);
+            double *lat = random_lat(5, &seed, 0);
+            tmap_regroup_opts o = {32, scope, 64};
+            uint32_t *perm = malloc(n * sizeof *perm);
+            for (size_t a = 0; a < NALGOS; a++) {
+                tmap_error err;
+                assert_int_equal(algos[a].fn(&b, lat, &o, perm, &err),
+                                 TMAP_OK);
+                if (tmap_regroup_check(perm, n, &o, &err) != TMAP_OK)
+                    fail_msg("%s n=%zu scope=%d: %s", algos[a].name, n,
+                             scope, err.message);
+            }
+            double *key = malloc(n * sizeof *key);
+            for (size_t t = 0; t < n; t++)
+                key[t] = (double)(rnd(&seed) % 5) - 2;
+            assert_int_equal(tmap_regroup_sort_key(key, n, 1, &o, perm, NULL),
+                             TMAP_OK);
+            assert_int_equal(tmap_regroup_check(perm, n, &o, NULL), TMAP_OK);
+            free(key);
+            free(perm);
+            free(lat);
+            tmap_bbv_free(&b);
+        }
+    }
+}
+
+static void test_check_rejects(void **state)
+{
+    tmap_regroup_opts o = {32, TMAP_REGROUP_BLOCK, 64};
+    uint32_t perm[128];
+    for (uint32_t i = 0; i < 128; i++)
+        perm[i] = i;
+    assert_int_equal(tmap_regroup_check(perm, 128, &o, NULL), TMAP_OK);
+    perm[0] = 64, perm[64] = 0; /* crosses thread blocks */
+    assert_int_equal(tmap_regroup_check(perm, 128, &o, NULL),
+                     TMAP_ERR_INVALID);
+    o.scope = TMAP_REGROUP_GRID;
+    assert_int_equal(tmap_regroup_check(perm, 128, &o, NULL), TMAP_OK);
+    perm[1] = 0; /* duplicate */
+    assert_int_equal(tmap_regroup_check(perm, 128, &o, NULL),
+                     TMAP_ERR_INVALID);
+}
+
+/* ------------------------------------------------ homogeneous groupings */
+
+/* Two classes of 64 threads each, interleaved: Sorting makes every group of
+ * 32 homogeneous, with class "lower row" first. */
+static void test_sort_two_classes(void **state)
+{
+    tmap_bbv b;
+    assert_int_equal(tmap_bbv_create(&b, 128, 3, NULL), TMAP_OK);
+    for (size_t t = 0; t < 128; t++) {
+        b.counts[t * 3 + 0] = 1;
+        b.counts[t * 3 + 1] = t % 2 ? 5 : 9;
+        b.counts[t * 3 + 2] = t % 2 ? 7 : 0;
+    }
+    tmap_regroup_opts o = {32, TMAP_REGROUP_GRID, 0};
+    uint32_t perm[128];
+    assert_int_equal(tmap_regroup_sort(&b, &o, perm, NULL), TMAP_OK);
+    for (size_t i = 0; i < 128; i++) {
+        assert_int_equal(perm[i] % 2, i < 64 ? 1 : 0); /* {1,5,7} < {1,9,0} */
+        if (i % 64)
+            assert_true(perm[i] > perm[i - 1]); /* stable */
+    }
+    tmap_bbv_free(&b);
+}
+
+/* Sets of identical threads whose sizes are multiples of the group size
+ * end up in homogeneous groups with Greedy and Greedy-Max. */
+static void test_identical_together(void **state)
+{
+    uint64_t seed = 7;
+    size_t sizes[] = {64, 32, 96, 32};
+    size_t n = 224, nb = 4;
+    tmap_bbv b;
+    assert_int_equal(tmap_bbv_create(&b, n, nb, NULL), TMAP_OK);
+    uint32_t *cls = malloc(n * sizeof *cls);
+    size_t t = 0;
+    for (size_t k = 0; k < 4; k++)
+        for (size_t i = 0; i < sizes[k]; i++)
+            cls[t++] = (uint32_t)k;
+    for (t = n - 1; t > 0; t--) { /* shuffle */
+        size_t j = rnd(&seed) % (t + 1);
+        uint32_t x = cls[t];
+        cls[t] = cls[j];
+        cls[j] = x;
+    }
+    for (t = 0; t < n; t++)
+        for (size_t j = 0; j < nb; j++)
+            b.counts[t * nb + j] = (cls[t] * 7 + (uint32_t)j * 3) % 11 + 1;
+    double lat[] = {1, 2, 3, 4};
+    tmap_regroup_opts o = {32, TMAP_REGROUP_GRID, 0};
+    uint32_t *perm = malloc(n * sizeof *perm);
+    for (size_t a = 0; a < NALGOS; a++) {
+        assert_int_equal(algos[a].fn(&b, lat, &o, perm, NULL), TMAP_OK);
+        for (size_t i = 0; i < n; i++)
+            if (cls[perm[i]] != cls[perm[i - i % 32]])
+                fail_msg("%s: group %zu mixes classes", algos[a].name,
+                         i / 32);
+    }
+    free(perm);
+    free(cls);
+    tmap_bbv_free(&b);
+}
+
+/* ------------------------------------------------ fast == literal */
+
+static void compare_fast_literal(size_t n, size_t nb, size_t distinct,
+                                 uint32_t range, int integer_lat,
+                                 tmap_regroup_opts o, uint64_t *seed)
+{
+    tmap_bbv b;
+    random_bbv(&b, n, nb, distinct, range, seed);
+    double *lat = random_lat(nb, seed, integer_lat);
+    uint32_t *f = malloc(n * sizeof *f), *l = malloc(n * sizeof *l);
+    tmap_error err;
+    for (int pass = 0; pass < 2; pass++) {
+        algo_fn fast = pass ? tmap_regroup_greedy_max : tmap_regroup_greedy;
+        algo_fn lit = pass ? tmap_regroup_greedy_max_literal
+                           : tmap_regroup_greedy_literal;
+        if (fast(&b, lat, &o, f, &err) != TMAP_OK)
+            fail_msg("fast: %s", err.message);
+        assert_int_equal(lit(&b, lat, &o, l, NULL), TMAP_OK);
+        for (size_t i = 0; i < n; i++)
+            if (f[i] != l[i])
+                fail_msg("%s n=%zu nb=%zu distinct=%zu gs=%zu scope=%d: "
+                         "slot %zu fast %u literal %u",
+                         pass ? "greedy_max" : "greedy", n, nb, distinct,
+                         o.groupsize, (int)o.scope, i, f[i], l[i]);
+    }
+    free(f);
+    free(l);
+    free(lat);
+    tmap_bbv_free(&b);
+}
+
+static void test_fast_equals_literal(void **state)
+{
+    uint64_t seed = 12345;
+    size_t distincts[] = {1, 2, 3, 5, 12, 0};
+    size_t gss[] = {32, 64, 96};
+    int cases = 0;
+    for (int rep = 0; rep < 6; rep++)
+        for (size_t d = 0; d < 6; d++)
+            for (size_t g = 0; g < 3; g++)
+                for (int scope = 0; scope < 2; scope++) {
+                    size_t n = 1 + rnd(&seed) % 256;
+                    size_t nb = 1 + rnd(&seed) % 6;
+                    uint32_t range = d == 5 ? 4 + (uint32_t)(rnd(&seed) % 50)
+                                            : 3 + (uint32_t)(rnd(&seed) % 5);
+                    tmap_regroup_opts o = {gss[g], scope, gss[g] * 2};
+                    compare_fast_literal(n, nb, distincts[d], range, rep % 2,
+                                         o, &seed);
+                    cases++;
+                }
+    print_message("fast == literal on %d random inputs (x2 algorithms)\n",
+                  cases);
+}
+
+/* ------------------------------------------------ hand-worked cases */
+
+/* Greedy, N = 96, groupsize 32, one block (lat = 1):
+ *   threads 0..31 have count 3 (class X), 32..63 count 1 (Y), 64..95
+ *   count 2 (Z), except that the classes are interleaved: thread t has
+ *   count c(t) = {3, 1, 2}[t % 3].
+ * Gains: X-X = 3, Z-Z = 2, Y-Y = 1, X-Z = 2*2-3 = 1, Z-Y = 2-2 = 0,
+ * X-Y = 2-3 = -1.  Greedy first merges X threads (gain 3) in id order:
+ * 0+3, then {0,3}+6, ... until 32 X threads {0,3,...,93} are emitted (the
+ * first finished group; there are exactly 32 X threads).  Then Z (gain 2):
+ * threads 2,5,...,95 emitted as group 2.  Then K-1 = 2 groups are done and
+ * the Y threads 1,4,...,94 (singletons, ascending id) form the last. */
+static void test_greedy_hand(void **state)
+{
+    tmap_bbv b;
+    assert_int_equal(tmap_bbv_create(&b, 96, 1, NULL), TMAP_OK);
+    const uint32_t c[3] = {3, 1, 2};
+    for (size_t t = 0; t < 96; t++)
+        b.counts[t] = c[t % 3];
+    double lat[1] = {1};
+    tmap_regroup_opts o = {32, TMAP_REGROUP_GRID, 0};
+    uint32_t perm[96];
+    for (int lit = 0; lit < 2; lit++) {
+        algo_fn fn = lit ? tmap_regroup_greedy_literal : tmap_regroup_greedy;
+        assert_int_equal(fn(&b, lat, &o, perm, NULL), TMAP_OK);
+        for (size_t i = 0; i < 32; i++) {
+            assert_int_equal(perm[i], 3 * i);
+            assert_int_equal(perm[32 + i], 3 * i + 2);
+            assert_int_equal(perm[64 + i], 3 * i + 1);
+        }
+    }
+    tmap_bbv_free(&b);
+}
+
+/* Greedy, a cross merge: N = 64, groupsize 32, one block, lat = 1.
+ * Thread 0 has count 10, threads 1..31 count 4, threads 32..63 count 1.
+ * Gains: (4,4) = 4, (10,4) = 8-10 = -2, (1,1) = 1, (4,1) = 2-4 = -2,
+ * (10,1) = 2-10 = -8, (10,10) n/a.  First the 31 fours merge (gain 4) into
+ * group 1 = {1..31} (size 31), then the ones (gain 1) merge into group 32 =
+ * {32..62} (size 31, not yet 32 because thread 63 is added last: after
+ * {32..62} + 63 the size is 32 -> finished group 1 is {32..63}).  K - 1 = 1
+ * group is done; the last group is the remaining groups by ascending id:
+ * {0} then {1..31}. */
+static void test_greedy_hand_cross(void **state)
+{
+    tmap_bbv b;
+    assert_int_equal(tmap_bbv_create(&b, 64, 1, NULL), TMAP_OK);
+    for (size_t t = 0; t < 64; t++)
+        b.counts[t] = t == 0 ? 10 : t < 32 ? 4 : 1;
+    double lat[1] = {1};
+    tmap_regroup_opts o = {32, TMAP_REGROUP_GRID, 0};
+    uint32_t perm[64];
+    for (int lit = 0; lit < 2; lit++) {
+        algo_fn fn = lit ? tmap_regroup_greedy_literal : tmap_regroup_greedy;
+        assert_int_equal(fn(&b, lat, &o, perm, NULL), TMAP_OK);
+        for (size_t i = 0; i < 32; i++) {
+            assert_int_equal(perm[i], 32 + i);
+            assert_int_equal(perm[32 + i], i);
+        }
+    }
+    tmap_bbv_free(&b);
+}
+
+/* Greedy-Max, N = 64, groupsize 32, 2 blocks, lat = {1, 10}.
+ * Threads t < 40: row {t % 4, 0}; threads t >= 40: row {0, 1}.
+ * Lat: rows {3,0}: 3, {2,0}: 2, {1,0}: 1, {0,0}: 0, {0,1}: 10.
+ * Group 1 starts at thread 40 (Lat 10, lowest index) and takes the 24
+ * identical threads 40..63; then no identical remains and the gain
+ * decides: with g = {0,1}: gain(+{a,0}) = 1*(2*0 - a) + 10*(0 - 1) =
+ * -a - 10, maximal for a = 0: threads 0, 4, ..., 28 (identical to the
+ * first) fill the 8 remaining slots (0,4,8,...,28).  Group 2 starts at the
+ * max Lat 3: thread 3, then the identical 7, 11, ..., 39 (10 threads);
+ * then gain(+{a,0}) with g = {3,0}: 2*min(a,3) - 3 = 2a - 3, max at a = 2:
+ * threads 2, 6, ..., 38 (10); then g = {2..3, 0}: 2a - 3 for a < 2: a = 1:
+ * 1, 5, ..., 37 (10); then a = 0: the two left, 32 and 36. */
+static void test_greedy_max_hand(void **state)
+{
+    tmap_bbv b;
+    assert_int_equal(tmap_bbv_create(&b, 64, 2, NULL), TMAP_OK);
+    for (size_t t = 0; t < 64; t++) {
+        b.counts[2 * t] = t < 40 ? (uint32_t)(t % 4) : 0;
+        b.counts[2 * t + 1] = t < 40 ? 0 : 1;
+    }
+    double lat[2] = {1, 10};
+    tmap_regroup_opts o = {32, TMAP_REGROUP_GRID, 0};
+    uint32_t want[64], perm[64];
+    size_t k = 0;
+    for (uint32_t t = 40; t < 64; t++)
+        want[k++] = t;
+    for (uint32_t t = 0; t <= 28; t += 4)
+        want[k++] = t;
+    for (uint32_t a = 3; a >= 1; a--)
+        for (uint32_t t = a; t < 40; t += 4)
+            want[k++] = t;
+    want[k++] = 32;
+    want[k++] = 36;
+    assert_int_equal(k, 64);
+    for (int lit = 0; lit < 2; lit++) {
+        algo_fn fn = lit ? tmap_regroup_greedy_max_literal
+                         : tmap_regroup_greedy_max;
+        assert_int_equal(fn(&b, lat, &o, perm, NULL), TMAP_OK);
+        assert_memory_equal(perm, want, sizeof want);
+    }
+    tmap_bbv_free(&b);
+}
+
+/* Groups come out in non-increasing Lat of their first thread. */
+static void test_greedy_max_order(void **state)
+{
+    uint64_t seed = 99;
+    for (int rep = 0; rep < 20; rep++) {
+        size_t n = 100 + rnd(&seed) % 2000, nb = 8;
+        tmap_bbv b;
+        random_bbv(&b, n, nb, rep % 2 ? 0 : 20, 30, &seed);
+        double *lat = random_lat(nb, &seed, 0);
+        tmap_regroup_opts o = {64, TMAP_REGROUP_GRID, 0};
+        uint32_t *perm = malloc(n * sizeof *perm);
+        assert_int_equal(tmap_regroup_greedy_max(&b, lat, &o, perm, NULL),
+                         TMAP_OK);
+        double prev = 0;
+        for (size_t i = 0; i < n; i += 64) {
+            double l = tmap_regroup_latency(b.counts + perm[i] * nb, lat, nb);
+            if (i)
+                assert_true(l <= prev);
+            prev = l;
+        }
+        free(perm);
+        free(lat);
+        tmap_bbv_free(&b);
+    }
+}
+
+/* --------------------------------------------------------- sort by key */
+
+static void test_sort_key(void **state)
+{
+    double key[6] = {2, -1, 2, 0.0, -0.0, 5};
+    uint32_t perm[6];
+    tmap_regroup_opts o = {32, TMAP_REGROUP_GRID, 0};
+    assert_int_equal(tmap_regroup_sort_key(key, 6, 0, &o, perm, NULL),
+                     TMAP_OK);
+    uint32_t asc[6] = {1, 3, 4, 0, 2, 5};
+    assert_memory_equal(perm, asc, sizeof asc);
+    assert_int_equal(tmap_regroup_sort_key(key, 6, 1, &o, perm, NULL),
+                     TMAP_OK);
+    uint32_t desc[6] = {5, 0, 2, 3, 4, 1};
+    assert_memory_equal(perm, desc, sizeof desc);
+
+    /* the radix path (large n) agrees with the comparison path */
+    size_t n = 100000;
+    double *k = malloc(n * sizeof *k);
+    uint32_t *p = malloc(n * sizeof *p);
+    uint64_t seed = 5;
+    for (size_t i = 0; i < n; i++)
+        k[i] = (double)(rnd(&seed) % 1000) - 500.5;
+    for (int desc_ = 0; desc_ < 2; desc_++) {
+        assert_int_equal(tmap_regroup_sort_key(k, n, desc_, &o, p, NULL),
+                         TMAP_OK);
+        for (size_t i = 1; i < n; i++) {
+            double a = k[p[i - 1]], c = k[p[i]];
+            assert_true(desc_ ? a >= c : a <= c);
+            if (a == c)
+                assert_true(p[i - 1] < p[i]);
+        }
+    }
+    free(k);
+    free(p);
+}
+
+/* ------------------------------------------------------ bad arguments */
+
+static void test_bad_arguments(void **state)
+{
+    tmap_bbv b;
+    assert_int_equal(tmap_bbv_create(&b, 64, 2, NULL), TMAP_OK);
+    double lat[2] = {1, 1}, badlat[2] = {1, -1};
+    uint32_t perm[64];
+    tmap_error err;
+    tmap_regroup_opts ok = {32, TMAP_REGROUP_GRID, 0};
+    tmap_regroup_opts gs = {48, TMAP_REGROUP_GRID, 0};
+    tmap_regroup_opts zero = {0, TMAP_REGROUP_GRID, 0};
+    tmap_regroup_opts blk = {64, TMAP_REGROUP_BLOCK, 96};
+    tmap_bbv empty = {0, 2, NULL};
+    for (size_t a = 0; a < NALGOS; a++) {
+        algo_fn fn = algos[a].fn;
+        assert_int_equal(fn(&b, lat, &gs, perm, &err), TMAP_ERR_INVALID);
+        assert_non_null(strstr(err.message, "multiple of 32"));
+        assert_int_equal(fn(&b, lat, &zero, perm, NULL), TMAP_ERR_INVALID);
+        assert_int_equal(fn(&b, lat, &blk, perm, NULL), TMAP_ERR_INVALID);
+        assert_int_equal(fn(&b, lat, NULL, perm, NULL), TMAP_ERR_INVALID);
+        assert_int_equal(fn(NULL, lat, &ok, perm, NULL), TMAP_ERR_INVALID);
+        assert_int_equal(fn(&empty, lat, &ok, perm, NULL), TMAP_ERR_INVALID);
+        assert_int_equal(fn(&b, lat, &ok, NULL, NULL), TMAP_ERR_INVALID);
+        if (fn != sort_adapter) {
+            assert_int_equal(fn(&b, NULL, &ok, perm, NULL), TMAP_ERR_INVALID);
+            assert_int_equal(fn(&b, badlat, &ok, perm, NULL),
+                             TMAP_ERR_INVALID);
+        }
+    }
+    double key[2] = {1, 0.0 / 0.0};
+    assert_int_equal(tmap_regroup_sort_key(key, 2, 0, &ok, perm, NULL),
+                     TMAP_ERR_INVALID);
+    assert_int_equal(tmap_regroup_sort_key(key, 0, 0, &ok, perm, NULL),
+                     TMAP_ERR_INVALID);
+    assert_int_equal(tmap_regroup_identity(0, perm, NULL), TMAP_ERR_INVALID);
+    assert_int_equal(tmap_regroup_identity(4, NULL, NULL), TMAP_ERR_INVALID);
+    assert_int_equal(tmap_regroup_identity(4, perm, NULL), TMAP_OK);
+    tmap_bbv_free(&b);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_valid_permutations),
+        cmocka_unit_test(test_check_rejects),
+        cmocka_unit_test(test_sort_two_classes),
+        cmocka_unit_test(test_identical_together),
+        cmocka_unit_test(test_fast_equals_literal),
+        cmocka_unit_test(test_greedy_hand),
+        cmocka_unit_test(test_greedy_hand_cross),
+        cmocka_unit_test(test_greedy_max_hand),
+        cmocka_unit_test(test_greedy_max_order),
+        cmocka_unit_test(test_sort_key),
+        cmocka_unit_test(test_bad_arguments),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
