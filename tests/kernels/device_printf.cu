@@ -1,5 +1,5 @@
 // Device printf: a call to the extern vprintf with a parameter block.
-#include <cstdio>
+// NVRTC declares printf itself: no header is needed.
 extern "C" __global__ void device_printf(const int *in, int count)
 {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
