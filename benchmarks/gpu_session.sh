@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# gpu_session.sh OUT [STEP...] -- everything that needs the GPU, in one go:
+# the GPU tests (and compute-sanitizer on them), the profiling-overhead
+# benchmark, BBVs of the benchmark manifests with the model's SIMD
+# efficiency next to ncu's measured one, and the bundled example's recorded
+# BBVs.  Results land under OUT (one folder per step).  Steps: tests
+# sanitizer overhead simd example latency (default: all).
+# Expects a built tree in ./build (cmake -S . -B build && cmake --build build).
+set -uo pipefail
+out=${1:?usage: gpu_session.sh OUT [STEP...]}
+shift
+steps=${*:-tests sanitizer overhead simd example latency}
+mkdir -p "$out"
+tm=./build/threadmap
+export PATH=/usr/local/cuda/bin:$PATH
+
+device_banner() {
+  nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.max.mem,clocks.sm --format=csv
+  nvcc --version | tail -n 2
+}
+
+has() { [[ " $steps " == *" $1 "* ]]; }
+
+device_banner > "$out/device.txt" 2>&1
+
+if has tests; then
+  (cd build && ctest --output-on-failure -R 'test_gpu|test_latency_measure') > "$out/gpu_tests.log" 2>&1
+  echo "gpu tests: rc=$?" | tee -a "$out/summary.txt"
+fi
+
+if has sanitizer; then
+  for t in build/test_gpu_*; do
+    compute-sanitizer --tool memcheck --error-exitcode 9 "$t" > "$out/sanitizer_$(basename "$t").log" 2>&1
+    echo "compute-sanitizer memcheck $(basename "$t"): rc=$?" | tee -a "$out/summary.txt"
+  done
+fi
+
+if has overhead; then
+  ./build/bench_overhead --reps 20 --warmup 3 > "$out/overhead.md" 2>&1
+  echo "overhead: rc=$?" | tee -a "$out/summary.txt"
+fi
+
+if has simd; then
+  mkdir -p "$out/simd"
+  for m in benchmarks/manifests/*.json; do
+    n=$(basename "$m" .json)
+    p=/tmp/tmap_prof/$n
+    $tm profile "$m" -o "$p" -q > "$out/simd/$n.profile.log" 2>&1 || { echo "profile $n failed" >> "$out/summary.txt"; continue; }
+    k=$(sed -n 's/^ *"kernel": "\(.*\)",$/\1/p' "$p/profile.json" | head -n 1)
+    bps=$(grep -A5 '"original"' "$p/profile.json" | sed -n 's/.*"blocks_per_sm": \([0-9]*\).*/\1/p' | head -n 1)
+    $tm estimate --bbv "$p/run0.bbv.npy" --cfg "$p/kernel.ptx" --kernel "$k" --blocks-per-sm "${bps:-8}" \
+      --sms 132 --json \
+      > "$out/simd/$n.estimate.json" 2> "$out/simd/$n.estimate.err"
+    cp "$p/profile.json" "$out/simd/$n.profile.json"
+    ncu --metrics smsp__thread_inst_executed_per_inst_executed.ratio,smsp__inst_executed.sum,smsp__thread_inst_executed.sum \
+      --csv -k "regex:^${k}\$" --launch-count 1 ./build/bench_overhead --reps 1 --warmup 0 "$m" \
+      > "$out/simd/$n.ncu.csv" 2> "$out/simd/$n.ncu.err"
+    echo "simd $n: kernel $k, blocks/SM $bps" >> "$out/summary.txt"
+  done
+fi
+
+if has example; then
+  $tm profile examples/divergent/manifest.json -o "$out/example" --runs 3 > "$out/example.log" 2>&1
+  echo "example profile: rc=$?" | tee -a "$out/summary.txt"
+fi
+
+if has latency && $tm latency --help > /dev/null 2>&1; then
+  $tm latency --measure -o "$out/sm_measured.tsv" > "$out/latency.log" 2>&1
+  echo "latency: rc=$?" | tee -a "$out/summary.txt"
+fi
+exit 0
