@@ -23,6 +23,7 @@ typedef struct tmap_command {
 int tmap_cli_fail(const char *cmd, const tmap_error *err);
 
 /* One line per subcommand; keep alphabetical.  Add yours here and in main.c. */
+int tmap_cmd_latency(int argc, char **argv);
 int tmap_cmd_version(int argc, char **argv);
 
 #endif

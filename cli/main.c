@@ -7,6 +7,7 @@
 #include "cli/commands.h"
 
 static const tmap_command commands[] = {
+    {"latency", tmap_cmd_latency, "measure the per-opcode latency table on the GPU"},
     {"version", tmap_cmd_version, "print the version"},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
