@@ -10,6 +10,7 @@ static const tmap_command commands[] = {
     {"cfg", tmap_cmd_cfg, "print the basic blocks, edges and post-dominators of kernels"},
     {"estimate", tmap_cmd_estimate, "estimate kernel time and divergence metrics from a BBV"},
     {"instrument", tmap_cmd_instrument, "add per-thread basic-block counters to PTX"},
+    {"latency", tmap_cmd_latency, "measure the per-opcode latency table on the GPU"},
     {"predict", tmap_cmd_predict, "predict BBVs for new per-thread features"},
     {"profile", tmap_cmd_profile, "per-thread BBVs of a manifest's kernel on the GPU"},
     {"train", tmap_cmd_train, "fit the BBV regression (eq. 1) on profiling runs"},

@@ -1,0 +1,335 @@
+/*
+ * measure.c -- runs the latency microbenchmarks on the GPU: for each
+ * selected benchmark, loads its 128- and 256-step kernels, launches them
+ * alternately `reps` times, takes the medians of the recorded cycles and
+ * self-checks them (tmap_latency_check); then takes companions off.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "latency_tables/measure.h"
+
+enum { DEFAULT_REPS = 5, MAX_REPS = 1001 };
+
+/* The device buffers shared by every benchmark of one run. */
+typedef struct lat_gpu {
+    tmap_cuda *cuda;
+    char arch[16];       /* "sm_90" */
+    uint64_t in, out;    /* TMAP_LAT_IN_BYTES / TMAP_LAT_OUT_BYTES */
+} lat_gpu;
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Median of v[n] (sorts v); n >= 1. */
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* (max - min) / median of sorted v[n]. */
+static double spread_of(const double *sorted, int n, double med)
+{
+    return med > 0 ? (sorted[n - 1] - sorted[0]) / med : 0;
+}
+
+int tmap_latency_check(double t_short, double t_long, double *per_step, char *note,
+                       size_t note_size)
+{
+    const double steps = TMAP_LATENCY_LONG - TMAP_LATENCY_SHORT;
+    *per_step = (t_long - t_short) / steps;
+    if (!(t_short > 0) || !(t_long > 0)) {
+        snprintf(note, note_size, "non-positive cycle counts (%.0f, %.0f)", t_short, t_long);
+        return 0;
+    }
+    if (*per_step <= 0.5) {
+        snprintf(note, note_size,
+                 "only %.2f cycles more per step from %d to %d steps (%.0f -> %.0f cycles): "
+                 "folded by the compiler, or not what it claims to measure",
+                 *per_step, TMAP_LATENCY_SHORT, TMAP_LATENCY_LONG, t_short, t_long);
+        return 0;
+    }
+    double ratio = t_long / t_short;
+    if (ratio < 1.5 || ratio > 2.5) {
+        snprintf(note, note_size,
+                 "%d steps took %.2f times as long as %d (%.0f vs %.0f cycles; want 1.5-2.5): "
+                 "not linear in the chain length",
+                 TMAP_LATENCY_LONG, ratio, TMAP_LATENCY_SHORT, t_long, t_short);
+        return 0;
+    }
+    return 1;
+}
+
+/* Fills the `in` buffer for benchmark b (layout: TMAP_LAT_IN_* in measure.h). */
+static tmap_status upload_in(lat_gpu *g, const tmap_latency_bench *b, tmap_error *err)
+{
+    unsigned char img[TMAP_LAT_IN_BYTES] = {0};
+    const uint64_t ops[5] = {b->a, b->b, b->c, b->d, b->e};
+    const int offs[5] = {TMAP_LAT_IN_A, TMAP_LAT_IN_B, TMAP_LAT_IN_C, TMAP_LAT_IN_D,
+                         TMAP_LAT_IN_E};
+    for (int k = 0; k < 5; k++)
+        memcpy(img + offs[k], &ops[k], 8); /* little-endian host and GPU */
+    const uint32_t passes = 2;
+    memcpy(img + TMAP_LAT_IN_PASSES, &passes, 4);
+    const uint64_t self64 = g->in + TMAP_LAT_IN_CHASE64;
+    memcpy(img + TMAP_LAT_IN_CHASE64, &self64, 8);
+    const uint64_t self32 = g->in + TMAP_LAT_IN_CHASE32;
+    const uint32_t lo = (uint32_t)self32, hi = (uint32_t)(self32 >> 32);
+    memcpy(img + TMAP_LAT_IN_CHASE32, &lo, 4);
+    memcpy(img + TMAP_LAT_IN_CHASE32_HI, &hi, 4);
+    const uint32_t const_start = 4; /* tmap_lat_const[1] holds 4 */
+    memcpy(img + TMAP_LAT_IN_CONST_START, &const_start, 4);
+    tmap_status st = tmap_cuda_upload(g->cuda, g->in, img, sizeof img, err);
+    if (st != TMAP_OK)
+        tmap_error_prefix(err, "latency benchmark %s", b->opcodes[0]);
+    return st;
+}
+
+/* Sets tmap_lat_const[k] = 4k, so that a word holds its own byte offset. */
+static tmap_status upload_const(lat_gpu *g, tmap_kernel *k, tmap_error *err)
+{
+    uint64_t p = 0;
+    size_t bytes = 0;
+    uint32_t words[16];
+    for (uint32_t i = 0; i < 16; i++)
+        words[i] = 4 * i;
+    tmap_status st = tmap_kernel_global(k, TMAP_LATENCY_CONST, &p, &bytes, err);
+    if (st == TMAP_OK && bytes < sizeof words)
+        st = tmap_fail(err, TMAP_ERR_CUDA, "module variable %s is %zu bytes, want %zu",
+                       TMAP_LATENCY_CONST, bytes, sizeof words);
+    if (st == TMAP_OK)
+        st = tmap_cuda_upload(g->cuda, p, words, sizeof words, err);
+    return st;
+}
+
+/* Loads the `steps`-step kernel of b (and sets its constant memory). */
+static tmap_status load_bench(lat_gpu *g, const tmap_latency_bench *b, unsigned steps,
+                              tmap_kernel **k, tmap_error *err)
+{
+    *k = NULL;
+    tmap_buf ptx = {0};
+    tmap_status st = tmap_latency_bench_ptx(b, steps, g->arch, &ptx, err);
+    if (st == TMAP_OK)
+        st = tmap_kernel_load(g->cuda, ptx.data, TMAP_LATENCY_ENTRY, k, err);
+    if (st == TMAP_OK && b->setup == TMAP_LAT_CONST)
+        st = upload_const(g, *k, err);
+    tmap_buf_free(&ptx);
+    if (st != TMAP_OK) {
+        tmap_kernel_free(*k);
+        *k = NULL;
+        tmap_error_prefix(err, "latency benchmark %s (%u steps)", b->opcodes[0], steps);
+    }
+    return st;
+}
+
+/* One launch; *cycles receives the recorded timed region. */
+static tmap_status run_once(lat_gpu *g, tmap_kernel *k, const tmap_latency_bench *b,
+                            double *cycles, tmap_error *err)
+{
+    void *args[2] = {&g->out, &g->in};
+    tmap_launch l = {{1, 1, 1}, {b->threads, 1, 1}, 0, args};
+    uint64_t dt = 0;
+    tmap_status st = tmap_cuda_zero(g->cuda, g->out, TMAP_LAT_OUT_BYTES, err);
+    if (st == TMAP_OK)
+        st = tmap_kernel_run(k, &l, err);
+    if (st == TMAP_OK)
+        st = tmap_cuda_download(g->cuda, &dt, g->out + TMAP_LAT_OUT_CYCLES, sizeof dt, err);
+    if (st != TMAP_OK)
+        tmap_error_prefix(err, "latency benchmark %s", b->opcodes[0]);
+    *cycles = (double)dt;
+    return st;
+}
+
+/* Launches both kernels alternately (after one untimed launch each) and
+ * fills r's medians, spread and self-check. */
+static tmap_status time_pair(lat_gpu *g, tmap_kernel *ks, tmap_kernel *kl, int reps,
+                             tmap_latency_result *r, tmap_error *err)
+{
+    const tmap_latency_bench *b = r->bench;
+    double *ts = calloc((size_t)reps, sizeof *ts), *tl = calloc((size_t)reps, sizeof *tl);
+    double unused;
+    if (!ts || !tl) {
+        free(ts), free(tl);
+        return tmap_fail(err, TMAP_ERR_NOMEM, "out of memory timing %s", b->opcodes[0]);
+    }
+    tmap_status st = run_once(g, ks, b, &unused, err);
+    if (st == TMAP_OK)
+        st = run_once(g, kl, b, &unused, err);
+    for (int i = 0; st == TMAP_OK && i < reps; i++) {
+        st = run_once(g, ks, b, &ts[i], err);
+        if (st == TMAP_OK)
+            st = run_once(g, kl, b, &tl[i], err);
+    }
+    if (st == TMAP_OK) {
+        r->reps = reps;
+        r->t_short = median(ts, reps);
+        r->t_long = median(tl, reps);
+        double s1 = spread_of(ts, reps, r->t_short), s2 = spread_of(tl, reps, r->t_long);
+        r->spread = s1 > s2 ? s1 : s2;
+        r->ok = tmap_latency_check(r->t_short, r->t_long, &r->per_step, r->note,
+                                   sizeof r->note);
+        r->latency = r->ok ? r->per_step / b->ops_per_step : 0;
+    }
+    free(ts), free(tl);
+    return st;
+}
+
+static tmap_status measure_one(lat_gpu *g, int reps, tmap_latency_result *r, tmap_error *err)
+{
+    tmap_kernel *ks = NULL, *kl = NULL;
+    tmap_status st = upload_in(g, r->bench, err);
+    if (st == TMAP_OK)
+        st = load_bench(g, r->bench, TMAP_LATENCY_SHORT, &ks, err);
+    if (st == TMAP_OK)
+        st = load_bench(g, r->bench, TMAP_LATENCY_LONG, &kl, err);
+    if (st == TMAP_OK)
+        st = time_pair(g, ks, kl, reps, r, err);
+    tmap_kernel_free(ks);
+    tmap_kernel_free(kl);
+    return st;
+}
+
+/* Takes the companion's latency off r[i] (a companion is measured before
+ * its users).  Returns 1 when that made r[i] suspect: its companion is
+ * suspect, or what is left is no more than a quarter cycle. */
+static int apply_companion(tmap_latency_result *r, size_t n, size_t i)
+{
+    const char *comp = r[i].bench->companion;
+    if (!comp || !r[i].ok)
+        return 0;
+    const tmap_latency_result *c = NULL;
+    for (size_t j = 0; j < n; j++)
+        if (r[j].bench == tmap_latency_find(comp))
+            c = &r[j];
+    if (!c || !c->ok) {
+        r[i].ok = 0;
+        snprintf(r[i].note, sizeof r[i].note,
+                 "its companion %s was not measured or is suspect", comp);
+        return 1;
+    }
+    r[i].latency -= c->latency;
+    if (r[i].latency > 0.25)
+        return 0;
+    r[i].ok = 0;
+    snprintf(r[i].note, sizeof r[i].note,
+             "%.2f cycles per step minus %s's %.2f leaves %.2f: not measurable this way",
+             r[i].per_step, comp, c->latency, r[i].latency);
+    return 1;
+}
+
+/* Marks the benchmarks to run: all, or those reporting an opcode of
+ * o->only plus their companions.  sel has one flag per listed benchmark. */
+static tmap_status select_benches(const tmap_latency_measure_opts *o, const tmap_latency_bench *list,
+                                  size_t n, unsigned char *sel, tmap_error *err)
+{
+    memset(sel, o && o->only ? 0 : 1, n);
+    for (size_t i = 0; o && o->only && i < o->nonly; i++) {
+        const tmap_latency_bench *b = tmap_latency_find(o->only[i]);
+        if (!b)
+            return tmap_fail(err, TMAP_ERR_INVALID,
+                             "no latency benchmark for opcode '%s' (see threadmap latency --list)",
+                             o->only[i]);
+        sel[b - list] = 1;
+        if (b->companion)
+            sel[tmap_latency_find(b->companion) - list] = 1;
+    }
+    return TMAP_OK;
+}
+
+static void report(const tmap_latency_measure_opts *o, size_t i, size_t total,
+                   const tmap_latency_result *r)
+{
+    if (!o || !o->progress)
+        return;
+    char line[512];
+    if (r->ok)
+        snprintf(line, sizeof line,
+                 "%s%s%s: %.2f cycles per step (%d steps: %.0f, %d steps: %.0f cycles; "
+                 "spread %.1f%%)",
+                 r->bench->opcodes[0], r->bench->opcodes[1] ? " + " : "",
+                 r->bench->opcodes[1] ? r->bench->opcodes[1] : "", r->per_step,
+                 TMAP_LATENCY_SHORT, r->t_short, TMAP_LATENCY_LONG, r->t_long,
+                 100 * r->spread);
+    else
+        snprintf(line, sizeof line,
+                 "warning: %s is suspect and left out of the table (it falls back to "
+                 "class:%s): %s",
+                 r->bench->opcodes[0], r->bench->cls, r->note);
+    o->progress(o->user, i, total, line);
+}
+
+static tmap_status open_buffers(tmap_cuda *c, lat_gpu *g, tmap_error *err)
+{
+    tmap_device_info info;
+    memset(g, 0, sizeof *g);
+    g->cuda = c;
+    tmap_status st = tmap_cuda_info(c, &info, err);
+    if (st != TMAP_OK)
+        return st;
+    snprintf(g->arch, sizeof g->arch, "sm_%d%d", info.cc_major, info.cc_minor);
+    st = tmap_cuda_alloc(c, TMAP_LAT_IN_BYTES, &g->in, err);
+    if (st == TMAP_OK)
+        st = tmap_cuda_alloc(c, TMAP_LAT_OUT_BYTES, &g->out, err);
+    return st;
+}
+
+static void close_buffers(lat_gpu *g)
+{
+    if (g->in)
+        tmap_cuda_free(g->cuda, g->in);
+    if (g->out)
+        tmap_cuda_free(g->cuda, g->out);
+}
+
+tmap_status tmap_latency_measure_results(tmap_cuda *c, const tmap_latency_measure_opts *o,
+                                         tmap_latency_result **results, size_t *count,
+                                         tmap_error *err)
+{
+    *results = NULL;
+    *count = 0;
+    int reps = o && o->reps ? o->reps : DEFAULT_REPS;
+    if (reps < 1 || reps > MAX_REPS)
+        return tmap_fail(err, TMAP_ERR_INVALID, "latency: reps %d out of 1..%d", reps, MAX_REPS);
+    size_t n = 0, total = 0;
+    const tmap_latency_bench *list = tmap_latency_benchmarks(&n);
+    unsigned char *sel = malloc(n);
+    tmap_latency_result *r = calloc(n, sizeof *r);
+    if (!sel || !r) {
+        free(sel), free(r);
+        return tmap_fail(err, TMAP_ERR_NOMEM, "out of memory");
+    }
+    tmap_status st = select_benches(o, list, n, sel, err);
+    for (size_t i = 0; i < n; i++)
+        total += sel[i];
+    lat_gpu g;
+    if (st == TMAP_OK)
+        st = open_buffers(c, &g, err);
+    else
+        memset(&g, 0, sizeof g);
+    size_t done = 0;
+    for (size_t i = 0; st == TMAP_OK && i < n; i++) {
+        if (!sel[i])
+            continue;
+        r[done].bench = &list[i];
+        st = measure_one(&g, reps, &r[done], err);
+        if (st == TMAP_OK)
+            report(o, done, total, &r[done]);
+        done++;
+    }
+    close_buffers(&g);
+    free(sel);
+    if (st != TMAP_OK) {
+        free(r);
+        return st;
+    }
+    for (size_t i = 0; i < done; i++)
+        if (apply_companion(r, done, i))
+            report(o, i, total, &r[i]);
+    *results = r;
+    *count = done;
+    return TMAP_OK;
+}

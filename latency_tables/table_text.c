@@ -1,0 +1,135 @@
+/*
+ * table_text.c -- formats measured latencies as the latency table (TSV):
+ * header comments naming the GPU, one line per opcode of each benchmark that
+ * passed its self-checks, `# suspect:` comments for those that did not, and
+ * class:NAME defaults, each the median of its class's measured opcodes.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "latency_tables/measure.h"
+
+/* Classes in table order; every benchmark's class is one of these. */
+static const char *const classes[] = {"int", "fp32", "fp64", "sfu", "conversion", "control",
+                                      "global", "shared", "const", "local", "atomic", "other"};
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static void put_header(tmap_buf *out, const tmap_device_info *info, const char *date)
+{
+    char now[32];
+    if (!date) {
+        time_t t = time(NULL);
+        struct tm tm;
+        gmtime_r(&t, &tm);
+        strftime(now, sizeof now, "%Y-%m-%dT%H:%M:%SZ", &tm);
+        date = now;
+    }
+    tmap_buf_puts(out, "# threadmap latency table: opcode, latency (cycles), issue interval "
+                       "(cycles, - = not measured), source\n");
+    if (info) {
+        tmap_buf_printf(out, "# arch: sm_%d%d\n# device: %s\n# sm_clock_mhz: %d\n",
+                        info->cc_major, info->cc_minor, info->name, info->clock_khz / 1000);
+        tmap_buf_printf(out, "# driver: %d.%d\n", info->driver_version / 1000,
+                        info->driver_version % 1000 / 10);
+    }
+    tmap_buf_printf(out, "# measured_by: threadmap latency --measure\n# date: %s\n", date);
+}
+
+/* The `source` column of an ok result. */
+static void put_source(tmap_buf *out, const tmap_latency_result *r)
+{
+    const tmap_latency_bench *b = r->bench;
+    tmap_buf_printf(out, "measured: dependent chain, %d vs %d steps, median of %d",
+                    TMAP_LATENCY_LONG, TMAP_LATENCY_SHORT, r->reps);
+    if (b->ops_per_step == 2)
+        tmap_buf_printf(out, "; half of a %s + %s pair (%.1f per pair)", b->opcodes[0],
+                        b->opcodes[1] ? b->opcodes[1] : b->opcodes[0], r->per_step);
+    if (b->companion)
+        tmap_buf_printf(out, "; step with %s, minus its %.1f", b->companion,
+                        r->per_step - r->latency);
+}
+
+static void put_results(tmap_buf *out, const tmap_latency_result *r, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        for (int j = 0; j < 2 && r[i].ok; j++) {
+            if (!r[i].bench->opcodes[j])
+                continue;
+            tmap_buf_printf(out, "%s\t%.1f\t-\t", r[i].bench->opcodes[j], r[i].latency);
+            put_source(out, &r[i]);
+            tmap_buf_puts(out, "\n");
+        }
+        if (!r[i].ok)
+            tmap_buf_printf(out, "# suspect, left out: %s: %s\n", r[i].bench->opcodes[0],
+                            r[i].note);
+    }
+}
+
+/* class:NAME lines: the median of the class's measured opcode latencies
+ * (each opcode counted once, so a pair counts twice). */
+static void put_classes(tmap_buf *out, const tmap_latency_result *r, size_t n)
+{
+    double *v = malloc((2 * n + 1) * sizeof *v);
+    if (!v) {
+        out->oom = 1;
+        return;
+    }
+    for (size_t k = 0; k < sizeof classes / sizeof classes[0]; k++) {
+        size_t m = 0;
+        tmap_buf names = {0};
+        for (size_t i = 0; i < n; i++) {
+            if (!r[i].ok || strcmp(r[i].bench->cls, classes[k]))
+                continue;
+            for (int j = 0; j < 2; j++) {
+                if (!r[i].bench->opcodes[j])
+                    continue;
+                v[m++] = r[i].latency;
+                tmap_buf_printf(&names, "%s%s", m > 1 ? ", " : "", r[i].bench->opcodes[j]);
+            }
+        }
+        if (m) {
+            qsort(v, m, sizeof *v, cmp_double);
+            double med = m % 2 ? v[m / 2] : 0.5 * (v[m / 2 - 1] + v[m / 2]);
+            tmap_buf_printf(out, "class:%s\t%.1f\t-\tderived: median of %s\n", classes[k], med,
+                            names.data);
+        } else {
+            tmap_buf_printf(out, "# class:%s: nothing measured\n", classes[k]);
+        }
+        if (names.oom)
+            out->oom = 1;
+        tmap_buf_free(&names);
+    }
+    free(v);
+}
+
+void tmap_latency_table_format(const tmap_device_info *info, const char *date,
+                               const tmap_latency_result *r, size_t n, tmap_buf *out)
+{
+    put_header(out, info, date);
+    put_results(out, r, n);
+    put_classes(out, r, n);
+}
+
+tmap_status tmap_latency_measure(tmap_cuda *c, const tmap_latency_measure_opts *o,
+                                 tmap_buf *table_text, tmap_error *err)
+{
+    tmap_device_info info;
+    tmap_latency_result *r = NULL;
+    size_t n = 0;
+    tmap_status st = tmap_cuda_info(c, &info, err);
+    if (st == TMAP_OK)
+        st = tmap_latency_measure_results(c, o, &r, &n, err);
+    if (st != TMAP_OK)
+        return st;
+    tmap_latency_table_format(&info, o ? o->date : NULL, r, n, table_text);
+    free(r);
+    if (table_text->oom)
+        return tmap_fail(err, TMAP_ERR_NOMEM, "out of memory formatting the latency table");
+    return TMAP_OK;
+}

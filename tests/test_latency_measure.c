@@ -1,0 +1,483 @@
+/*
+ * test_latency_measure.c -- the latency microbenchmarks without a GPU:
+ * every generated kernel is accepted by ptxas (sm_90 and sm_75), and, the
+ * real check, its SASS between the two clock reads holds the unfolded chain
+ * (at least steps x sass_per_step instructions of the expected kinds; the
+ * integer divisions branch-free).  Also the self-check and the table format
+ * on given numbers, and on a GPU (skipped without one) the measurement of
+ * add.f32, ld.shared.u32 and div.rn.f32 against plausible ranges.
+ *
+ * The SASS check needs nvdisasm or cuobjdump: $TMAP_NVDISASM, then
+ * $TMAP_CUOBJDUMP, then /usr/local/cuda/bin, then PATH; it skips (saying
+ * so) when there is none.
+ */
+#include <sys/wait.h>
+
+#include "latency_tables/measure.h"
+#include "tests/testutil.h"
+
+/* ---------------------------------------------------------- the tools */
+
+typedef struct disasm {
+    char path[1024];
+    int is_nvdisasm;
+} disasm;
+
+static int executable(const char *p) { return p && *p && access(p, X_OK) == 0; }
+
+static int from_path(const char *name, char *out, size_t size)
+{
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "command -v %s 2>/dev/null", name);
+    FILE *p = popen(cmd, "r");
+    if (!p)
+        return 0;
+    int ok = fgets(out, (int)size, p) != NULL;
+    pclose(p);
+    if (ok)
+        out[strcspn(out, "\r\n")] = '\0';
+    return ok && executable(out);
+}
+
+/* Finds a disassembler; 0 when there is none. */
+static int find_disasm(disasm *d)
+{
+    const char *env[2] = {getenv("TMAP_NVDISASM"), getenv("TMAP_CUOBJDUMP")};
+    const char *fixed[2] = {"/usr/local/cuda/bin/nvdisasm", "/usr/local/cuda/bin/cuobjdump"};
+    const char *names[2] = {"nvdisasm", "cuobjdump"};
+    for (int k = 0; k < 2; k++)
+        if (executable(env[k])) {
+            snprintf(d->path, sizeof d->path, "%s", env[k]);
+            d->is_nvdisasm = k == 0;
+            return 1;
+        }
+    for (int k = 0; k < 2; k++)
+        if (executable(fixed[k])) {
+            snprintf(d->path, sizeof d->path, "%s", fixed[k]);
+            d->is_nvdisasm = k == 0;
+            return 1;
+        }
+    for (int k = 0; k < 2; k++)
+        if (from_path(names[k], d->path, sizeof d->path)) {
+            d->is_nvdisasm = k == 0;
+            return 1;
+        }
+    return 0;
+}
+
+static char *gen_ptx(const tmap_latency_bench *b, unsigned steps, const char *arch)
+{
+    tmap_buf buf = {0};
+    tmap_error e = {0};
+    if (tmap_latency_bench_ptx(b, steps, arch, &buf, &e) != TMAP_OK)
+        fail_msg("%s", e.message);
+    return buf.data;
+}
+
+/* Writes text to a new temporary file; its name into path (>= 32 bytes). */
+static void write_temp(const char *text, char *path)
+{
+    strcpy(path, "/tmp/tmap_lat_XXXXXX");
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    size_t n = strlen(text);
+    assert_true(write(fd, text, n) == (ssize_t)n);
+    close(fd);
+}
+
+/* Runs cmd; its output (malloc'ed) into *text; returns the exit status. */
+static int run_capture(const char *cmd, char **text)
+{
+    FILE *p = popen(cmd, "r");
+    tmap_buf b = {0};
+    char chunk[65536];
+    size_t got;
+    while (p && (got = fread(chunk, 1, sizeof chunk, p)) > 0)
+        tmap_buf_put(&b, chunk, got);
+    int rc = p ? pclose(p) : -1;
+    if (!b.data)
+        tmap_buf_puts(&b, "");
+    *text = b.data;
+    return rc;
+}
+
+/* Compiles PTX for sm_90 and returns the disassembly (malloc'ed). */
+static char *sass_of(const disasm *d, const char *ptx, const char *what)
+{
+    char in[64], cubin[80], cmd[4096];
+    write_temp(ptx, in);
+    snprintf(cubin, sizeof cubin, "%s.cubin", in);
+    snprintf(cmd, sizeof cmd, "'%s' -arch=sm_90 -o '%s' '%s' 2>&1", TMAP_PTXAS_DEFAULT, cubin,
+             in);
+    char *log = NULL;
+    int rc = run_capture(cmd, &log);
+    unlink(in);
+    char msg[4096];
+    snprintf(msg, sizeof msg, "%s", log);
+    free(log);
+    if (rc != 0) {
+        unlink(cubin);
+        fail_msg("%s: ptxas -arch=sm_90 failed: %s", what, msg);
+    }
+    snprintf(cmd, sizeof cmd, d->is_nvdisasm ? "'%s' -c '%s' 2>&1" : "'%s' -sass '%s' 2>&1",
+             d->path, cubin);
+    char *sass = NULL;
+    rc = run_capture(cmd, &sass);
+    unlink(cubin);
+    if (rc != 0) {
+        snprintf(msg, sizeof msg, "%s", sass);
+        free(sass);
+        fail_msg("%s: %s failed: %s", what, d->path, msg);
+    }
+    return sass;
+}
+
+/* ------------------------------------------------------ SASS analysis */
+
+/* The instruction on a disassembly line ("/ *0060* /  @P0 FADD R0, ...;"),
+ * without its guard, into ins; 0 if the line holds none. */
+static int instruction_of(const char *line, char *ins, size_t size)
+{
+    const char *p = strstr(line, "*/");
+    if (!p || !strstr(line, ";"))
+        return 0;
+    p += 2;
+    while (*p == ' ' || *p == '\t')
+        p++;
+    if (*p == '@') /* guard: @P0, @!PT ... */
+        while (*p && *p != ' ')
+            p++;
+    while (*p == ' ')
+        p++;
+    if (!*p || *p == '/' || *p == ';')
+        return 0;
+    size_t n = strcspn(p, ";");
+    if (n >= size)
+        n = size - 1;
+    memcpy(ins, p, n);
+    ins[n] = '\0';
+    return 1;
+}
+
+/* ins's mnemonic is `name` or starts with "name." */
+static int is_kind(const char *ins, const char *name)
+{
+    size_t n = strlen(name);
+    return !strncmp(ins, name, n) && (ins[n] == '.' || ins[n] == ' ' || ins[n] == '\0');
+}
+
+typedef struct sass_count {
+    int clocks;      /* clock reads seen (the region is between the first two) */
+    int total;       /* instructions between them */
+    int expected;    /* ... of the benchmark's kinds */
+    int branches;    /* ... BRA, CALL, BSSY, JMP */
+} sass_count;
+
+static sass_count count_region(const char *sass, const tmap_latency_bench *b)
+{
+    sass_count c = {0};
+    char ins[256];
+    for (const char *line = sass; line && *line;) {
+        const char *nl = strchr(line, '\n');
+        size_t len = nl ? (size_t)(nl - line) : strlen(line);
+        char buf[512];
+        snprintf(buf, sizeof buf, "%.*s", (int)(len < sizeof buf ? len : sizeof buf - 1), line);
+        line = nl ? nl + 1 : NULL;
+        if (!instruction_of(buf, ins, sizeof ins))
+            continue;
+        if (strstr(ins, "SR_CLOCK")) {
+            if (++c.clocks == 2)
+                break;
+            continue;
+        }
+        if (c.clocks != 1)
+            continue;
+        c.total++;
+        for (int k = 0; k < 4 && b->sass[k]; k++)
+            if (is_kind(ins, b->sass[k])) {
+                c.expected++;
+                break;
+            }
+        if (is_kind(ins, "BRA") || is_kind(ins, "CALL") || is_kind(ins, "JMP") ||
+            is_kind(ins, "BRX"))
+            c.branches++;
+    }
+    return c;
+}
+
+/* ------------------------------------------------------------- tests */
+
+static const char *const known_classes[] = {"int", "fp32", "fp64", "sfu", "conversion",
+                                            "control", "global", "shared", "const", "local",
+                                            "atomic", "other"};
+
+static void test_list_is_sane(void **state)
+{
+    (void)state;
+    size_t n = 0, opcodes = 0;
+    const tmap_latency_bench *list = tmap_latency_benchmarks(&n);
+    for (size_t i = 0; i < n; i++) {
+        const tmap_latency_bench *b = &list[i];
+        int known = 0;
+        for (size_t k = 0; k < sizeof known_classes / sizeof *known_classes; k++)
+            known |= !strcmp(b->cls, known_classes[k]);
+        if (!known)
+            fail_msg("%s: unknown class %s", b->opcodes[0], b->cls);
+        assert_non_null(strstr(b->step, "{X}"));
+        assert_non_null(strstr(b->step, "{Y}"));
+        assert_non_null(b->sass[0]);
+        assert_true(b->sass_per_step >= 1);
+        assert_true(b->ops_per_step == 1 || (b->ops_per_step == 2 && b->opcodes[1]));
+        assert_true(b->threads == 1 || b->threads == 32);
+        for (int j = 0; j < 2 && b->opcodes[j]; j++, opcodes++)
+            assert_ptr_equal(tmap_latency_find(b->opcodes[j]), b);
+        if (b->companion) { /* measured before its users */
+            const tmap_latency_bench *c = tmap_latency_find(b->companion);
+            assert_non_null(c);
+            assert_true(c < b);
+        }
+    }
+    assert_true(opcodes >= 40);
+    assert_null(tmap_latency_find("no.such.op"));
+}
+
+static void test_ptx_text(void **state)
+{
+    (void)state;
+    char *ptx = NULL;
+    TMAP_CHECK(tmap_latency_ptx("add.f32", 128, "sm_90", &ptx, err));
+    assert_non_null(strstr(ptx, ".target sm_90\n"));
+    assert_non_null(strstr(ptx, ".version 8.0\n"));
+    assert_non_null(strstr(ptx, "%clock64"));
+    assert_null(strchr(ptx, '{') == NULL ? NULL : strstr(ptx, "{X}"));
+    size_t adds = 0;
+    for (const char *p = ptx; (p = strstr(p, "add.f32 %x")); p++)
+        adds++;
+    assert_int_equal(adds, 128);
+    /* step 0 writes x0 from x1, step 1 writes x1 from x0 */
+    assert_non_null(strstr(ptx, "add.f32 %x0, %x1, %c;\n    add.f32 %x1, %x0, %c;"));
+    free(ptx);
+    /* PTX vector braces survive the placeholder pass */
+    TMAP_CHECK(tmap_latency_ptx("mul.wide.s32", 2, "sm_90", &ptx, err));
+    assert_non_null(strstr(ptx, "mov.b64 {%t, %x0}, %w;"));
+    free(ptx);
+
+    tmap_error e = {0};
+    assert_int_equal(tmap_latency_ptx("add.f32", 8, "compute_90", &ptx, &e), TMAP_ERR_INVALID);
+    assert_int_equal(tmap_latency_ptx("add.f32", 0, "sm_90", &ptx, &e), TMAP_ERR_INVALID);
+    assert_int_equal(tmap_latency_ptx("bogus.op", 8, "sm_90", &ptx, &e), TMAP_ERR_INVALID);
+    assert_non_null(strstr(e.message, "bogus.op"));
+    TMAP_CHECK(tmap_latency_ptx("add.f32", 4, "sm_100a", &ptx, err));
+    assert_non_null(strstr(ptx, ".version 8.6\n"));
+    free(ptx);
+}
+
+/* Every benchmark, both lengths, through ptxas for arch. */
+static void ptxas_all(const char *arch, unsigned sm)
+{
+    if (!test_have_ptxas()) {
+        print_message("[  SKIPPED ] no ptxas at %s\n", TMAP_PTXAS_DEFAULT);
+        skip();
+    }
+    size_t n = 0, done = 0;
+    const tmap_latency_bench *list = tmap_latency_benchmarks(&n);
+    const unsigned steps[2] = {TMAP_LATENCY_SHORT, TMAP_LATENCY_LONG};
+    char log[8192];
+    for (size_t i = 0; i < n; i++) {
+        if (list[i].min_sm > sm) {
+            print_message("  %s needs sm_%u: not tried on %s\n", list[i].opcodes[0],
+                          list[i].min_sm, arch);
+            continue;
+        }
+        for (int k = 0; k < 2; k++) {
+            char *ptx = gen_ptx(&list[i], steps[k], arch);
+            int rc = test_ptxas(ptx, arch, log, sizeof log);
+            free(ptx);
+            if (rc != 0)
+                fail_msg("%s (%u steps): ptxas -arch=%s: %s", list[i].opcodes[0], steps[k],
+                         arch, log);
+            done++;
+        }
+    }
+    print_message("  %zu kernels accepted by ptxas -arch=%s\n", done, arch);
+}
+
+static void test_ptxas_sm90(void **state)
+{
+    (void)state;
+    ptxas_all("sm_90", 90);
+}
+
+static void test_ptxas_sm75(void **state)
+{
+    (void)state;
+    ptxas_all("sm_75", 75);
+}
+
+/* The chain is in the SASS, unfolded: see the file comment. */
+static void test_sass_not_folded(void **state)
+{
+    (void)state;
+    disasm d;
+    if (!test_have_ptxas() || !find_disasm(&d)) {
+        print_message("[  SKIPPED ] needs ptxas and nvdisasm or cuobjdump (set "
+                      "TMAP_NVDISASM or TMAP_CUOBJDUMP)\n");
+        skip();
+    }
+    size_t n = 0;
+    const tmap_latency_bench *list = tmap_latency_benchmarks(&n);
+    const unsigned steps[2] = {TMAP_LATENCY_SHORT, TMAP_LATENCY_LONG};
+    tmap_buf bad = {0};
+    print_message("  %-22s %5s %9s %9s  (sm_90, per step; with %s)\n", "opcode", "steps",
+                  "expected", "all SASS", d.path);
+    for (size_t i = 0; i < n; i++) {
+        const tmap_latency_bench *b = &list[i];
+        for (int k = 0; k < 2; k++) {
+            char *ptx = gen_ptx(b, steps[k], "sm_90");
+            char *sass = sass_of(&d, ptx, b->opcodes[0]);
+            sass_count c = count_region(sass, b);
+            free(ptx);
+            free(sass);
+            unsigned want = steps[k] * b->sass_per_step;
+            print_message("  %-22s %5u %9.2f %9.2f%s\n", b->opcodes[0], steps[k],
+                          (double)c.expected / steps[k], (double)c.total / steps[k],
+                          c.expected >= (int)want ? "" : "  FOLDED?");
+            if (c.clocks < 2)
+                tmap_buf_printf(&bad, "%s (%u steps): %d clock reads in the SASS, want 2\n",
+                                b->opcodes[0], steps[k], c.clocks);
+            else if (c.expected < (int)want)
+                tmap_buf_printf(&bad, "%s (%u steps): %d of %s... between the clock reads, "
+                                      "want >= %u\n",
+                                b->opcodes[0], steps[k], c.expected, b->sass[0], want);
+            if (!strcmp(b->cls, "int") && c.branches)
+                tmap_buf_printf(&bad, "%s (%u steps): %d branches in an integer chain\n",
+                                b->opcodes[0], steps[k], c.branches);
+        }
+    }
+    if (bad.data) {
+        print_error("%s", bad.data);
+        tmap_buf_free(&bad);
+        fail_msg("some chains are not in the SASS as expected (above)");
+    }
+}
+
+static void test_self_check(void **state)
+{
+    (void)state;
+    double per = 0;
+    char note[200];
+    assert_true(tmap_latency_check(530, 1042, &per, note, sizeof note));
+    assert_true(per > 3.99 && per < 4.01);
+    /* folded: no growth */
+    assert_false(tmap_latency_check(40, 41, &per, note, sizeof note));
+    assert_non_null(strstr(note, "folded"));
+    /* growth but far from linear */
+    assert_false(tmap_latency_check(100, 400, &per, note, sizeof note));
+    assert_non_null(strstr(note, "linear"));
+    assert_false(tmap_latency_check(0, 0, &per, note, sizeof note));
+}
+
+static void test_table_format(void **state)
+{
+    (void)state;
+    tmap_device_info info = {0};
+    snprintf(info.name, sizeof info.name, "Test GPU");
+    info.cc_major = 9;
+    info.clock_khz = 1980000;
+    info.driver_version = 13000;
+    tmap_latency_result r[4] = {0};
+    const char *ops[4] = {"add.s32", "and.b32", "cvt.rn.f32.s32", "add.f32"};
+    const double per[4] = {4, 8, 12, 4};
+    for (int i = 0; i < 4; i++) {
+        r[i].bench = tmap_latency_find(ops[i]);
+        r[i].reps = 5;
+        r[i].per_step = per[i];
+        r[i].ok = i != 3;
+        r[i].latency = per[i] / r[i].bench->ops_per_step;
+    }
+    r[1].latency -= r[0].latency; /* what the companion step does */
+    snprintf(r[3].note, sizeof r[3].note, "only 0.10 cycles more per step");
+    tmap_buf out = {0};
+    tmap_latency_table_format(&info, "2026-01-01", r, 4, &out);
+    const char *t = out.data;
+    assert_non_null(strstr(t, "# arch: sm_90\n"));
+    assert_non_null(strstr(t, "# device: Test GPU\n"));
+    assert_non_null(strstr(t, "# sm_clock_mhz: 1980\n"));
+    assert_non_null(strstr(t, "# driver: 13.0\n"));
+    assert_non_null(strstr(t, "# measured_by: threadmap latency --measure\n"));
+    assert_non_null(strstr(t, "# date: 2026-01-01\n"));
+    assert_non_null(strstr(t, "\nadd.s32\t4.0\t-\tmeasured: dependent chain, 256 vs 128 steps, "
+                              "median of 5\n"));
+    assert_non_null(strstr(t, "\nand.b32\t4.0\t-\t"));
+    assert_non_null(strstr(t, "\ncvt.rn.f32.s32\t6.0\t-\t"));
+    assert_non_null(strstr(t, "\ncvt.rzi.s32.f32\t6.0\t-\t"));
+    assert_non_null(strstr(t, "half of a cvt.rn.f32.s32 + cvt.rzi.s32.f32 pair"));
+    assert_null(strstr(t, "\nadd.f32\t")); /* suspect: left out */
+    assert_non_null(strstr(t, "# suspect, left out: add.f32: only 0.10"));
+    assert_non_null(strstr(t, "\nclass:int\t4.0\t-\tderived: median of add.s32, and.b32\n"));
+    assert_non_null(strstr(t, "\nclass:conversion\t6.0\t-\t"));
+    assert_non_null(strstr(t, "# class:fp32: nothing measured\n"));
+    /* every data line has 4 tab-separated fields */
+    for (const char *l = t; *l; l = strchr(l, '\n') + 1) {
+        if (*l != '#') {
+            int tabs = 0;
+            for (const char *p = l; *p && *p != '\n'; p++)
+                tabs += *p == '\t';
+            assert_int_equal(tabs, 3);
+        }
+        if (!strchr(l, '\n'))
+            break;
+    }
+    tmap_buf_free(&out);
+}
+
+static void progress_line(void *user, size_t i, size_t total, const char *line)
+{
+    (void)user;
+    print_message("  [%zu/%zu] %s\n", i + 1, total, line);
+}
+
+static void test_gpu_measure(void **state)
+{
+    (void)state;
+    tmap_cuda *c = test_gpu_or_skip();
+    const char *only[] = {"add.f32", "ld.shared.u32", "div.rn.f32"};
+    const double lo[] = {2, 10, 8}, hi[] = {12, 80, 200};
+    tmap_latency_measure_opts o = {0};
+    o.only = only;
+    o.nonly = 3;
+    o.progress = progress_line;
+    tmap_latency_result *r = NULL;
+    size_t n = 0;
+    TMAP_CHECK(tmap_latency_measure_results(c, &o, &r, &n, err));
+    assert_int_equal(n, 3);
+    for (size_t i = 0; i < n; i++) {
+        size_t k = 0;
+        while (strcmp(only[k], r[i].bench->opcodes[0]))
+            k++;
+        if (!r[i].ok)
+            fail_msg("%s suspect: %s", only[k], r[i].note);
+        if (r[i].latency < lo[k] || r[i].latency > hi[k])
+            fail_msg("%s: %.2f cycles, outside the plausible %.0f..%.0f", only[k],
+                     r[i].latency, lo[k], hi[k]);
+    }
+    free(r);
+    tmap_buf table = {0};
+    TMAP_CHECK(tmap_latency_measure(c, &o, &table, err));
+    assert_non_null(strstr(table.data, "\nadd.f32\t"));
+    assert_non_null(strstr(table.data, "\nclass:fp32\t"));
+    print_message("%s", table.data);
+    tmap_buf_free(&table);
+    tmap_cuda_close(c);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_list_is_sane),   cmocka_unit_test(test_ptx_text),
+        cmocka_unit_test(test_self_check),     cmocka_unit_test(test_table_format),
+        cmocka_unit_test(test_ptxas_sm90),     cmocka_unit_test(test_ptxas_sm75),
+        cmocka_unit_test(test_sass_not_folded), cmocka_unit_test(test_gpu_measure),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
