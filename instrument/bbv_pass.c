@@ -5,6 +5,10 @@
  * at the top of its body that computes the thread's counter pointer p and
  * the row stride, and at the start of each block b an increment of the u32
  * at p + b*stride, guarded by the "this thread block is sampled" predicate.
+ * The increment is `red.global.add.u32`: each counter has exactly one writer
+ * (its thread), so there is no contention and the result equals a plain
+ * load/add/store; unlike the load, `red` does not make the thread wait, which
+ * measured 3x faster in tight loops (benchmarks/results/overhead-*.md).
  * The counters' base and the sampling period are module-scope .global
  * variables, so the kernel's parameters are untouched.
  */
@@ -14,9 +18,8 @@
 #include <string.h>
 
 static const char decls_text[] =
-    ".reg .pred %tmap_on;\n"
+    ".reg .pred %tmap_on, %tmap_ps;\n"
     ".reg .b32 %tmap_r<7>;\n"
-    ".reg .b32 %tmap_c;\n"
     ".reg .b64 %tmap_rd<13>;\n"
     ".reg .b64 %tmap_p, %tmap_stride, %tmap_a;\n";
 
@@ -41,7 +44,9 @@ static void emit_linear(tmap_buf *b, const char *idx, const char *ext, int lin, 
 }
 
 /* rd6 = ctaid_lin, rd7 = nctaid_total, rd8 = tid_lin, rd9 = tpb,
- * rd10 = sample (>= 1); then on, p and stride. */
+ * rd10 = sample (>= 1); then on, p and stride.  The 64-bit divisions only
+ * run when sampling (ps: sample > 1); without it, on is true and the slot
+ * is the linear global thread id. */
 static void emit_preamble(tmap_buf *b)
 {
     emit_linear(b, "ctaid", "nctaid", 6, 7);
@@ -50,12 +55,14 @@ static void emit_preamble(tmap_buf *b)
                   "ld.global.u32 %tmap_r6, [" TMAP_BBV_STRIDE_SYMBOL "];\n"
                   "max.u32 %tmap_r6, %tmap_r6, 1;\n"
                   "cvt.u64.u32 %tmap_rd10, %tmap_r6;\n"
-                  "rem.u64 %tmap_rd11, %tmap_rd6, %tmap_rd10;\n"
+                  "setp.ne.u32 %tmap_ps, %tmap_r6, 1;\n"
+                  "mov.u64 %tmap_rd11, 0;\n"
+                  "@%tmap_ps rem.u64 %tmap_rd11, %tmap_rd6, %tmap_rd10;\n"
                   "setp.eq.u64 %tmap_on, %tmap_rd11, 0;\n"
-                  "div.u64 %tmap_rd6, %tmap_rd6, %tmap_rd10;\n"
-                  "add.u64 %tmap_rd7, %tmap_rd7, %tmap_rd10;\n"
-                  "sub.u64 %tmap_rd7, %tmap_rd7, 1;\n"
-                  "div.u64 %tmap_rd7, %tmap_rd7, %tmap_rd10;\n"
+                  "@%tmap_ps div.u64 %tmap_rd6, %tmap_rd6, %tmap_rd10;\n"
+                  "@%tmap_ps add.u64 %tmap_rd7, %tmap_rd7, %tmap_rd10;\n"
+                  "@%tmap_ps sub.u64 %tmap_rd7, %tmap_rd7, 1;\n"
+                  "@%tmap_ps div.u64 %tmap_rd7, %tmap_rd7, %tmap_rd10;\n"
                   "mad.lo.u64 %tmap_rd6, %tmap_rd6, %tmap_rd9, %tmap_rd8;\n"
                   "mul.lo.u64 %tmap_rd7, %tmap_rd7, %tmap_rd9;\n"
                   "shl.b64 %tmap_stride, %tmap_rd7, 2;\n"
@@ -68,9 +75,7 @@ static void emit_counter(tmap_buf *b, size_t block)
 {
     tmap_buf_printf(b,
                     "@%%tmap_on mad.lo.u64 %%tmap_a, %%tmap_stride, %zu, %%tmap_p;\n"
-                    "@%%tmap_on ld.global.u32 %%tmap_c, [%%tmap_a];\n"
-                    "@%%tmap_on add.u32 %%tmap_c, %%tmap_c, 1;\n"
-                    "@%%tmap_on st.global.u32 [%%tmap_a], %%tmap_c;\n",
+                    "@%%tmap_on red.global.add.u32 [%%tmap_a], 1;\n",
                     block);
 }
 

@@ -131,7 +131,7 @@ static tmap_status run_once(lat_gpu *g, tmap_kernel *k, const tmap_latency_bench
                             double *cycles, tmap_error *err)
 {
     void *args[2] = {&g->out, &g->in};
-    tmap_launch l = {{1, 1, 1}, {b->threads, 1, 1}, 0, args};
+    tmap_launch l = {{1, 1, 1}, {b->threads, 1, 1}, 0, args, 2};
     uint64_t dt = 0;
     tmap_status st = tmap_cuda_zero(g->cuda, g->out, TMAP_LAT_OUT_BYTES, err);
     if (st == TMAP_OK)

@@ -49,6 +49,8 @@ static const sym symbols[] = {
     S(primary_ctx_release, "cuDevicePrimaryCtxRelease_v2", "cuDevicePrimaryCtxRelease"),
     S(ctx_set_current, "cuCtxSetCurrent", NULL),
     S(ctx_synchronize, "cuCtxSynchronize", NULL),
+    S(ctx_get_limit, "cuCtxGetLimit", NULL),
+    S(ctx_set_limit, "cuCtxSetLimit", NULL),
     S(mem_alloc, "cuMemAlloc_v2", NULL),
     S(mem_free, "cuMemFree_v2", NULL),
     S(memcpy_htod, "cuMemcpyHtoD_v2", NULL),

@@ -25,6 +25,8 @@ typedef struct tmap_cuda_api {
     CUresult (*primary_ctx_release)(CUdevice);
     CUresult (*ctx_set_current)(CUcontext);
     CUresult (*ctx_synchronize)(void);
+    CUresult (*ctx_get_limit)(size_t *, CUlimit);
+    CUresult (*ctx_set_limit)(CUlimit, size_t);
     CUresult (*mem_alloc)(CUdeviceptr *, size_t);
     CUresult (*mem_free)(CUdeviceptr);
     CUresult (*memcpy_htod)(CUdeviceptr, const void *, size_t);

@@ -15,7 +15,31 @@ struct tmap_counting {
     tmap_cfg *cfg;
     uint64_t counters;  /* device, [cfg->nblocks][nslots] u32 */
     size_t nslots;
+    size_t old_stack;   /* the context's stack limit before, 0: unchanged */
 };
+
+/* Instrumented .funcs keep the counter pointer live across calls, so their
+ * frames grow (24 -> 88 bytes per level for a recursive function seen on
+ * sm_90) and deep recursion would overflow the default stack.  While a
+ * counting kernel with .funcs exists, the context's stack limit is raised
+ * STACK_FACTOR-fold; tmap_counting_free restores it. */
+enum { STACK_FACTOR = 4 };
+
+static tmap_status grow_stack(tmap_counting *k, tmap_error *err)
+{
+    size_t cur = 0;
+    const tmap_cuda_api *a = &k->cuda->api;
+    if (k->cfg->nfuncs < 2)
+        return TMAP_OK;
+    tmap_status st = tmap_cuda_check(k->cuda, a->ctx_get_limit(&cur, CU_LIMIT_STACK_SIZE),
+                                     "cuCtxGetLimit", err);
+    if (st == TMAP_OK)
+        st = tmap_cuda_check(k->cuda, a->ctx_set_limit(CU_LIMIT_STACK_SIZE, cur * STACK_FACTOR),
+                             "cuCtxSetLimit(CU_LIMIT_STACK_SIZE)", err);
+    if (st == TMAP_OK)
+        k->old_stack = cur;
+    return st;
+}
 
 /* Instrumented PTX text of `kernel` and the CFG its counters follow. */
 static tmap_status instrument_text(const char *ptx, const char *kernel, char **text,
@@ -72,6 +96,8 @@ tmap_status tmap_counting_load(tmap_cuda *c, const char *ptx, const char *kernel
         st = tmap_fail(err, TMAP_ERR_INVALID, "%zu threads x %zu blocks of counters is too large",
                        k->nslots, k->cfg->nblocks);
     if (st == TMAP_OK)
+        st = grow_stack(k, err);
+    if (st == TMAP_OK)
         st = tmap_cuda_alloc(c, counter_bytes(k), &k->counters, err);
     if (st == TMAP_OK)
         st = tmap_counting_reset(k, err);
@@ -121,6 +147,8 @@ void tmap_counting_free(tmap_counting *k)
     if (!k)
         return;
     tmap_cuda_free(k->cuda, k->counters);
+    if (k->old_stack)
+        k->cuda->api.ctx_set_limit(CU_LIMIT_STACK_SIZE, k->old_stack);
     tmap_kernel_free(k->kernel);
     tmap_cfg_free(k->cfg);
     free(k);
