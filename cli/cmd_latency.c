@@ -9,6 +9,7 @@
 
 #include "cli/commands.h"
 #include "latency_tables/measure.h"
+#include "model/model.h"
 
 typedef enum { MODE_NONE, MODE_MEASURE, MODE_PRINT_PTX, MODE_LIST } mode;
 
@@ -21,12 +22,14 @@ typedef struct latency_args {
     unsigned steps;         /* --n */
     const char *arch;       /* --arch */
     char *only;             /* --only a,b,c (copy, split in place) */
+    const char *base;       /* --base FILE or "none"; NULL: the default table */
 } latency_args;
 
 static void usage(FILE *out)
 {
     fprintf(out,
             "usage: threadmap latency --measure [-o FILE] [--reps N] [--device N] [--only OPS]\n"
+            "                         [--base FILE|none]\n"
             "       threadmap latency --print-ptx OPCODE [--n N] [--arch sm_XY]\n"
             "       threadmap latency --list\n\n"
             "Measures the latency (cycles) of each PTX opcode on a GPU with dependent-chain\n"
@@ -40,6 +43,9 @@ static void usage(FILE *out)
             "  --reps N         launches per chain length (median; default 5)\n"
             "  --device N       GPU ordinal (default 0)\n"
             "  --only OPS       measure only these comma-separated opcodes\n"
+            "  --base FILE      keep FILE's lines for opcodes and classes not measured\n"
+            "                   (default: the installed table of the GPU's arch, if any;\n"
+            "                   'none': keep nothing)\n"
             "  --print-ptx OP   print the microbenchmark kernel of opcode OP (no GPU needed)\n"
             "  --n N            its chain length in steps (default %d)\n"
             "  --arch sm_XY     its target (default sm_90)\n"
@@ -96,6 +102,8 @@ static int parse_one(latency_args *a, int argc, char **argv, int *i)
     }
     if (!strcmp(f, "-o") || !strcmp(f, "--output"))
         return (a->output = value(argc, argv, i)) ? 0 : bad_usage("%s needs a file name", f);
+    if (!strcmp(f, "--base"))
+        return (a->base = value(argc, argv, i)) ? 0 : bad_usage("%s needs a file or none", f);
     if (!strcmp(f, "--arch"))
         return (a->arch = value(argc, argv, i)) ? 0 : bad_usage("%s needs sm_XY", f);
     if (!strcmp(f, "--only")) {
@@ -135,6 +143,28 @@ static void progress_to_stderr(void *user, size_t i, size_t total, const char *l
     fprintf(stderr, "threadmap latency: [%zu/%zu] %s\n", i + 1, total, line);
 }
 
+/* The base table: --base FILE, nothing for "none", else the default table
+ * of the GPU's architecture when one is installed. */
+static tmap_status load_base(tmap_cuda *c, const char *flag, tmap_lat_table **out,
+                             tmap_error *err)
+{
+    char path[4096], arch[16];
+    tmap_device_info d;
+    *out = NULL;
+    if (flag && !strcmp(flag, "none"))
+        return TMAP_OK;
+    if (flag)
+        return tmap_lat_load(flag, out, err);
+    tmap_status st = tmap_cuda_info(c, &d, err);
+    if (st != TMAP_OK)
+        return st;
+    snprintf(arch, sizeof arch, "sm_%d%d", d.cc_major, d.cc_minor);
+    if (tmap_lat_default_path(arch, path, sizeof path, NULL) != TMAP_OK)
+        return TMAP_OK; /* no table for this GPU yet: nothing to keep */
+    fprintf(stderr, "threadmap latency: keeping unmeasured entries of %s\n", path);
+    return tmap_lat_load(path, out, err);
+}
+
 static int do_measure(const latency_args *a)
 {
     tmap_error err = {0};
@@ -151,8 +181,13 @@ static int do_measure(const latency_args *a)
     tmap_status st = tmap_cuda_open(a->device, &c, &err);
     if (st == TMAP_ERR_NO_DEVICE)
         tmap_error_prefix(&err, "--measure needs a GPU");
+    tmap_lat_table *base = NULL;
+    if (st == TMAP_OK)
+        st = load_base(c, a->base, &base, &err);
+    o.base = base;
     if (st == TMAP_OK)
         st = tmap_latency_measure(c, &o, &table, &err);
+    tmap_lat_free(base);
     if (st == TMAP_OK && a->output)
         st = tmap_file_write(a->output, table.data, table.len, &err);
     else if (st == TMAP_OK && fwrite(table.data, 1, table.len, stdout) != table.len)
@@ -210,8 +245,8 @@ int tmap_cmd_latency(int argc, char **argv)
     }
     if (rc == TMAP_EXIT_OK && a.mode == MODE_NONE)
         rc = bad_usage("%s", "say --measure, --print-ptx OPCODE or --list");
-    if (rc == TMAP_EXIT_OK && a.mode != MODE_MEASURE && (a.output || a.reps || a.only))
-        rc = bad_usage("%s", "-o, --reps and --only go with --measure");
+    if (rc == TMAP_EXIT_OK && a.mode != MODE_MEASURE && (a.output || a.reps || a.only || a.base))
+        rc = bad_usage("%s", "-o, --reps, --only and --base go with --measure");
     if (rc == TMAP_EXIT_OK && a.mode != MODE_PRINT_PTX && (a.steps || a.arch))
         rc = bad_usage("%s", "--n and --arch go with --print-ptx");
     if (rc == TMAP_EXIT_OK)

@@ -115,6 +115,8 @@ typedef struct tmap_latency_measure_opts {
     tmap_latency_progress progress; /* may be NULL */
     void *user;
     const char *date;            /* the `# date:` value; NULL: now (UTC) */
+    const struct tmap_lat_table *base; /* entries and class defaults to keep
+                                    for what is not measured (may be NULL) */
 } tmap_latency_measure_opts;
 
 /* One benchmark's outcome. */
@@ -141,7 +143,8 @@ tmap_status tmap_latency_measure_results(tmap_cuda *c, const tmap_latency_measur
 /* Formats results as the latency table (header comments, opcode lines of
  * the ok benchmarks, class:NAME lines from the medians of each class). */
 void tmap_latency_table_format(const tmap_device_info *info, const char *date,
-                               const tmap_latency_result *r, size_t n, tmap_buf *out);
+                               const tmap_latency_result *r, size_t n,
+                               const struct tmap_lat_table *base, tmap_buf *out);
 
 /* Measures and formats: the table text is appended to *table_text. */
 tmap_status tmap_latency_measure(tmap_cuda *c, const tmap_latency_measure_opts *o,

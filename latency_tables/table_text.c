@@ -2,17 +2,17 @@
  * table_text.c -- formats measured latencies as the latency table (TSV):
  * header comments naming the GPU, one line per opcode of each benchmark that
  * passed its self-checks, `# suspect:` comments for those that did not, and
- * class:NAME defaults, each the median of its class's measured opcodes.
+ * class:NAME defaults, each the median of the measured opcodes the model
+ * puts in that class (model/latency.c decides classes, so the table and its
+ * reader agree).  With a base table, its entries for opcodes and classes
+ * that were not measured are kept, marked as such.
  */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "latency_tables/measure.h"
-
-/* Classes in table order; every benchmark's class is one of these. */
-static const char *const classes[] = {"int", "fp32", "fp64", "sfu", "conversion", "control",
-                                      "global", "shared", "const", "local", "atomic", "other"};
+#include "model/model.h"
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -71,49 +71,109 @@ static void put_results(tmap_buf *out, const tmap_latency_result *r, size_t n)
     }
 }
 
-/* class:NAME lines: the median of the class's measured opcode latencies
- * (each opcode counted once, so a pair counts twice). */
-static void put_classes(tmap_buf *out, const tmap_latency_result *r, size_t n)
+/* The median latency of the measured opcodes of class cls (each opcode
+ * once, so a pair counts twice); 0 when none.  names lists them. */
+static size_t class_median(const tmap_latency_result *r, size_t n, const char *cls, double *v,
+                           double *med, tmap_buf *names)
+{
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++)
+        for (int j = 0; j < 2 && r[i].ok; j++) {
+            const char *op = r[i].bench->opcodes[j];
+            if (!op || strcmp(tmap_lat_class_of(op), cls))
+                continue;
+            v[m++] = r[i].latency;
+            tmap_buf_printf(names, "%s%s", m > 1 ? ", " : "", op);
+        }
+    if (m) {
+        qsort(v, m, sizeof *v, cmp_double);
+        *med = m % 2 ? v[m / 2] : 0.5 * (v[m / 2 - 1] + v[m / 2]);
+    }
+    return m;
+}
+
+static const char *base_source(const struct tmap_lat_table *base, const char *key,
+                               double *lat, double *issue)
+{
+    for (size_t i = 0; base && i < tmap_lat_num_entries(base); i++) {
+        const char *k, *src;
+        tmap_lat_entry(base, i, &k, lat, issue, &src);
+        if (!strcmp(k, key))
+            return src;
+    }
+    return NULL;
+}
+
+static void put_base_line(tmap_buf *out, const char *key, double lat, double issue,
+                          const char *src)
+{
+    tmap_buf_printf(out, "%s\t%g\t", key, lat);
+    if (issue > 0)
+        tmap_buf_printf(out, "%g", issue);
+    else
+        tmap_buf_puts(out, "-");
+    tmap_buf_printf(out, "\tnot measured, kept from the base table: %s\n", src);
+}
+
+/* class:NAME lines for every class the model knows: measured medians, else
+ * the base table's line, else nothing (the model falls back further). */
+static void put_classes(tmap_buf *out, const tmap_latency_result *r, size_t n,
+                        const struct tmap_lat_table *base)
 {
     double *v = malloc((2 * n + 1) * sizeof *v);
     if (!v) {
         out->oom = 1;
         return;
     }
-    for (size_t k = 0; k < sizeof classes / sizeof classes[0]; k++) {
-        size_t m = 0;
+    for (size_t k = 0; k < tmap_lat_num_classes(); k++) {
+        const char *cls = tmap_lat_class_name(k);
+        char key[64];
+        double med = 0, lat, issue;
         tmap_buf names = {0};
-        for (size_t i = 0; i < n; i++) {
-            if (!r[i].ok || strcmp(r[i].bench->cls, classes[k]))
-                continue;
-            for (int j = 0; j < 2; j++) {
-                if (!r[i].bench->opcodes[j])
-                    continue;
-                v[m++] = r[i].latency;
-                tmap_buf_printf(&names, "%s%s", m > 1 ? ", " : "", r[i].bench->opcodes[j]);
-            }
-        }
-        if (m) {
-            qsort(v, m, sizeof *v, cmp_double);
-            double med = m % 2 ? v[m / 2] : 0.5 * (v[m / 2 - 1] + v[m / 2]);
-            tmap_buf_printf(out, "class:%s\t%.1f\t-\tderived: median of %s\n", classes[k], med,
-                            names.data);
-        } else {
-            tmap_buf_printf(out, "# class:%s: nothing measured\n", classes[k]);
-        }
-        if (names.oom)
-            out->oom = 1;
+        snprintf(key, sizeof key, "class:%s", cls);
+        const char *src = base_source(base, key, &lat, &issue);
+        if (class_median(r, n, cls, v, &med, &names))
+            tmap_buf_printf(out, "%s\t%.1f\t-\tderived: median of %s\n", key, med, names.data);
+        else if (src)
+            put_base_line(out, key, lat, issue, src);
+        else
+            tmap_buf_printf(out, "# %s: nothing measured\n", key);
+        out->oom |= names.oom;
         tmap_buf_free(&names);
     }
     free(v);
 }
 
+static int measured(const tmap_latency_result *r, size_t n, const char *op)
+{
+    for (size_t i = 0; i < n; i++)
+        for (int j = 0; j < 2; j++)
+            if (r[i].ok && r[i].bench->opcodes[j] && !strcmp(r[i].bench->opcodes[j], op))
+                return 1;
+    return 0;
+}
+
+/* The base table's opcode lines for opcodes that were not measured. */
+static void put_base_opcodes(tmap_buf *out, const tmap_latency_result *r, size_t n,
+                             const struct tmap_lat_table *base)
+{
+    for (size_t i = 0; base && i < tmap_lat_num_entries(base); i++) {
+        const char *key, *src;
+        double lat, issue;
+        tmap_lat_entry(base, i, &key, &lat, &issue, &src);
+        if (strncmp(key, "class:", 6) && !measured(r, n, key))
+            put_base_line(out, key, lat, issue, src);
+    }
+}
+
 void tmap_latency_table_format(const tmap_device_info *info, const char *date,
-                               const tmap_latency_result *r, size_t n, tmap_buf *out)
+                               const tmap_latency_result *r, size_t n,
+                               const struct tmap_lat_table *base, tmap_buf *out)
 {
     put_header(out, info, date);
     put_results(out, r, n);
-    put_classes(out, r, n);
+    put_base_opcodes(out, r, n, base);
+    put_classes(out, r, n, base);
 }
 
 tmap_status tmap_latency_measure(tmap_cuda *c, const tmap_latency_measure_opts *o,
@@ -127,7 +187,7 @@ tmap_status tmap_latency_measure(tmap_cuda *c, const tmap_latency_measure_opts *
         st = tmap_latency_measure_results(c, o, &r, &n, err);
     if (st != TMAP_OK)
         return st;
-    tmap_latency_table_format(&info, o ? o->date : NULL, r, n, table_text);
+    tmap_latency_table_format(&info, o ? o->date : NULL, r, n, o ? o->base : NULL, table_text);
     free(r);
     if (table_text->oom)
         return tmap_fail(err, TMAP_ERR_NOMEM, "out of memory formatting the latency table");

@@ -21,6 +21,7 @@
 
 typedef struct lat_entry {
     char *key;
+    char *source; /* where the number came from (4th column) */
     double latency, issue;
     unsigned line;
 } lat_entry;
@@ -166,8 +167,9 @@ static tmap_status lat_parse_line(char *line, const char *name, unsigned lineno,
     if (!*f[3])
         return tmap_fail(err, TMAP_ERR_FORMAT, "%s:%u: empty source column", name, lineno);
     e->key = strdup(f[0]);
+    e->source = strdup(f[3]);
     e->line = lineno;
-    if (!e->key)
+    if (!e->key || !e->source)
         return tmap_fail(err, TMAP_ERR_NOMEM, "%s:%u: out of memory", name, lineno);
     return TMAP_OK;
 }
@@ -260,7 +262,7 @@ void tmap_lat_free(tmap_lat_table *t)
     if (!t)
         return;
     for (size_t i = 0; i < t->n; i++)
-        free(t->e[i].key);
+        free(t->e[i].key), free(t->e[i].source);
     free(t->e);
     free(t);
 }
@@ -632,4 +634,27 @@ void tmap_lat_report_free(tmap_lat_report *r)
         free(r->items[i].opcode);
     free(r->items);
     memset(r, 0, sizeof *r);
+}
+
+const char *tmap_lat_class_of(const char *opcode)
+{
+    lat_opcode o;
+    if (lat_split(opcode, &o, NULL) != TMAP_OK)
+        return "default";
+    return lat_classify(&o);
+}
+
+size_t tmap_lat_num_classes(void) { return LAT_NCLASSES; }
+const char *tmap_lat_class_name(size_t i) { return i < LAT_NCLASSES ? lat_classes[i].name : NULL; }
+
+size_t tmap_lat_num_entries(const tmap_lat_table *t) { return t->n; }
+
+void tmap_lat_entry(const tmap_lat_table *t, size_t i, const char **key, double *latency,
+                    double *issue, const char **source)
+{
+    const lat_entry *e = &t->e[i];
+    *key = e->key;
+    *latency = e->latency;
+    *issue = e->issue;
+    *source = e->source;
 }

@@ -145,6 +145,15 @@ tmap_status tmap_lat_blocks(const tmap_lat_table *t, const tmap_cfg *cfg, double
                             tmap_lat_report *report, tmap_error *err);
 void tmap_lat_report_free(tmap_lat_report *r);
 const char *tmap_lat_match_name(tmap_lat_match m);
+/* The class an opcode falls back to ("fp32", "mem.global"...; "default" for
+ * a malformed opcode), and the class names a table may define. */
+const char *tmap_lat_class_of(const char *opcode);
+size_t tmap_lat_num_classes(void);
+const char *tmap_lat_class_name(size_t i);
+/* The table's entries, sorted by key (class defaults are "class:NAME"). */
+size_t tmap_lat_num_entries(const tmap_lat_table *t);
+void tmap_lat_entry(const tmap_lat_table *t, size_t i, const char **key, double *latency,
+                    double *issue, const char **source);
 /* The default table for an architecture ("sm_90"): $THREADMAP_DATA, then
  * the build tree, then the install tree; writes the path into buf. */
 tmap_status tmap_lat_default_path(const char *arch, char *buf, size_t size,

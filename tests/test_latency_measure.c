@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 
 #include "latency_tables/measure.h"
+#include "model/model.h"
 #include "tests/testutil.h"
 
 /* ---------------------------------------------------------- the tools */
@@ -398,7 +399,14 @@ static void test_table_format(void **state)
     r[1].latency -= r[0].latency; /* what the companion step does */
     snprintf(r[3].note, sizeof r[3].note, "only 0.10 cycles more per step");
     tmap_buf out = {0};
-    tmap_latency_table_format(&info, "2026-01-01", r, 4, &out);
+    const char base_text[] = "st.global.u32\t5\t-\tpublished\n"
+                             "add.s32\t9\t-\told\n"
+                             "class:int\t7\t-\told\n"
+                             "class:sync\t4\t4\tguess\n";
+    tmap_lat_table *base = NULL;
+    tmap_error e = {0};
+    assert_int_equal(tmap_lat_parse(base_text, strlen(base_text), "base", &base, &e), TMAP_OK);
+    tmap_latency_table_format(&info, "2026-01-01", r, 4, base, &out);
     const char *t = out.data;
     assert_non_null(strstr(t, "# arch: sm_90\n"));
     assert_non_null(strstr(t, "# device: Test GPU\n"));
@@ -415,8 +423,22 @@ static void test_table_format(void **state)
     assert_null(strstr(t, "\nadd.f32\t")); /* suspect: left out */
     assert_non_null(strstr(t, "# suspect, left out: add.f32: only 0.10"));
     assert_non_null(strstr(t, "\nclass:int\t4.0\t-\tderived: median of add.s32, and.b32\n"));
-    assert_non_null(strstr(t, "\nclass:conversion\t6.0\t-\t"));
+    assert_non_null(strstr(t, "\nclass:convert\t6.0\t-\t"));
     assert_non_null(strstr(t, "# class:fp32: nothing measured\n"));
+    /* the base table fills what was not measured, and only that */
+    assert_non_null(strstr(t, "\nst.global.u32\t5\t-\tnot measured, kept from the base table: "
+                              "published\n"));
+    assert_non_null(strstr(t, "\nclass:sync\t4\t4\tnot measured, kept from the base table: guess\n"));
+    assert_null(strstr(t, "\told\n"));
+    /* and what is written is what the model reads */
+    tmap_lat_table *back = NULL;
+    if (tmap_lat_parse(t, strlen(t), "written", &back, &e) != TMAP_OK)
+        fail_msg("the written table does not parse: %s", e.message);
+    tmap_lat_lookup lk;
+    assert_int_equal(tmap_lat_lookup_opcode(back, "and.b32", &lk, &e), TMAP_OK);
+    assert_true(lk.latency == 4.0 && lk.match == TMAP_LAT_EXACT);
+    tmap_lat_free(back);
+    tmap_lat_free(base);
     /* every data line has 4 tab-separated fields */
     for (const char *l = t; *l; l = strchr(l, '\n') + 1) {
         if (*l != '#') {
