@@ -53,10 +53,11 @@ if has simd; then
       > "$out/simd/$n.estimate.json" 2> "$out/simd/$n.estimate.err"
     cp "$p/profile.json" "$out/simd/$n.profile.json"
     ncu --metrics smsp__thread_inst_executed_per_inst_executed.ratio,smsp__inst_executed.sum,smsp__thread_inst_executed.sum \
-      --csv -k "regex:^${k}\$" --launch-count 1 ./build/bench_overhead --reps 1 --warmup 0 "$m" \
+      --csv --kernel-name-base mangled -k "regex:^${k}\$" --launch-count 1 ./build/bench_overhead --reps 1 --warmup 0 "$m" \
       > "$out/simd/$n.ncu.csv" 2> "$out/simd/$n.ncu.err"
     echo "simd $n: kernel $k, blocks/SM $bps" >> "$out/summary.txt"
   done
+  bash benchmarks/simd_table.sh "$out/simd" > "$out/simd.md"
 fi
 
 if has example; then

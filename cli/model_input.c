@@ -1,0 +1,153 @@
+/*
+ * model_input.c -- parsing and loading the model inputs shared by the
+ * estimate, regroup and report subcommands.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cliutil.h"
+#include "cli/model_input.h"
+#include "instrument/base.h"
+
+const char tmap_mi_help[] =
+    "  --bbv BBV.npy          uint32 [threads, blocks] (sidecar BBV.npy.json optional)\n"
+    "  --cfg FILE.ptx         PTX module; with --kernel, block latencies come from its CFG\n"
+    "  --kernel K             the .entry of FILE.ptx\n"
+    "  --block-latency L.npy  block latencies in cycles, [blocks] (no CFG: SIMD efficiency\n"
+    "                         and divergent branches are then unavailable)\n"
+    "  --table FILE.tsv       latency table (default: sm_90.tsv from $THREADMAP_DATA or\n"
+    "                         the build/install data directory)\n"
+    "  --perm PERM.npy        permutation [threads]: slot i runs original thread PERM[i]\n"
+    "  --sms N                number of SMs (default 132, H100/H200 SXM)\n"
+    "  --block-size S         threads per thread block (default 256)\n"
+    "  --blocks-per-sm M      resident blocks per SM (default min(32, 2048 / S); give the\n"
+    "                         occupancy of the original kernel, e.g. from `threadmap profile`)\n";
+
+void tmap_mi_defaults(tmap_mi_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->sms = 132;
+    o->block_size = 256;
+}
+
+int tmap_mi_flag(tmap_mi_opts *o, const char *cmd, int argc, char **argv, int *i)
+{
+    const char *a = argv[*i];
+    const char **str = !strcmp(a, "--bbv") ? &o->bbv : !strcmp(a, "--cfg") ? &o->cfg
+                     : !strcmp(a, "--kernel") ? &o->kernel : !strcmp(a, "--block-latency") ? &o->lat
+                     : !strcmp(a, "--table") ? &o->table : !strcmp(a, "--perm") ? &o->perm : NULL;
+    long *num = !strcmp(a, "--sms") ? &o->sms : !strcmp(a, "--block-size") ? &o->block_size
+              : !strcmp(a, "--blocks-per-sm") ? &o->blocks_per_sm : NULL;
+    if (!str && !num)
+        return 0;
+    if (*i + 1 >= argc) {
+        fprintf(stderr, "threadmap %s: %s needs a value\n", cmd, a);
+        return -1;
+    }
+    const char *v = argv[++*i];
+    if (str) {
+        *str = v;
+        return 1;
+    }
+    return tmap_cli_long(v, 1, 1000000000L, num) ? -1 : 1;
+}
+
+int tmap_mi_finish(tmap_mi_opts *o, const char *cmd, int need_bbv)
+{
+    if ((need_bbv && !o->bbv) || (o->bbv && !o->cfg == !o->lat) || (!o->cfg != !o->kernel) ||
+        (o->table && !o->cfg)) {
+        fprintf(stderr, "threadmap %s: give --bbv and either --cfg with --kernel or "
+                        "--block-latency (--table only with --cfg)\n", cmd);
+        return -1;
+    }
+    if (!o->blocks_per_sm) {
+        long m = 2048 / o->block_size;
+        o->blocks_per_sm = m < 1 ? 1 : m > 32 ? 32 : m;
+    }
+    return 0;
+}
+
+void tmap_mi_free(tmap_mi *d)
+{
+    tmap_names_free(d->names, d->bbv.nblocks);
+    tmap_bbv_free(&d->bbv);
+    free(d->lat);
+    free(d->perm);
+    tmap_cfg_free(d->cfg);
+    tmap_lat_report_free(&d->report);
+    memset(d, 0, sizeof *d);
+}
+
+/* The BBV sidecar's block names, when present, must be the CFG's. */
+static tmap_status check_names(const tmap_mi *d, tmap_error *err)
+{
+    if (!d->names || !d->cfg)
+        return TMAP_OK;
+    if (d->cfg->nblocks != d->bbv.nblocks)
+        return tmap_fail(err, TMAP_ERR_INVALID, "the BBV has %zu blocks but the CFG has %zu",
+                         d->bbv.nblocks, d->cfg->nblocks);
+    for (size_t b = 0; b < d->bbv.nblocks; b++)
+        if (strcmp(d->names[b], d->cfg->blocks[b].name))
+            return tmap_fail(err, TMAP_ERR_INVALID,
+                             "BBV column %zu is block '%s' but the CFG's block %zu is '%s'", b,
+                             d->names[b], b, d->cfg->blocks[b].name);
+    return TMAP_OK;
+}
+
+/* Block latencies from the PTX's CFG and a latency table. */
+static tmap_status from_cfg(const tmap_mi_opts *o, tmap_mi *d, tmap_error *err)
+{
+    char *text;
+    size_t len;
+    tmap_ptx_module *m = NULL;
+    tmap_lat_table *t = NULL;
+    tmap_status s = tmap_file_read(o->cfg, &text, &len, err);
+    if (s)
+        return s;
+    s = tmap_ptx_parse(text, len, o->cfg, &m, err);
+    free(text);
+    if (!s)
+        s = tmap_cfg_build(m, o->kernel, &d->cfg, err);
+    tmap_ptx_free(m);
+    if (!s && o->table)
+        snprintf(d->table, sizeof d->table, "%s", o->table);
+    else if (!s)
+        s = tmap_lat_default_path("sm_90", d->table, sizeof d->table, err);
+    if (!s)
+        s = tmap_lat_load(d->table, &t, err);
+    if (!s)
+        s = tmap_lat_blocks(t, d->cfg, &d->lat, &d->report, err);
+    tmap_lat_free(t);
+    return s ? s : check_names(d, err);
+}
+
+static tmap_status load_perm(const tmap_mi_opts *o, tmap_mi *d, tmap_error *err)
+{
+    size_t dim[2];
+    tmap_status s = tmap_npy_load_u32(o->perm, TMAP_NPY_1D, &d->perm, dim, err);
+    if (!s && dim[0] != d->bbv.nthreads)
+        s = tmap_fail(err, TMAP_ERR_INVALID, "%s: %zu entries for %zu threads", o->perm, dim[0],
+                      d->bbv.nthreads);
+    return s ? s : tmap_perm_check(d->perm, dim[0], o->perm, err);
+}
+
+tmap_status tmap_mi_load(const tmap_mi_opts *o, tmap_mi *d, tmap_error *err)
+{
+    memset(d, 0, sizeof *d);
+    d->params = (tmap_model_params){(size_t)o->block_size, (size_t)o->sms,
+                                    (size_t)o->blocks_per_sm};
+    tmap_status s = tmap_bbv_load(o->bbv, &d->bbv, &d->names, err);
+    size_t dim[2];
+    if (!s && o->cfg)
+        s = from_cfg(o, d, err);
+    else if (!s) {
+        s = tmap_npy_load_f64(o->lat, TMAP_NPY_1D, &d->lat, dim, err);
+        if (!s && dim[0] != d->bbv.nblocks)
+            s = tmap_fail(err, TMAP_ERR_INVALID, "%s: %zu block latencies for a BBV of %zu blocks",
+                          o->lat, dim[0], d->bbv.nblocks);
+    }
+    if (!s && o->perm)
+        s = load_perm(o, d, err);
+    return s;
+}
