@@ -13,6 +13,7 @@ static const tmap_command commands[] = {
     {"latency", tmap_cmd_latency, "measure the per-opcode latency table on the GPU"},
     {"predict", tmap_cmd_predict, "predict BBVs for new per-thread features"},
     {"profile", tmap_cmd_profile, "per-thread BBVs of a manifest's kernel on the GPU"},
+    {"regroup", tmap_cmd_regroup, "choose a regrouping of threads from BBVs and write it"},
     {"train", tmap_cmd_train, "fit the BBV regression (eq. 1) on profiling runs"},
     {"version", tmap_cmd_version, "print the version"},
 };

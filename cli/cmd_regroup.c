@@ -1,0 +1,241 @@
+/*
+ * cmd_regroup.c -- `threadmap regroup`: a permutation from BBVs with one
+ * algorithm, or (--algo auto) every candidate scored by the model and the
+ * decision regroup() would take; prints the predicted times, writes PERM.
+ */
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cliutil.h"
+#include "cli/commands.h"
+#include "cli/model_input.h"
+#include "instrument/base.h"
+#include "regroup/plan.h"
+
+static const char usage_head[] =
+    "usage: threadmap regroup --algo ALGO --bbv BBV.npy (--cfg FILE.ptx --kernel K |\n"
+    "                         --block-latency LAT.npy) [options] -o PERM.npy\n\n"
+    "Regroups threads so that threads with similar basic block vectors share warps\n"
+    "(Liang et al. TCAD 2016, section V) and writes the permutation: slot i runs\n"
+    "original thread PERM[i] (.npy, int32; int64 past 2^31 threads).  Prints the\n"
+    "model's predicted time (BBV-weighted-scheduled, cycles) of the original and the\n"
+    "regrouped launch.\n\n"
+    "  --algo ALGO            identity, sorting, greedy, greedy-max, key (sort by --key,\n"
+    "                         descending), or auto: score every candidate and choose as\n"
+    "                         regroup() does (identity when nothing pays)\n"
+    "  -o, --out PERM.npy     where to write the permutation\n"
+    "  --groupsize G          threads per group, a multiple of 32 (default 32)\n"
+    "  --scope grid|block     regroup across the grid (default) or within each thread\n"
+    "                         block (needed with barriers or shared memory)\n"
+    "  --key KEY.npy          per-thread key [threads] (a row length, a sequence length)\n"
+    "  --threshold F          auto: required predicted gain, a fraction (default 0.05)\n"
+    "  --original-ms T        auto: measured time of the original launch; with it the\n"
+    "  --apply-ms A           algorithm's and A, the cost of applying, are weighed\n"
+    "  --json                 print one JSON object\n";
+
+static const char usage_tail[] =
+    "\nexample: threadmap regroup --algo auto --bbv prof/run0.bbv.npy --cfg prof/kernel.ptx\n"
+    "           --kernel divergent --blocks-per-sm 8 -o perm.npy\n";
+
+typedef struct rg_opts {
+    tmap_mi_opts in;
+    const char *algo, *out, *key, *scope;
+    long groupsize;
+    double threshold, original_ms, apply_ms;
+    int json;
+} rg_opts;
+
+static void usage(FILE *f) { fprintf(f, "%s%s%s", usage_head, tmap_mi_help, usage_tail); }
+
+static int take(const char *a, const char *flag, int argc, char **argv, int *i, const char **v)
+{
+    if (strcmp(a, flag))
+        return 0;
+    if (*i + 1 >= argc) {
+        fprintf(stderr, "threadmap regroup: %s needs a value\n", flag);
+        return -1;
+    }
+    *v = argv[++*i];
+    return 1;
+}
+
+static int parse_number(const char *flag, const char *v, double lo, double hi, double *out)
+{
+    if (tmap_cli_double(v, out) || *out < lo || *out > hi) {
+        fprintf(stderr, "threadmap regroup: %s must be in [%g, %g]\n", flag, lo, hi);
+        return -1;
+    }
+    return 0;
+}
+
+/* 0 run, 1 help printed, -1 usage error. */
+static int parse(int argc, char **argv, rg_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    tmap_mi_defaults(&o->in);
+    o->groupsize = 32;
+    o->threshold = 0.05;
+    o->scope = "grid";
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = NULL;
+        int r = tmap_mi_flag(&o->in, "regroup", argc, argv, &i);
+        if (!r) r = take(a, "--algo", argc, argv, &i, &o->algo);
+        if (!r) r = take(a, "-o", argc, argv, &i, &o->out);
+        if (!r) r = take(a, "--out", argc, argv, &i, &o->out);
+        if (!r) r = take(a, "--key", argc, argv, &i, &o->key);
+        if (!r) r = take(a, "--scope", argc, argv, &i, &o->scope);
+        if (!r && (r = take(a, "--groupsize", argc, argv, &i, &v)) > 0)
+            r = tmap_cli_long(v, 32, 1 << 20, &o->groupsize) ? -1 : 1;
+        if (!r && (r = take(a, "--threshold", argc, argv, &i, &v)) > 0)
+            r = parse_number(a, v, 0, 0.99, &o->threshold) ? -1 : 1;
+        if (!r && (r = take(a, "--original-ms", argc, argv, &i, &v)) > 0)
+            r = parse_number(a, v, 0, 1e9, &o->original_ms) ? -1 : 1;
+        if (!r && (r = take(a, "--apply-ms", argc, argv, &i, &v)) > 0)
+            r = parse_number(a, v, 0, 1e9, &o->apply_ms) ? -1 : 1;
+        if (r < 0)
+            return -1;
+        if (r)
+            continue;
+        if (!strcmp(a, "--json")) {
+            o->json = 1;
+        } else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            usage(stdout);
+            return 1;
+        } else {
+            fprintf(stderr, "threadmap regroup: unknown argument '%s'\n", a);
+            return -1;
+        }
+    }
+    if (!o->algo || !o->out) {
+        fprintf(stderr, "threadmap regroup: --algo and -o are required\n");
+        return -1;
+    }
+    if (strcmp(o->algo, "auto") && tmap_algo_parse(o->algo) < 0) {
+        fprintf(stderr, "threadmap regroup: unknown algorithm '%s'\n", o->algo);
+        return -1;
+    }
+    if (strcmp(o->scope, "grid") && strcmp(o->scope, "block")) {
+        fprintf(stderr, "threadmap regroup: --scope is grid or block\n");
+        return -1;
+    }
+    if (!strcmp(o->algo, "key") && !o->key) {
+        fprintf(stderr, "threadmap regroup: --algo key needs --key KEY.npy\n");
+        return -1;
+    }
+    return tmap_mi_finish(&o->in, "regroup", 1);
+}
+
+static tmap_status load_key(const rg_opts *o, size_t n, double **key, tmap_error *err)
+{
+    size_t dim[2];
+    *key = NULL;
+    if (!o->key)
+        return TMAP_OK;
+    tmap_status s = tmap_npy_load_f64(o->key, TMAP_NPY_1D, key, dim, err);
+    if (!s && dim[0] != n)
+        s = tmap_fail(err, TMAP_ERR_INVALID, "%s: %zu keys for %zu threads", o->key, dim[0], n);
+    return s;
+}
+
+static tmap_status save_perm(const char *path, const uint32_t *perm, size_t n, tmap_error *err)
+{
+    size_t dim[2] = {n, 1};
+    if (n <= 0x7fffffffu)
+        return tmap_npy_save_i32(path, (const int32_t *)perm, 1, dim, err);
+    int64_t *w = malloc(n * sizeof *w);
+    if (!w)
+        return tmap_fail(err, TMAP_ERR_NOMEM, "out of memory");
+    for (size_t i = 0; i < n; i++)
+        w[i] = perm[i];
+    tmap_status s = tmap_npy_save_i64(path, w, 1, dim, err);
+    free(w);
+    return s;
+}
+
+static json_t *cand_json(const tmap_candidate *c)
+{
+    if (!c->available)
+        return json_pack("{s:s, s:b, s:s}", "algo", tmap_algo_name(c->algo), "available", 0,
+                         "note", c->note);
+    return json_pack("{s:s, s:b, s:f, s:f, s:f, s:f, s:f, s:o}", "algo", tmap_algo_name(c->algo),
+                     "available", 1, "bbv_weighted", c->m.bbv_weighted, "bbv_weighted_scheduled",
+                     c->m.bbv_weighted_scheduled, "divergent_warp_ratio", c->m.divergent_warp_ratio,
+                     "gain", c->gain, "algo_ms", c->algo_ms, "total_ms",
+                     isnan(c->total_ms) ? json_null() : json_real(c->total_ms));
+}
+
+static void print(const rg_opts *o, const tmap_plan *p)
+{
+    if (o->json) {
+        json_t *root = json_object(), *arr = json_array();
+        for (size_t i = 0; i < p->n; i++)
+            json_array_append_new(arr, cand_json(&p->cand[i]));
+        json_object_set_new(root, "candidates", arr);
+        json_object_set_new(root, "chosen", json_string(tmap_algo_name(p->cand[p->chosen].algo)));
+        json_object_set_new(root, "decision", json_string(p->why));
+        json_object_set_new(root, "perm", json_string(o->out));
+        char *s = json_dumps(root, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
+        puts(s ? s : "{}");
+        free(s);
+        json_decref(root);
+        return;
+    }
+    printf("%-11s %16s %8s %10s %10s\n", "algorithm", "scheduled (cyc)", "gain", "div.warps",
+           "algo ms");
+    for (size_t i = 0; i < p->n; i++) {
+        const tmap_candidate *c = &p->cand[i];
+        if (!c->available)
+            printf("%-11s unavailable: %s\n", tmap_algo_name(c->algo), c->note);
+        else
+            printf("%-11s %16.0f %7.1f%% %9.1f%% %10.3f\n", tmap_algo_name(c->algo),
+                   c->m.bbv_weighted_scheduled, 100 * c->gain, c->m.divergent_warp_ratio,
+                   c->algo_ms);
+    }
+    if (!strcmp(o->algo, "auto"))
+        printf("decision: %s\n", p->why);
+    printf("wrote %s (%s)\n", o->out, tmap_algo_name(p->cand[p->chosen].algo));
+}
+
+int tmap_cmd_regroup(int argc, char **argv)
+{
+    rg_opts o;
+    int r = parse(argc, argv, &o);
+    if (r) {
+        if (r < 0)
+            usage(stderr);
+        return r > 0 ? TMAP_EXIT_OK : TMAP_EXIT_USAGE;
+    }
+    tmap_error err = {0};
+    tmap_mi d;
+    tmap_plan p = {0};
+    double *key = NULL;
+    tmap_status s = tmap_mi_load(&o.in, &d, &err);
+    if (!s)
+        s = load_key(&o, d.bbv.nthreads, &key, &err);
+    if (!s) {
+        int fixed = strcmp(o.algo, "auto") ? tmap_algo_parse(o.algo) : -1;
+        tmap_plan_opts po = {d.params,
+                             {(size_t)o.groupsize, strcmp(o.scope, "block") ? TMAP_REGROUP_GRID
+                                                                           : TMAP_REGROUP_BLOCK,
+                              (size_t)o.in.block_size},
+                             key, fixed >= 0 ? 1u << fixed : 0, o.threshold, o.original_ms,
+                             o.apply_ms};
+        s = tmap_plan_make(&d.bbv, d.lat, d.cfg, &po, &p, &err);
+        /* a fixed algorithm is applied whatever the model says */
+        if (!s && fixed > 0)
+            p.chosen = p.n > 1 && p.cand[1].available ? 1 : 0;
+        if (!s && fixed > 0 && !p.cand[p.n - 1].available)
+            s = tmap_fail(&err, TMAP_ERR_UNSUPPORTED, "%s: %s", o.algo, p.cand[p.n - 1].note);
+    }
+    if (!s)
+        s = save_perm(o.out, p.cand[p.chosen].perm, d.bbv.nthreads, &err);
+    if (!s)
+        print(&o, &p);
+    tmap_plan_free(&p);
+    tmap_mi_free(&d);
+    free(key);
+    return s ? tmap_cli_fail("regroup", &err) : TMAP_EXIT_OK;
+}
