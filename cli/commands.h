@@ -26,6 +26,7 @@ int tmap_cli_fail(const char *cmd, const tmap_error *err);
 int tmap_cmd_cfg(int argc, char **argv);
 int tmap_cmd_instrument(int argc, char **argv);
 int tmap_cmd_profile(int argc, char **argv);
+int tmap_cmd_safety(int argc, char **argv);
 int tmap_cmd_version(int argc, char **argv);
 
 #endif

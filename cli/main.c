@@ -8,8 +8,10 @@
 
 static const tmap_command commands[] = {
     {"cfg", tmap_cmd_cfg, "print the basic blocks, edges and post-dominators of kernels"},
-    {"instrument", tmap_cmd_instrument, "add per-thread basic-block counters to PTX"},
+    {"instrument", tmap_cmd_instrument,
+     "add per-thread basic-block counters (or the redirection) to PTX"},
     {"profile", tmap_cmd_profile, "per-thread BBVs of a manifest's kernel on the GPU"},
+    {"safety", tmap_cmd_safety, "which regroupings keep a kernel's results, and why"},
     {"version", tmap_cmd_version, "print the version"},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
