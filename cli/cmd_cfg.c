@@ -13,15 +13,21 @@
 #include "instrument/base.h"
 
 static const char usage_text[] =
-    "usage: threadmap cfg FILE.ptx [--kernel NAME] [--format text|dot|json]\n"
+    "usage: threadmap cfg FILE.{ptx,cu} [--kernel NAME] [--format text|dot|json]\n"
+    "                     [--arch ARCH] [-I DIR]... [--option OPT]...\n"
     "\n"
     "Prints the control-flow graph of each kernel (or of NAME) and of every\n"
     ".func it calls: blocks (index, name, PTX line, instruction count, and in\n"
     "text mode the opcodes), successor edges and immediate post-dominators\n"
     "(-1: the virtual exit).  Block indices are the BBV columns.\n"
     "\n"
-    "  -k, --kernel NAME    only this kernel (its .entry name)\n"
+    "A .cu file is compiled with NVRTC first; PTX lines then refer to the\n"
+    "generated PTX.\n"
+    "\n"
+    "  -k, --kernel NAME    only this kernel (its .entry name; for .cu also a\n"
+    "                       C++ name such as ns::k<int>)\n"
     "  -f, --format FMT     text (default), dot (Graphviz) or json\n"
+    TMAP_CLI_SOURCE_USAGE
     "  -h, --help           this text\n";
 
 static const char *term_name(tmap_term t)
@@ -100,11 +106,13 @@ static json_t *cfg_json(const tmap_cfg *cfg, const char *kernel)
 
 typedef enum { FMT_TEXT, FMT_DOT, FMT_JSON } cfg_format;
 
-static int run(const char *path, const char *only, cfg_format fmt)
+static int run(const char *path, const tmap_cli_source *src, const char *kernel,
+               cfg_format fmt)
 {
     tmap_error err;
     tmap_ptx_module *m = NULL;
-    if (tmap_cli_load_ptx(path, &m, &err) != TMAP_OK)
+    char *only = NULL;
+    if (tmap_cli_load_source(path, src, kernel, &m, &only, &err) != TMAP_OK)
         return tmap_cli_fail("cfg", &err);
     json_t *kernels = json_array();
     int rc = TMAP_EXIT_OK, found = 0;
@@ -138,6 +146,7 @@ static int run(const char *path, const char *only, cfg_format fmt)
     }
     json_decref(kernels);
     tmap_ptx_free(m);
+    free(only);
     return rc;
 }
 
@@ -146,11 +155,18 @@ int tmap_cmd_cfg(int argc, char **argv)
     static const struct option opts[] = {{"kernel", required_argument, NULL, 'k'},
                                           {"format", required_argument, NULL, 'f'},
                                           {"help", no_argument, NULL, 'h'},
+                                          TMAP_CLI_SOURCE_OPTIONS,
                                           {NULL, 0, NULL, 0}};
     const char *kernel = NULL;
     cfg_format fmt = FMT_TEXT;
+    tmap_cli_source src = {0};
     int c;
-    while ((c = getopt_long(argc, argv, "k:f:h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "k:f:I:h", opts, NULL)) != -1) {
+        int shared = tmap_cli_source_option(&src, c, optarg);
+        if (shared < 0)
+            return TMAP_EXIT_USAGE;
+        if (shared)
+            continue;
         switch (c) {
         case 'k':
             kernel = optarg;
@@ -179,5 +195,5 @@ int tmap_cmd_cfg(int argc, char **argv)
         fputs(usage_text, stderr);
         return TMAP_EXIT_USAGE;
     }
-    return run(argv[optind], kernel, fmt);
+    return run(argv[optind], &src, kernel, fmt);
 }

@@ -13,7 +13,9 @@
 #include "instrument/base.h"
 
 static const char usage_text[] =
-    "usage: threadmap instrument IN.ptx -o OUT.ptx [--kernel NAME] [--blocks FILE.json]\n"
+    "usage: threadmap instrument IN.{ptx,cu} -o OUT.ptx [--kernel NAME]\n"
+    "                            [--blocks FILE.json | --redirect]\n"
+    "                            [--arch ARCH] [-I DIR]... [--option OPT]...\n"
     "\n"
     "Adds per-thread basic-block counters to each kernel (or to NAME) and to\n"
     "every .func it calls.  At run time set the module globals __tmap_bbv_base\n"
@@ -26,9 +28,18 @@ static const char usage_text[] =
     "Prints the block table (kernel, index, name, PTX line) to stdout, or with\n"
     "--blocks writes it as JSON.\n"
     "\n"
-    "  -o, --output FILE    where to write the instrumented PTX (required)\n"
-    "  -k, --kernel NAME    only this kernel\n"
+    "With --redirect, writes the redirected PTX instead (no counters): each\n"
+    "kernel (or NAME) reads the permutation D from the module global\n"
+    "__tmap_perm (.u64 device pointer to one u32 per thread; 0: the identity)\n"
+    "and thread slot i then sees the %tid/%ctaid of thread D[i].  Running\n"
+    "`instrument` on that output adds counters per hardware slot.\n"
+    "A .cu file is compiled with NVRTC first.\n"
+    "\n"
+    "  -o, --output FILE    where to write the PTX (required)\n"
+    "  -k, --kernel NAME    only this kernel (for .cu also a C++ name)\n"
     "  -b, --blocks FILE    write the block table as JSON to FILE\n"
+    "  -r, --redirect       apply the reference redirection, not the counters\n"
+    TMAP_CLI_SOURCE_USAGE
     "  -h, --help           this text\n";
 
 static json_t *blocks_json(const tmap_cfg *cfg, const char *kernel)
@@ -53,7 +64,7 @@ static void print_blocks(const tmap_cfg *cfg, const char *kernel)
 
 /* Instruments the selected kernels, appending their tables to `table`. */
 static tmap_status instrument_all(tmap_ptx_module *m, const char *path, const char *only,
-                                  json_t *table, int to_stdout, tmap_error *err)
+                                  int redirect, json_t *table, int to_stdout, tmap_error *err)
 {
     size_t nk = tmap_ptx_num_kernels(m);
     char **names = calloc(nk ? nk : 1, sizeof *names);
@@ -69,6 +80,10 @@ static tmap_status instrument_all(tmap_ptx_module *m, const char *path, const ch
         if (only && strcmp(only, names[k]))
             continue;
         found = 1;
+        if (redirect) {
+            st = tmap_redirect_instrument(m, names[k], err);
+            continue;
+        }
         tmap_cfg *cfg = NULL;
         st = tmap_bbv_instrument(m, names[k], &cfg, err);
         if (st != TMAP_OK)
@@ -84,15 +99,24 @@ static tmap_status instrument_all(tmap_ptx_module *m, const char *path, const ch
     return st;
 }
 
-static int run(const char *in, const char *out, const char *only, const char *blocks_path)
+typedef struct job {
+    const char *in, *out, *kernel, *blocks_path;
+    int redirect;
+    tmap_cli_source src;
+} job;
+
+static int run(const job *j)
 {
     tmap_error err;
     tmap_ptx_module *m = NULL;
-    if (tmap_cli_load_ptx(in, &m, &err) != TMAP_OK)
+    char *only = NULL;
+    const char *in = j->in, *out = j->out, *blocks_path = j->blocks_path;
+    if (tmap_cli_load_source(in, &j->src, j->kernel, &m, &only, &err) != TMAP_OK)
         return tmap_cli_fail("instrument", &err);
     json_t *table = json_array();
     char *text = NULL;
-    tmap_status st = instrument_all(m, in, only, table, blocks_path == NULL, &err);
+    tmap_status st = instrument_all(m, in, only, j->redirect, table,
+                                    blocks_path == NULL && !j->redirect, &err);
     if (st == TMAP_OK)
         st = tmap_ptx_print(m, &text, &err);
     if (st == TMAP_OK)
@@ -106,6 +130,7 @@ static int run(const char *in, const char *out, const char *only, const char *bl
         free(s);
     }
     free(text);
+    free(only);
     json_decref(table);
     tmap_ptx_free(m);
     return st == TMAP_OK ? TMAP_EXIT_OK : tmap_cli_fail("instrument", &err);
@@ -116,20 +141,30 @@ int tmap_cmd_instrument(int argc, char **argv)
     static const struct option opts[] = {{"output", required_argument, NULL, 'o'},
                                           {"kernel", required_argument, NULL, 'k'},
                                           {"blocks", required_argument, NULL, 'b'},
+                                          {"redirect", no_argument, NULL, 'r'},
                                           {"help", no_argument, NULL, 'h'},
+                                          TMAP_CLI_SOURCE_OPTIONS,
                                           {NULL, 0, NULL, 0}};
-    const char *out = NULL, *kernel = NULL, *blocks = NULL;
+    job j = {0};
     int c;
-    while ((c = getopt_long(argc, argv, "o:k:b:h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "o:k:b:rI:h", opts, NULL)) != -1) {
+        int shared = tmap_cli_source_option(&j.src, c, optarg);
+        if (shared < 0)
+            return TMAP_EXIT_USAGE;
+        if (shared)
+            continue;
         switch (c) {
         case 'o':
-            out = optarg;
+            j.out = optarg;
             break;
         case 'k':
-            kernel = optarg;
+            j.kernel = optarg;
             break;
         case 'b':
-            blocks = optarg;
+            j.blocks_path = optarg;
+            break;
+        case 'r':
+            j.redirect = 1;
             break;
         case 'h':
             fputs(usage_text, stdout);
@@ -139,9 +174,10 @@ int tmap_cmd_instrument(int argc, char **argv)
             return TMAP_EXIT_USAGE;
         }
     }
-    if (optind != argc - 1 || !out) {
+    if (optind != argc - 1 || !j.out || (j.redirect && j.blocks_path)) {
         fputs(usage_text, stderr);
         return TMAP_EXIT_USAGE;
     }
-    return run(argv[optind], out, kernel, blocks);
+    j.in = argv[optind];
+    return run(&j);
 }

@@ -1,26 +1,102 @@
 /*
- * ptx_input.c -- reading a PTX file given on the command line into a module.
+ * ptx_input.c -- reading the PTX or CUDA file given on the command line into
+ * a module (CUDA through NVRTC, kernel names through name expressions).
  */
 #include "cli/ptx_input.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "instrument/base.h"
 
-tmap_status tmap_cli_load_ptx(const char *path, tmap_ptx_module **m, tmap_error *err)
+int tmap_cli_source_option(tmap_cli_source *s, int c, const char *arg)
+{
+    size_t cap = sizeof s->include / sizeof s->include[0];
+    switch (c) {
+    case TMAP_OPT_ARCH:
+        s->arch = arg;
+        return 1;
+    case 'I':
+        if (s->ninclude == cap)
+            break;
+        s->include[s->ninclude++] = arg;
+        return 1;
+    case TMAP_OPT_OPTION:
+        if (s->noption == cap)
+            break;
+        s->option[s->noption++] = arg;
+        return 1;
+    default:
+        return 0;
+    }
+    fprintf(stderr, "threadmap: more than %zu -I/--option values\n", cap);
+    return -1;
+}
+
+static int is_cuda(const char *path)
 {
     size_t n = strlen(path);
-    if (n > 3 && !strcmp(path + n - 3, ".cu"))
-        return tmap_fail(err, TMAP_ERR_UNSUPPORTED,
-                         "%s: CUDA input needs the NVRTC front end (tmap_compile), which "
-                         "this build lacks; give PTX", path);
+    return n > 3 && !strcmp(path + n - 3, ".cu");
+}
+
+static tmap_status load_cuda(const char *path, const char *text, const tmap_cli_source *s,
+                             const char *kernel, tmap_ptx_module **m, char **entry,
+                             tmap_error *err)
+{
+    tmap_compile_opts o = {0};
+    o.arch = s ? s->arch : NULL;
+    o.options = s ? s->option : NULL;
+    o.noptions = s ? s->noption : 0;
+    o.include_dirs = s ? s->include : NULL;
+    o.ninclude_dirs = s ? s->ninclude : 0;
+    o.names = kernel ? &kernel : NULL;
+    o.nnames = kernel ? 1 : 0;
+    tmap_compiled c;
+    tmap_status st = tmap_compile(text, path, &o, &c, err);
+    if (st != TMAP_OK)
+        return st;
+    char name[4096];
+    snprintf(name, sizeof name, "%s.ptx", path);
+    st = tmap_ptx_parse(c.ptx, strlen(c.ptx), name, m, err);
+    const char *lowered = kernel ? tmap_compiled_lowered(&c, kernel) : NULL;
+    if (st == TMAP_OK && kernel && !lowered)
+        st = tmap_fail(err, TMAP_ERR_INVALID, "%s: NVRTC did not resolve kernel '%s'", path,
+                       kernel);
+    if (st == TMAP_OK && kernel && !(*entry = strdup(lowered)))
+        st = tmap_fail(err, TMAP_ERR_NOMEM, "out of memory");
+    if (st != TMAP_OK) {
+        tmap_ptx_free(*m);
+        *m = NULL;
+    }
+    tmap_compiled_free(&c);
+    return st;
+}
+
+tmap_status tmap_cli_load_source(const char *path, const tmap_cli_source *s,
+                                 const char *kernel, tmap_ptx_module **m, char **entry,
+                                 tmap_error *err)
+{
+    *m = NULL;
+    if (entry)
+        *entry = NULL;
     char *text = NULL;
     size_t len = 0;
     tmap_status st = tmap_file_read(path, &text, &len, err);
     if (st != TMAP_OK)
         return st;
-    st = tmap_ptx_parse(text, len, path, m, err);
+    if (is_cuda(path)) {
+        st = load_cuda(path, text, s, entry ? kernel : NULL, m, entry, err);
+    } else {
+        st = tmap_ptx_parse(text, len, path, m, err);
+        if (st == TMAP_OK && kernel && entry && !(*entry = strdup(kernel)))
+            st = tmap_fail(err, TMAP_ERR_NOMEM, "out of memory");
+    }
     free(text);
     return st;
+}
+
+tmap_status tmap_cli_load_ptx(const char *path, tmap_ptx_module **m, tmap_error *err)
+{
+    return tmap_cli_load_source(path, NULL, NULL, m, NULL, err);
 }

@@ -199,6 +199,65 @@ void tmap_cfg_free(tmap_cfg *cfg);
 tmap_status tmap_bbv_instrument(tmap_ptx_module *m, const char *kernel,
                                 tmap_cfg **cfg_out, tmap_error *err);
 
+/* --------------------------------------------------- reference redirection */
+
+/* Module-scope .u64 the redirection adds: the device pointer to D (N u32). */
+#define TMAP_REDIRECT_SYMBOL "__tmap_perm"
+
+/*
+ * Rewrites `kernel` (and every .func it reaches that reads %tid/%ctaid) in
+ * place so that the thread in slot i does the work of original thread D[i]:
+ * a preamble computes slot = ctaid_linear * threads_per_block + tid_linear,
+ * loads j = D[slot] from the u32 array at __tmap_perm (0 there: j = slot),
+ * and every read of %tid.{x,y,z} / %ctaid.{x,y,z} then sees thread j's ids
+ * (%ntid, %nctaid unchanged).  The kernel's parameters are unchanged.  The
+ * launch must have at most 2^32 threads.  Apply it before tmap_bbv_instrument
+ * (the counters then count per hardware slot); the reverse order and a second
+ * redirection are refused.  Reads of the ids other than by mov/cvt of a 32-bit
+ * type, and .address_size 32, give TMAP_ERR_UNSUPPORTED naming the PTX line;
+ * on any error the module is unchanged.  __tmap_perm is module-wide: several
+ * redirected kernels of one module share it.
+ */
+tmap_status tmap_redirect_instrument(tmap_ptx_module *m, const char *kernel, tmap_error *err);
+
+/* ------------------------------------------------------- safety analysis */
+
+/* Which regroupings keep a kernel correct, most permissive first. */
+typedef enum tmap_scope_advice {
+    TMAP_SAFE_GRID,   /* any permutation of the launch's threads          */
+    TMAP_SAFE_BLOCK,  /* only within thread blocks: D[i] / tpb == i / tpb  */
+    TMAP_SAFE_WARPS,  /* only whole warps, lanes in order: D[i] % 32 == i % 32
+                         and D maps each aligned warp onto one warp (and
+                         within blocks when barriers/shared_memory are set) */
+    TMAP_SAFE_NONE    /* no regrouping is known to be safe                */
+} tmap_scope_advice;
+
+/* What tmap_safety_analyze found in a kernel and the .funcs it reaches.
+ * Counts are numbers of instructions (or declarations) found; 0: none. */
+typedef struct tmap_safety {
+    int barriers;         /* bar.sync, barrier.*, bar.red, bar.arrive        */
+    int shared_memory;    /* .shared variables/accesses, %dynamic_smem_size  */
+    int warp_collectives; /* shfl, vote, match, redux, mma, ..., %laneid,
+                             %lanemask_*, %warpid                          */
+    int hardware_ids;     /* %smid, %nsmid, %clock*, %globaltimer           */
+    int tid_as_value;     /* an id reaches a value (store, call argument,
+                             float, a compare of a non-index...)           */
+    int tid_in_control;   /* an id used as an index also decides a branch  */
+    int atomics;          /* atom/red on global or generic memory          */
+    int cluster;          /* thread-block-cluster features                 */
+    int unredirectable;   /* id reads the redirection cannot rewrite       */
+    char reasons[2048];   /* one sentence per finding, "file:line: ...\n"   */
+    tmap_scope_advice scope;
+    int layout_ok;        /* the layout transform keeps the results        */
+    int redirect_ok;      /* the redirection keeps the results (within scope) */
+} tmap_safety;
+
+/* Analyzes `kernel` of m (docs/safety.md states the rules and their limits). */
+tmap_status tmap_safety_analyze(const tmap_ptx_module *m, const char *kernel, tmap_safety *out,
+                                tmap_error *err);
+/* "grid", "block", "warps", "none". */
+const char *tmap_scope_advice_name(tmap_scope_advice s);
+
 /* ------------------------------------------------------------ CUDA driver */
 
 /* The CUDA driver (libcuda, loaded with dlopen on first use) and one GPU's
@@ -408,6 +467,15 @@ struct tmap_thread_array {
 tmap_status tmap_layout_launch(tmap_cuda *c, tmap_kernel *k, const tmap_launch *l,
                                uint64_t perm, const tmap_thread_array *arrays, size_t narrays,
                                float ms[3], tmap_error *err);
+
+/* Reference redirection at run time: parses `ptx`, redirects `kernel`,
+ * prints and loads it.  Set D with tmap_redirect_set before launching (until
+ * then the kernel runs unregrouped); launch with the kernel's own arguments. */
+tmap_status tmap_redirect_load(tmap_cuda *c, const char *ptx, const char *kernel,
+                               tmap_kernel **out, tmap_error *err);
+/* Stores perm_device_ptr (N u32, or 0 for the identity) in the module's
+ * __tmap_perm. */
+tmap_status tmap_redirect_set(tmap_kernel *k, uint64_t perm_device_ptr, tmap_error *err);
 
 #ifdef __cplusplus
 }

@@ -89,6 +89,8 @@ static int raw_stmt(tmap_ptx_module *m, tmap_buf *b, tmap_ptx_stmt *s)
     return s->text ? 0 : -1;
 }
 
+/* The counter pass's own mark is %tmap_on (other passes, e.g. redirection's
+ * %tmap_rr*, share the %tmap_ prefix and may come first). */
 static int already_instrumented(const tmap_ptx_func *f)
 {
     if (f->instrumented)
@@ -97,7 +99,7 @@ static int already_instrumented(const tmap_ptx_func *f)
         const tmap_ptx_stmt *s = &f->body[i];
         if (s->kind == TMAP_ST_DIRECTIVE)
             for (uint32_t k = 0; k < s->ntoks; k++)
-                if (s->toks[k].kind == TMAP_TOK_REG && !strncmp(s->toks[k].text, "%tmap_", 6))
+                if (s->toks[k].kind == TMAP_TOK_REG && !strcmp(s->toks[k].text, "%tmap_on"))
                     return 1;
     }
     return 0;

@@ -133,4 +133,9 @@ tmap_status tmap_cfg_build_at(const tmap_ptx_module *m, const char *kernel,
 /* Appends tokens toks[0..n) to b with the source's spacing (normalized). */
 void tmap_ptx_print_toks(tmap_buf *b, const tmap_ptx_tok *toks, size_t n);
 
+/* redirect.c: NULL when statement s reads no thread/block id or reads them
+ * in a form the redirection rewrites (mov/cvt of a 32-bit type from
+ * %tid.{x,y,z} / %ctaid.{x,y,z}); else why it cannot be redirected. */
+const char *tmap_redirect_check(const tmap_ptx_stmt *s);
+
 #endif

@@ -62,4 +62,7 @@ struct tmap_cuda {
 tmap_status tmap_cuda_check(const tmap_cuda *c, CUresult r, const char *call,
                             tmap_error *err);
 
+/* The CUDA handle a kernel was loaded with (kernel.c). */
+tmap_cuda *tmap_kernel_cuda(const tmap_kernel *k);
+
 #endif

@@ -114,6 +114,8 @@ tmap_status tmap_kernel_load(tmap_cuda *c, const char *ptx, const char *kernel,
     return TMAP_OK;
 }
 
+tmap_cuda *tmap_kernel_cuda(const tmap_kernel *k) { return k->cuda; }
+
 void tmap_kernel_free(tmap_kernel *k)
 {
     if (!k)

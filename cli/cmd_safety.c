@@ -1,0 +1,144 @@
+/*
+ * cmd_safety.c -- `threadmap safety`: which regroupings keep a kernel's
+ * results (barriers, shared memory, warp collectives, ids used as values...),
+ * in words or as JSON.
+ */
+#include <getopt.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/commands.h"
+#include "cli/ptx_input.h"
+#include "instrument/base.h"
+
+static const char usage_text[] =
+    "usage: threadmap safety FILE.{ptx,cu} [--kernel NAME] [--json]\n"
+    "                        [--arch ARCH] [-I DIR]... [--option OPT]...\n"
+    "\n"
+    "Checks each kernel (or NAME) and every .func it calls against the safety\n"
+    "rules of thread-data remapping (docs/safety.md) and prints, per kernel,\n"
+    "the scope within which threads may be regrouped (grid, block, warps:\n"
+    "whole warps only, none), whether the layout transform and the reference\n"
+    "redirection keep the results, and one sentence per finding naming its\n"
+    "PTX line.  A .cu file is compiled with NVRTC first; lines then refer to\n"
+    "the generated PTX.\n"
+    "\n"
+    "  -k, --kernel NAME    only this kernel (for .cu also a C++ name)\n"
+    "  -j, --json           print JSON instead of text\n"
+    TMAP_CLI_SOURCE_USAGE
+    "  -h, --help           this text\n";
+
+static void print_text(const tmap_safety *s, const char *kernel)
+{
+    printf("kernel %s: regroup within %s; layout transform %s; redirection %s\n", kernel,
+           tmap_scope_advice_name(s->scope), s->layout_ok ? "safe" : "unsafe",
+           s->redirect_ok ? "safe" : "unsafe");
+    printf("  barriers %d, shared memory %d, warp collectives %d, hardware ids %d, "
+           "atomics %d, cluster %d\n", s->barriers, s->shared_memory, s->warp_collectives,
+           s->hardware_ids, s->atomics, s->cluster);
+    printf("  ids as values %d, ids in control %d, unredirectable id reads %d\n",
+           s->tid_as_value, s->tid_in_control, s->unredirectable);
+    for (const char *p = s->reasons; *p;) {
+        const char *nl = strchr(p, '\n');
+        int n = nl ? (int)(nl - p) : (int)strlen(p);
+        printf("  - %.*s\n", n, p);
+        p += n + (nl != NULL);
+    }
+}
+
+static json_t *safety_json(const tmap_safety *s, const char *kernel)
+{
+    json_t *reasons = json_array();
+    for (const char *p = s->reasons; *p;) {
+        const char *nl = strchr(p, '\n');
+        size_t n = nl ? (size_t)(nl - p) : strlen(p);
+        json_array_append_new(reasons, json_stringn(p, n));
+        p += n + (nl != NULL);
+    }
+    return json_pack("{s:s, s:s, s:b, s:b, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:o}",
+                     "name", kernel, "scope", tmap_scope_advice_name(s->scope), "layout_ok",
+                     s->layout_ok, "redirect_ok", s->redirect_ok, "barriers", s->barriers,
+                     "shared_memory", s->shared_memory, "warp_collectives",
+                     s->warp_collectives, "hardware_ids", s->hardware_ids, "tid_as_value",
+                     s->tid_as_value, "tid_in_control", s->tid_in_control, "atomics",
+                     s->atomics, "cluster", s->cluster, "unredirectable", s->unredirectable,
+                     "reasons", reasons);
+}
+
+static int run(const char *path, const tmap_cli_source *src, const char *kernel, int json)
+{
+    tmap_error err;
+    tmap_ptx_module *m = NULL;
+    char *only = NULL;
+    if (tmap_cli_load_source(path, src, kernel, &m, &only, &err) != TMAP_OK)
+        return tmap_cli_fail("safety", &err);
+    json_t *kernels = json_array();
+    int rc = TMAP_EXIT_OK, found = 0;
+    for (size_t k = 0; k < tmap_ptx_num_kernels(m) && rc == TMAP_EXIT_OK; k++) {
+        const char *name = tmap_ptx_kernel_name(m, k);
+        if (only && strcmp(only, name))
+            continue;
+        found = 1;
+        tmap_safety s;
+        if (tmap_safety_analyze(m, name, &s, &err) != TMAP_OK)
+            rc = tmap_cli_fail("safety", &err);
+        else if (json)
+            json_array_append_new(kernels, safety_json(&s, name));
+        else
+            print_text(&s, name);
+    }
+    if (rc == TMAP_EXIT_OK && only && !found) {
+        tmap_fail(&err, TMAP_ERR_INVALID, "%s: no kernel named '%s'", path, only);
+        rc = tmap_cli_fail("safety", &err);
+    }
+    if (rc == TMAP_EXIT_OK && json) {
+        json_t *doc = json_pack("{s:s, s:O}", "file", path, "kernels", kernels);
+        json_dumpf(doc, stdout, JSON_INDENT(2));
+        printf("\n");
+        json_decref(doc);
+    }
+    json_decref(kernels);
+    tmap_ptx_free(m);
+    free(only);
+    return rc;
+}
+
+int tmap_cmd_safety(int argc, char **argv)
+{
+    static const struct option opts[] = {{"kernel", required_argument, NULL, 'k'},
+                                          {"json", no_argument, NULL, 'j'},
+                                          {"help", no_argument, NULL, 'h'},
+                                          TMAP_CLI_SOURCE_OPTIONS,
+                                          {NULL, 0, NULL, 0}};
+    const char *kernel = NULL;
+    int json = 0, c;
+    tmap_cli_source src = {0};
+    while ((c = getopt_long(argc, argv, "k:jI:h", opts, NULL)) != -1) {
+        int shared = tmap_cli_source_option(&src, c, optarg);
+        if (shared < 0)
+            return TMAP_EXIT_USAGE;
+        if (shared)
+            continue;
+        switch (c) {
+        case 'k':
+            kernel = optarg;
+            break;
+        case 'j':
+            json = 1;
+            break;
+        case 'h':
+            fputs(usage_text, stdout);
+            return TMAP_EXIT_OK;
+        default:
+            fputs(usage_text, stderr);
+            return TMAP_EXIT_USAGE;
+        }
+    }
+    if (optind != argc - 1) {
+        fputs(usage_text, stderr);
+        return TMAP_EXIT_USAGE;
+    }
+    return run(argv[optind], &src, kernel, json);
+}

@@ -1,0 +1,196 @@
+/*
+ * test_redirect.c -- the redirection rewrite on every kernel of the corpus
+ * (tests/kernels/\*.cu, NVRTC) and of tests/kernels/analytic.ptx: ptxas
+ * accepts the result, no %tid/%ctaid read is left outside the preamble,
+ * redirect-then-instrument is accepted too, and refusals name the line.
+ */
+#include <dirent.h>
+
+#include "tests/testutil.h"
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static size_t corpus(char ***names)
+{
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/tests/kernels", TMAP_SOURCE_DIR);
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    size_t n = 0;
+    *names = NULL;
+    for (struct dirent *e; (e = readdir(d));) {
+        size_t len = strlen(e->d_name);
+        if (len < 4 || strcmp(e->d_name + len - 3, ".cu"))
+            continue;
+        *names = realloc(*names, (n + 1) * sizeof **names);
+        (*names)[n++] = strdup(e->d_name);
+    }
+    closedir(d);
+    qsort(*names, n, sizeof **names, by_name);
+    return n;
+}
+
+static void expect_ptxas_ok(const char *ptx, const char *what)
+{
+    char log[8192];
+    if (test_ptxas(ptx, "sm_90", log, sizeof log) != 0)
+        fail_msg("ptxas rejected %s:\n%s", what, log);
+}
+
+/* Every line reading %tid.* / %ctaid.* is a preamble line
+ * `mov.u32 %tmap_rrN, %...`; returns how many there are. */
+static int id_reads_only_in_preamble(const char *ptx, const char *what)
+{
+    int n = 0;
+    for (const char *p = ptx; *p;) {
+        const char *nl = strchr(p, '\n');
+        size_t len = nl ? (size_t)(nl - p) : strlen(p);
+        char line[1024];
+        snprintf(line, sizeof line, "%.*s", (int)(len < sizeof line - 1 ? len : sizeof line - 1), p);
+        if (strstr(line, "%tid") || strstr(line, "%ctaid")) {
+            if (!strstr(line, "mov.u32 %tmap_rr"))
+                fail_msg("%s: an id read outside the preamble: %s", what, line);
+            n++;
+        }
+        p += len + (nl != NULL);
+    }
+    return n;
+}
+
+static void check_module_text(const char *ptx, const char *file, const char *kernel)
+{
+    char what[1024];
+    tmap_ptx_module *m = NULL;
+    TMAP_CHECK(tmap_ptx_parse(ptx, strlen(ptx), file, &m, err));
+    TMAP_CHECK(tmap_redirect_instrument(m, kernel, err));
+    char *red = NULL;
+    TMAP_CHECK(tmap_ptx_print(m, &red, err));
+    snprintf(what, sizeof what, "redirected %s of %s", kernel, file);
+    expect_ptxas_ok(red, what);
+    assert_non_null(strstr(red, ".visible .global .align 8 .u64 " TMAP_REDIRECT_SYMBOL ";"));
+    /* each preamble reads the six ids once; other kernels keep theirs */
+    if (tmap_ptx_num_kernels(m) == 1 && strstr(ptx, "%tid"))
+        assert_int_equal(id_reads_only_in_preamble(red, what) % 6, 0);
+    /* redirect first, then count: both passes in one module */
+    tmap_ptx_module *both = NULL;
+    tmap_cfg *cfg = NULL;
+    char *both_text = NULL;
+    TMAP_CHECK(tmap_ptx_parse(red, strlen(red), file, &both, err));
+    TMAP_CHECK(tmap_bbv_instrument(both, kernel, &cfg, err));
+    TMAP_CHECK(tmap_ptx_print(both, &both_text, err));
+    snprintf(what, sizeof what, "redirected and instrumented %s of %s", kernel, file);
+    expect_ptxas_ok(both_text, what);
+    /* and in memory, without the text round trip */
+    TMAP_CHECK(tmap_bbv_instrument(m, kernel, NULL, err));
+    free(both_text);
+    TMAP_CHECK(tmap_ptx_print(m, &both_text, err));
+    expect_ptxas_ok(both_text, what);
+    free(both_text);
+    tmap_cfg_free(cfg);
+    tmap_ptx_free(both);
+    free(red);
+    tmap_ptx_free(m);
+}
+
+static void skip_without_ptxas(void)
+{
+    if (!test_have_ptxas()) {
+        print_message("[  SKIPPED ] no ptxas at %s\n", TMAP_PTXAS_DEFAULT);
+        skip();
+    }
+}
+
+static void corpus_redirects(void **state)
+{
+    skip_without_ptxas();
+    char **names;
+    size_t n = corpus(&names), kernels = 0;
+    assert_true(n >= 20);
+    for (size_t i = 0; i < n; i++) {
+        char rel[512];
+        snprintf(rel, sizeof rel, "tests/kernels/%s", names[i]);
+        char *src = test_read(rel);
+        tmap_compile_opts o = {0};
+        tmap_compiled c;
+        TMAP_CHECK(tmap_compile(src, rel, &o, &c, err));
+        tmap_ptx_module *m = NULL;
+        TMAP_CHECK(tmap_ptx_parse(c.ptx, strlen(c.ptx), rel, &m, err));
+        for (size_t k = 0; k < tmap_ptx_num_kernels(m); k++, kernels++)
+            check_module_text(c.ptx, rel, tmap_ptx_kernel_name(m, k));
+        tmap_ptx_free(m);
+        tmap_compiled_free(&c);
+        free(src);
+        free(names[i]);
+    }
+    free(names);
+    print_message("redirect: %zu kernels of the corpus passed\n", kernels);
+}
+
+static void analytic_redirects(void **state)
+{
+    skip_without_ptxas();
+    char *ptx = test_read("tests/kernels/analytic.ptx");
+    static const char *const kernels[] = {"loop_kernel", "branchy", "grid3d"};
+    for (size_t i = 0; i < 3; i++)
+        check_module_text(ptx, "analytic.ptx", kernels[i]);
+    /* all three in one module: one __tmap_perm, three preambles */
+    tmap_ptx_module *m = NULL;
+    TMAP_CHECK(tmap_ptx_parse(ptx, strlen(ptx), "analytic.ptx", &m, err));
+    for (size_t i = 0; i < 3; i++)
+        TMAP_CHECK(tmap_redirect_instrument(m, kernels[i], err));
+    char *red = NULL;
+    TMAP_CHECK(tmap_ptx_print(m, &red, err));
+    expect_ptxas_ok(red, "analytic.ptx with three redirected kernels");
+    const char *first = strstr(red, TMAP_REDIRECT_SYMBOL ";");
+    assert_non_null(first);
+    assert_null(strstr(first + 1, "u64 " TMAP_REDIRECT_SYMBOL));
+    assert_int_equal(id_reads_only_in_preamble(red, "analytic.ptx"), 18);
+    free(red);
+    tmap_ptx_free(m);
+    free(ptx);
+}
+
+static const char k16_ptx[] =
+    ".version 8.0\n.target sm_90\n.address_size 64\n"
+    ".visible .entry k16(.param .u64 out)\n{\n"
+    "\t.reg .b16 %rs<2>;\n\t.reg .b64 %rd<3>;\n"
+    "\tmov.u16 %rs1, %tid.x;\n"
+    "\tld.param.u64 %rd1, [out];\n\tst.global.u16 [%rd1], %rs1;\n\tret;\n}\n";
+
+/* Refusals: the legacy 16-bit read names its line; twice, and counters
+ * before redirection, are refused; the module is unchanged after each. */
+static void refusals(void **state)
+{
+    tmap_ptx_module *m = NULL;
+    tmap_error e = {0};
+    TMAP_CHECK(tmap_ptx_parse(k16_ptx, strlen(k16_ptx), "k16.ptx", &m, err));
+    assert_int_equal(tmap_redirect_instrument(m, "k16", &e), TMAP_ERR_UNSUPPORTED);
+    assert_non_null(strstr(e.message, "k16.ptx:8:"));
+    assert_non_null(strstr(e.message, "mov.u16"));
+    tmap_ptx_free(m);
+
+    char *ptx = test_read("tests/kernels/analytic.ptx");
+    TMAP_CHECK(tmap_ptx_parse(ptx, strlen(ptx), "analytic.ptx", &m, err));
+    TMAP_CHECK(tmap_redirect_instrument(m, "loop_kernel", err));
+    assert_int_equal(tmap_redirect_instrument(m, "loop_kernel", &e), TMAP_ERR_UNSUPPORTED);
+    assert_non_null(strstr(e.message, "already redirected"));
+    TMAP_CHECK(tmap_bbv_instrument(m, "branchy", NULL, err));
+    assert_int_equal(tmap_redirect_instrument(m, "branchy", &e), TMAP_ERR_UNSUPPORTED);
+    assert_non_null(strstr(e.message, "redirect first"));
+    assert_int_equal(tmap_redirect_instrument(m, "nosuch", &e), TMAP_ERR_INVALID);
+    tmap_ptx_free(m);
+    free(ptx);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(corpus_redirects),
+        cmocka_unit_test(analytic_redirects),
+        cmocka_unit_test(refusals),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
