@@ -8,10 +8,9 @@
 
 static const tmap_command commands[] = {
     {"cfg", tmap_cmd_cfg, "print the basic blocks, edges and post-dominators of kernels"},
-     "add per-thread basic-block counters (or the redirection) to PTX"},
     {"estimate", tmap_cmd_estimate, "estimate kernel time and divergence metrics from a BBV"},
-    {"instrument", tmap_cmd_instrument, "add per-thread basic-block counters to PTX"},
     {"instrument", tmap_cmd_instrument,
+     "add per-thread basic-block counters (or the redirection) to PTX"},
     {"latency", tmap_cmd_latency, "measure the per-opcode latency table on the GPU"},
     {"predict", tmap_cmd_predict, "predict BBVs for new per-thread features"},
     {"profile", tmap_cmd_profile, "per-thread BBVs of a manifest's kernel on the GPU"},
