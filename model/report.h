@@ -1,0 +1,56 @@
+/*
+ * report.h -- the performance-estimate report of one kernel: the original
+ * launch and each candidate regrouping side by side, with the model's
+ * metrics (BBV-weighted, BBV-weighted-scheduled, zero-divergence bound) next
+ * to the older ones (divergent warps, divergent branches, SIMD efficiency),
+ * measured times when there are any, and the decision.  Written as a text
+ * table, Markdown, JSON, or a self-contained HTML page with SVG plots.
+ */
+#ifndef TMAP_MODEL_REPORT_H
+#define TMAP_MODEL_REPORT_H
+
+#include <stdio.h>
+
+#include "model/model.h"
+
+/* One grouping of the threads: the original (identity) or a candidate. */
+typedef struct tmap_report_row {
+    const char *name;         /* "original", "sorting", "greedy-max"... */
+    int available;            /* 0: not computed; note says why */
+    const char *note;
+    const tmap_metrics *m;    /* the model under this grouping (NULL if !available) */
+    double gain;              /* predicted: 1 - scheduled / scheduled(original) */
+    double algo_ms;           /* CPU time of the algorithm; NAN if none */
+    double measured_ms;       /* measured kernel time; NAN if not measured */
+    double apply_ms;          /* measured cost of applying it; NAN if not measured */
+    int outputs_equal;        /* -1 not checked, 0 differ, 1 equal to the original's */
+    int chosen;               /* the decision picked this row */
+} tmap_report_row;
+
+typedef struct tmap_report {
+    const char *kernel;
+    const char *origin;       /* where the BBVs come from, e.g. "measured on NVIDIA H200
+                                 (recorded 2026-11-21)", "predicted by MODEL" */
+    const char *device;       /* GPU the times were measured on, or NULL */
+    const tmap_bbv *bbv;      /* the (original order) BBVs */
+    const double *lat;        /* [bbv->nblocks] block latencies */
+    const char *const *block_names;   /* [bbv->nblocks] or NULL */
+    const tmap_model_params *params;
+    const char *latency_table;        /* path, or NULL */
+    const tmap_lat_report *fallbacks; /* opcodes that fell back, or NULL */
+    size_t nrows;
+    const tmap_report_row *rows;      /* rows[0] is the original */
+    const char *decision;             /* the decision in words */
+    const char *mechanism;            /* "layout transform", "redirection", or NULL */
+} tmap_report;
+
+/* The four forms.  Each writes the whole report to f. */
+tmap_status tmap_report_text(const tmap_report *r, FILE *f, tmap_error *err);
+tmap_status tmap_report_markdown(const tmap_report *r, FILE *f, tmap_error *err);
+tmap_status tmap_report_json(const tmap_report *r, FILE *f, tmap_error *err);
+tmap_status tmap_report_html(const tmap_report *r, FILE *f, tmap_error *err);
+
+/* Writes DIR/report.{txt,md,json,html} (creating DIR and its parents). */
+tmap_status tmap_report_write_dir(const tmap_report *r, const char *dir, tmap_error *err);
+
+#endif
