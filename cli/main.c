@@ -15,6 +15,7 @@ static const tmap_command commands[] = {
     {"predict", tmap_cmd_predict, "predict BBVs for new per-thread features"},
     {"profile", tmap_cmd_profile, "per-thread BBVs of a manifest's kernel on the GPU"},
     {"regroup", tmap_cmd_regroup, "choose a regrouping of threads from BBVs and write it"},
+    {"run", tmap_cmd_run, "the whole pipeline on a new input: predict, choose, apply, measure"},
     {"safety", tmap_cmd_safety, "which regroupings keep a kernel's results, and why"},
     {"train", tmap_cmd_train, "fit the BBV regression (eq. 1) on profiling runs"},
     {"version", tmap_cmd_version, "print the version"},

@@ -74,7 +74,7 @@ void tmap_manifest_free(tmap_manifest *m)
         free(m->options[i]);
     free(m->arrays), free(m->args), free(m->argv), free(m->features), free(m->feature_names);
     free(m->options), free(m->path), free(m->dir), free(m->name), free(m->source);
-    free(m->ptx_file), free(m->kernel), free(m->arch);
+    free(m->ptx_file), free(m->kernel), free(m->arch), free(m->key);
     free(m);
 }
 
@@ -391,6 +391,7 @@ static tmap_status parse_root(ctx *c, json_t *root, tmap_manifest *m)
     if (st == TMAP_OK) st = get_string(c, root, "ptx", 0, &m->ptx_file);
     if (st == TMAP_OK) st = get_string(c, root, "kernel", 1, &m->kernel);
     if (st == TMAP_OK) st = get_string(c, root, "arch", 0, &m->arch);
+    if (st == TMAP_OK) st = get_string(c, root, "key", 0, &m->key);
     if (st != TMAP_OK)
         return st;
     if (!m->source == !m->ptx_file)
@@ -399,6 +400,11 @@ static tmap_status parse_root(ctx *c, json_t *root, tmap_manifest *m)
         (st = parse_arrays(c, root, m)) || (st = parse_args(c, root, m)) ||
         (st = parse_features(c, root, m)))
         return st;
+    for (size_t i = 0; m->key && i <= m->nfeatures; i++)
+        if (i == m->nfeatures)
+            return bad(c, "key", "names no feature of 'features'");
+        else if (!strcmp(m->feature_names[i], m->key))
+            break;
     for (size_t i = 0; i < m->nargs; i++)
         if (m->args[i].is_threads)
             m->args[i].value = (double)m->threads;

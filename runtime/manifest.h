@@ -48,6 +48,7 @@ typedef struct tmap_mfeature {
 struct tmap_manifest {
     char *path, *dir, *name;
     char *source, *ptx_file, *kernel, *arch;
+    char *key;        /* a feature to sort by (the key baseline), or NULL */
     char **options;
     size_t noptions;
     unsigned grid[3], block[3], shared_bytes;
