@@ -4,6 +4,7 @@
  * cross-validation error, and writes the predictor file.
  */
 #include <errno.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,7 +16,8 @@
 #define TRAIN_MAXRUNS 64
 
 static const char train_usage[] =
-    "usage: threadmap train --features F.npy --bbv BBV.npy [--features F2.npy --bbv BBV2.npy ...]\n"
+    "usage: threadmap train PROFILE_DIR [--folds K] -o MODEL\n"
+    "       threadmap train --features F.npy --bbv BBV.npy [--features F2.npy --bbv BBV2.npy ...]\n"
     "                       --kernel NAME [--folds K] [--feature-names A,B,...] -o MODEL\n\n"
     "Fits, for each basic block b, BBV_t[b] = c0 + c1*I_t[1] + ... + cp*I_t[p] + c(p+1)*tid\n"
     "(Liang et al. eq. 1) by least squares over every profiled thread of every run.\n\n"
@@ -27,14 +29,77 @@ static const char train_usage[] =
     "  --folds K           k-fold cross-validation over threads (default 5; 0: none);\n"
     "                      with 2+ runs, leave-one-run-out is reported too\n"
     "  --feature-names L   comma-separated feature names (default f0, f1, ...)\n"
-    "  -o MODEL            the predictor file to write\n";
+    "  -o MODEL            the predictor file to write\n"
+    "  PROFILE_DIR         a folder written by `threadmap profile`: its profile.json gives\n"
+    "                      the kernel, the feature names and every run's files\n\n"
+    "example: threadmap profile m.json -o prof --runs 3 && threadmap train prof -o model.txt\n";
 
 typedef struct train_opts {
     const char *features[TRAIN_MAXRUNS], *bbv[TRAIN_MAXRUNS];
     size_t nfeat, nbbv;
     const char *kernel, *out, *names;
+    const char *dir;           /* PROFILE_DIR, or NULL */
     long folds;
+    char *owned[2 * TRAIN_MAXRUNS + 2]; /* strings read from profile.json */
+    size_t nowned;
 } train_opts;
+
+static const char *own(train_opts *o, char *s)
+{
+    if (s && o->nowned < sizeof o->owned / sizeof o->owned[0])
+        o->owned[o->nowned++] = s;
+    return s;
+}
+
+static void train_opts_free(train_opts *o)
+{
+    for (size_t i = 0; i < o->nowned; i++)
+        free(o->owned[i]);
+}
+
+static char *join(const char *dir, const char *file)
+{
+    tmap_buf b = {0};
+    tmap_buf_printf(&b, "%s/%s", dir, file);
+    return b.data;
+}
+
+/* Fills kernel, feature names and runs from DIR/profile.json. */
+static tmap_status train_from_dir(train_opts *o, tmap_error *err)
+{
+    char *path = join(o->dir, "profile.json");
+    json_error_t je;
+    json_t *root = path ? json_load_file(path, 0, &je) : NULL;
+    tmap_status st = TMAP_OK;
+    if (!root)
+        st = tmap_fail(err, TMAP_ERR_IO, "%s: %s", path ? path : o->dir, path ? je.text : "out of memory");
+    json_t *k = root ? json_object_get(root, "kernel") : NULL, *runs = root ? json_object_get(root, "runs") : NULL;
+    json_t *names = root ? json_object_get(root, "features") : NULL;
+    if (!st && (!json_is_string(k) || !json_is_array(runs) || !json_is_array(names) || !json_array_size(names)))
+        st = tmap_fail(err, TMAP_ERR_FORMAT, "%s: needs 'kernel', 'features' (not empty: the manifest "
+                       "must name features) and 'runs'", path);
+    if (!st) {
+        o->kernel = own(o, strdup(json_string_value(k)));
+        tmap_buf b = {0};
+        for (size_t i = 0; i < json_array_size(names); i++)
+            tmap_buf_printf(&b, "%s%s", i ? "," : "", json_string_value(json_array_get(names, i)));
+        o->names = own(o, b.data);
+    }
+    for (size_t i = 0; !st && i < json_array_size(runs) && i < TRAIN_MAXRUNS; i++) {
+        json_t *r = json_array_get(runs, i), *bb = json_object_get(r, "bbv"), *ff = json_object_get(r, "features");
+        if (!json_is_string(bb) || !json_is_string(ff)) {
+            st = tmap_fail(err, TMAP_ERR_FORMAT, "%s: runs[%zu] lacks bbv or features", path, i);
+            break;
+        }
+        o->bbv[o->nbbv++] = own(o, join(o->dir, json_string_value(bb)));
+        o->features[o->nfeat++] = own(o, join(o->dir, json_string_value(ff)));
+    }
+    if (!st && !o->nbbv)
+        st = tmap_fail(err, TMAP_ERR_FORMAT, "%s: no runs", path);
+    json_decref(root);
+    free(path);
+    return st;
+}
 
 /* 0: run; 1: help printed; -1: usage error. */
 static int train_parse(int argc, char **argv, train_opts *o)
@@ -46,6 +111,10 @@ static int train_parse(int argc, char **argv, train_opts *o)
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             fputs(train_usage, stdout);
             return 1;
+        }
+        if (a[0] != '-' && !o->dir) {
+            o->dir = a;
+            continue;
         }
         if (i + 1 >= argc) {
             fprintf(stderr, "threadmap train: %s: unknown or missing its value\n", a);
@@ -76,8 +145,14 @@ static int train_parse(int argc, char **argv, train_opts *o)
             return -1;
         }
     }
-    if (!o->nbbv || o->nbbv != o->nfeat || !o->kernel || !o->out) {
-        fprintf(stderr, "threadmap train: give --kernel, -o and as many --features as --bbv\n");
+    if (o->dir && (o->nbbv || o->nfeat || o->kernel || o->names)) {
+        fprintf(stderr, "threadmap train: PROFILE_DIR replaces --features, --bbv, --kernel and "
+                        "--feature-names\n");
+        return -1;
+    }
+    if (!o->out || (!o->dir && (!o->nbbv || o->nbbv != o->nfeat || !o->kernel))) {
+        fprintf(stderr, "threadmap train: give -o and PROFILE_DIR, or --kernel and as many "
+                        "--features as --bbv\n");
         return -1;
     }
     return 0;
@@ -205,7 +280,7 @@ int tmap_cmd_train(int argc, char **argv)
     tmap_error err = {0};
     train_data d = {0};
     tmap_predictor pr = {0};
-    tmap_status s = TMAP_OK;
+    tmap_status s = o.dir ? train_from_dir(&o, &err) : TMAP_OK;
     for (size_t i = 0; !s && i < o.nbbv; i++)
         s = train_load_run(&o, i, &d, &err);
     if (!s && o.names)
@@ -223,5 +298,6 @@ int tmap_cmd_train(int argc, char **argv)
         printf("wrote %s\n", o.out);
     tmap_predictor_free(&pr);
     train_free(&d);
+    train_opts_free(&o);
     return s ? tmap_cli_fail("train", &err) : TMAP_EXIT_OK;
 }

@@ -8,6 +8,7 @@
 
 static const tmap_command commands[] = {
     {"cfg", tmap_cmd_cfg, "print the basic blocks, edges and post-dominators of kernels"},
+    {"device", tmap_cmd_device, "the GPU threadmap uses (exit 3 without one)"},
     {"estimate", tmap_cmd_estimate, "estimate kernel time and divergence metrics from a BBV"},
     {"instrument", tmap_cmd_instrument,
      "add per-thread basic-block counters (or the redirection) to PTX"},
