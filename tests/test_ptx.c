@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "instrument/base.h"
+#include "instrument/bbv.h"
 #include "threadmap.h"
 
 static const char *const fixtures[] = {"features.ptx", "divergent.ptx",
@@ -206,6 +207,12 @@ static void test_instrument_fixtures(void **state)
         tmap_ptx_module *m2 = parse_ok(a, strlen(a), "instrumented");
         char *b = print_ok(m2);
         assert_string_equal(a, b);
+        for (size_t k = 0; k < nk; k++) {
+            tmap_error err;
+            tmap_bbv_check_stats cs;
+            if (tmap_bbv_check(m2, tmap_ptx_kernel_name(m2, k), &cs, &err) != TMAP_OK)
+                fail_msg("%s: %s", fixtures[i], err.message);
+        }
         if (ptxas_accepts(a) == 0)
             fail_msg("ptxas rejects the instrumented %s", fixtures[i]);
         free(a);
