@@ -192,8 +192,11 @@ void tmap_cfg_free(tmap_cfg *cfg);
  *   counter[b * nslots + slot] += 1, u32, no atomics,
  * where slot = (ctaid_linear / sample) * threads_per_block + tid_linear and
  * nslots = ceil(nctaid_total / sample) * threads_per_block, computed in the
- * kernel.  Thread blocks with ctaid_linear % sample != 0 count nothing.
- * The kernel's parameters are unchanged.  *cfg_out (optional) receives the
+ * kernel; nslots must be below 2^32 (the slot arithmetic is 32-bit;
+ * tmap_counting_load refuses larger launches).  Thread blocks with
+ * ctaid_linear % sample != 0 count nothing.  Counts are kept in registers
+ * and added to memory when each function returns or the thread exits
+ * (docs/instrumentation.md).  The kernel's parameters are unchanged.  *cfg_out (optional) receives the
  * CFG whose block indices are the counter rows.
  */
 tmap_status tmap_bbv_instrument(tmap_ptx_module *m, const char *kernel,

@@ -92,6 +92,11 @@ tmap_status tmap_counting_load(tmap_cuda *c, const char *ptx, const char *kernel
     tmap_status st = instrument_text(ptx, kernel, &text, &k->cfg, err);
     if (st == TMAP_OK)
         st = tmap_kernel_load(c, text, kernel, &k->kernel, err);
+    /* the counter pass computes slots in 32 bits (bbv_pass.c) */
+    if (st == TMAP_OK && (uint64_t)k->nslots > UINT32_MAX)
+        st = tmap_fail(err, TMAP_ERR_UNSUPPORTED,
+                       "%zu profiled threads: the counters take at most %u; sample fewer "
+                       "thread blocks", k->nslots, (unsigned)UINT32_MAX);
     if (st == TMAP_OK && k->cfg->nblocks && k->nslots > ((size_t)-1) / 4 / k->cfg->nblocks)
         st = tmap_fail(err, TMAP_ERR_INVALID, "%zu threads x %zu blocks of counters is too large",
                        k->nslots, k->cfg->nblocks);

@@ -2,11 +2,15 @@
  * test_corpus.c -- every kernel of the .cu files in tests/kernels, compiled by NVRTC at
  * test time with default options, -lineinfo and -G: its PTX parses, prints
  * back to PTX that ptxas accepts, reparses to the same text, and every
- * kernel instruments into PTX that ptxas accepts.
+ * kernel instruments into PTX that ptxas accepts and that passes the
+ * counter checker (tmap_bbv_check: each block counts once, every register
+ * counter is flushed exactly once before every exit).
  */
 #include <dirent.h>
 
 #include "tests/testutil.h"
+
+#include "instrument/bbv.h"
 
 static const char *variants[][2] = {{NULL, "default"}, {"-lineinfo", "-lineinfo"}, {"-G", "-G"}};
 
@@ -44,7 +48,8 @@ static void expect_ptxas_ok(const char *ptx, const char *what)
         fail_msg("ptxas rejected %s:\n%s", what, log);
 }
 
-static void check_kernel_file(const char *file, const char *option, const char *vname)
+static void check_kernel_file(const char *file, const char *option, const char *vname,
+                              size_t *checked, size_t *flushes)
 {
     char rel[512], what[1024];
     snprintf(rel, sizeof rel, "tests/kernels/%s", file);
@@ -77,6 +82,17 @@ static void check_kernel_file(const char *file, const char *option, const char *
         TMAP_CHECK(tmap_ptx_print(w, &inst, err));
         snprintf(what, sizeof what, "the instrumented PTX of %s in %s (%s)", k, file, vname);
         expect_ptxas_ok(inst, what);
+        tmap_ptx_module *back = NULL;
+        tmap_bbv_check_stats cs;
+        TMAP_CHECK(tmap_ptx_parse(inst, strlen(inst), rel, &back, err));
+        tmap_error ce = {0};
+        if (tmap_bbv_check(back, k, &cs, &ce) != TMAP_OK)
+            fail_msg("%s: %s", what, ce.message);
+        assert_int_equal(cs.reg_blocks + cs.direct_blocks, cfg->nblocks);
+        assert_int_equal(cs.funcs, cfg->nfuncs);
+        *checked += 1;
+        *flushes += cs.flushes;
+        tmap_ptx_free(back);
         free(inst);
         tmap_cfg_free(cfg);
         tmap_ptx_free(w);
@@ -98,14 +114,16 @@ static void corpus_round_trips_and_instruments(void **state)
     char **names;
     size_t n = corpus(&names);
     assert_true(n >= 20);
+    size_t checked = 0, flushes = 0;
     for (size_t i = 0; i < n; i++) {
         for (size_t v = 0; v < sizeof variants / sizeof variants[0]; v++)
-            check_kernel_file(names[i], variants[v][0], variants[v][1]);
+            check_kernel_file(names[i], variants[v][0], variants[v][1], &checked, &flushes);
         free(names[i]);
     }
     free(names);
-    print_message("corpus: %zu kernel files x %zu option sets passed\n", n,
-                  sizeof variants / sizeof variants[0]);
+    print_message("corpus: %zu kernel files x %zu option sets passed; %zu instrumented kernels "
+                  "checked, %zu flushes\n",
+                  n, sizeof variants / sizeof variants[0], checked, flushes);
 }
 
 int main(void)

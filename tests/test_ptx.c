@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "instrument/base.h"
+#include "instrument/bbv.h"
 #include "threadmap.h"
 
 static const char *const fixtures[] = {"features.ptx", "divergent.ptx",
@@ -196,13 +197,22 @@ static void test_instrument_fixtures(void **state)
             tmap_cfg_free(before);
         }
         char *a = print_ok(m);
-        assert_int_equal(count(a, "@%tmap_on red.global.add.u32"), total);
+        /* each block counts once: in a register, or with a direct red */
+        assert_int_equal(count(a, "\tadd.u32 %tmap_n") +
+                             count(a, "@%tmap_on red.global.add.u32 [%tmap_a], 1;"),
+                         total);
         assert_int_equal(count(a, ".visible .global .align 8 .u64 __tmap_bbv_base;"), 1);
         assert_int_equal(count(a, ".visible .global .align 4 .u32 __tmap_bbv_sample = 1;"), 1);
         /* the instrumented text reparses to a fixed point with the same CFG */
         tmap_ptx_module *m2 = parse_ok(a, strlen(a), "instrumented");
         char *b = print_ok(m2);
         assert_string_equal(a, b);
+        for (size_t k = 0; k < nk; k++) {
+            tmap_error err;
+            tmap_bbv_check_stats cs;
+            if (tmap_bbv_check(m2, tmap_ptx_kernel_name(m2, k), &cs, &err) != TMAP_OK)
+                fail_msg("%s: %s", fixtures[i], err.message);
+        }
         if (ptxas_accepts(a) == 0)
             fail_msg("ptxas rejects the instrumented %s", fixtures[i]);
         free(a);
