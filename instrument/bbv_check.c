@@ -256,7 +256,7 @@ static tmap_status check_block(fcheck *c, size_t from, size_t to, uint32_t line,
         if (s->kind != TMAP_ST_INSTR || c->in_flush[i])
             continue;
         uint32_t k;
-        unsigned long row;
+        unsigned long row = 0;
         if (is_increment(s, &k) || is_direct(c, i, &row)) {
             if (!before || counters++)
                 return bad(c, s->line, "a block's counter is not at its start, or twice");

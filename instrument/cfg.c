@@ -180,7 +180,7 @@ static tmap_status for_each_target(builder *b, fscan *fs, size_t i, target_fn fn
     }
     if (t != TMAP_TERM_BRX)
         return TMAP_OK;
-    const tmap_ptx_stmt *tbl;
+    const tmap_ptx_stmt *tbl = NULL;
     if ((st = brx_table(b, fs, i, &tbl)) != TMAP_OK)
         return st;
     for (uint32_t k = 1; k < tbl->ntoks; k++) {
