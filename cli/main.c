@@ -15,6 +15,8 @@ static const tmap_command commands[] = {
     {"predict", tmap_cmd_predict, "predict BBVs for new per-thread features"},
     {"profile", tmap_cmd_profile, "per-thread BBVs of a manifest's kernel on the GPU"},
     {"regroup", tmap_cmd_regroup, "choose a regrouping of threads from BBVs and write it"},
+    {"report", tmap_cmd_report,
+     "compare the regroupings in a report (text, Markdown, JSON, HTML)"},
     {"safety", tmap_cmd_safety, "which regroupings keep a kernel's results, and why"},
     {"train", tmap_cmd_train, "fit the BBV regression (eq. 1) on profiling runs"},
     {"version", tmap_cmd_version, "print the version"},
