@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cli/cliutil.h"
 #include "cli/commands.h"
@@ -32,6 +33,29 @@ int tmap_cli_double(const char *s, double *out)
         return -1;
     }
     *out = v;
+    return 0;
+}
+
+int tmap_cli_take(const char *cmd, const char *flag, int argc, char **argv, int *i,
+                  const char **v)
+{
+    if (strcmp(argv[*i], flag))
+        return 0;
+    if (*i + 1 >= argc) {
+        fprintf(stderr, "threadmap %s: %s needs a value\n", cmd, flag);
+        return -1;
+    }
+    *v = argv[++*i];
+    return 1;
+}
+
+int tmap_cli_number(const char *cmd, const char *flag, const char *v, double lo, double hi,
+                    double *out)
+{
+    if (tmap_cli_double(v, out) || !(*out >= lo && *out <= hi)) {
+        fprintf(stderr, "threadmap %s: %s must be in [%g, %g]\n", cmd, flag, lo, hi);
+        return -1;
+    }
     return 0;
 }
 

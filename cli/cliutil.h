@@ -14,6 +14,13 @@
 int tmap_cli_long(const char *s, long lo, long hi, long *out);
 /* Parses a number; -1 and a message on bad input. */
 int tmap_cli_double(const char *s, double *out);
+/* If argv[*i] is `flag`, takes the next argument into *v and advances *i:
+ * 1 taken, 0 another flag, -1 the value is missing (message printed). */
+int tmap_cli_take(const char *cmd, const char *flag, int argc, char **argv, int *i,
+                  const char **v);
+/* Parses `flag`'s value v as a number in [lo, hi]; -1 and a message if not. */
+int tmap_cli_number(const char *cmd, const char *flag, const char *v, double lo, double hi,
+                    double *out);
 /* Prints the usage text to stderr; returns TMAP_EXIT_USAGE. */
 int tmap_cli_usage(const char *usage);
 /* {"name", "cc", "sms", "sm_clock_mhz", "mem_clock_mhz", "driver"} */

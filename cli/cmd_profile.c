@@ -3,12 +3,10 @@
  * manifest's kernel on the GPU, each on its own generated input, writing
  * per-thread BBVs, features, the kernel's PTX and a summary.
  */
-#include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "cli/commands.h"
 #include "cli/cliutil.h"
@@ -66,26 +64,6 @@ static int parse(int argc, char **argv, opts *o)
         return -1;
     o->manifest = argv[optind];
     return 0;
-}
-
-/* mkdir -p: creates dir and any missing parents. */
-static tmap_status make_dir(const char *dir, tmap_error *err)
-{
-    char path[4096];
-    if (snprintf(path, sizeof path, "%s", dir) >= (int)sizeof path)
-        return tmap_fail(err, TMAP_ERR_INVALID, "%s: path too long", dir);
-    for (char *p = path + 1;; p++) {
-        int end = *p == '\0';
-        if (*p != '/' && !end)
-            continue;
-        *p = '\0';
-        if (mkdir(path, 0777) != 0 && errno != EEXIST)
-            return tmap_fail(err, TMAP_ERR_IO, "%s: cannot create folder: %s", path,
-                             strerror(errno));
-        if (end)
-            return TMAP_OK;
-        *p = '/';
-    }
 }
 
 static char *path_in(const char *dir, const char *fmt, long n)
@@ -199,7 +177,7 @@ int tmap_cmd_profile(int argc, char **argv)
     char arch[32];
     tmap_status st = tmap_manifest_load(o.manifest, &m, &err);
     if (st == TMAP_OK) st = tmap_cuda_open((int)o.device, &c, &err);
-    if (st == TMAP_OK) st = make_dir(o.out, &err);
+    if (st == TMAP_OK) st = tmap_dir_make(o.out, &err);
     if (st == TMAP_OK) st = tmap_cuda_info(c, &d, &err);
     if (st == TMAP_OK) {
         tmap_cuda_arch(&d, arch, sizeof arch);

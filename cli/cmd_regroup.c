@@ -12,6 +12,7 @@
 #include "cli/cliutil.h"
 #include "cli/commands.h"
 #include "cli/model_input.h"
+#include "cli/plan_input.h"
 #include "instrument/base.h"
 #include "regroup/plan.h"
 
@@ -25,15 +26,9 @@ static const char usage_head[] =
     "regrouped launch.\n\n"
     "  --algo ALGO            identity, sorting, greedy, greedy-max, key (sort by --key,\n"
     "                         descending), or auto: score every candidate and choose as\n"
-    "                         regroup() does (identity when nothing pays)\n"
+    "                         regroup() does (identity when nothing pays; --threshold,\n"
+    "                         --original-ms and --apply-ms only matter then)\n"
     "  -o, --out PERM.npy     where to write the permutation\n"
-    "  --groupsize G          threads per group, a multiple of 32 (default 32)\n"
-    "  --scope grid|block     regroup across the grid (default) or within each thread\n"
-    "                         block (needed with barriers or shared memory)\n"
-    "  --key KEY.npy          per-thread key [threads] (a row length, a sequence length)\n"
-    "  --threshold F          auto: required predicted gain, a fraction (default 0.05)\n"
-    "  --original-ms T        auto: measured time of the original launch; with it the\n"
-    "  --apply-ms A           algorithm's and A, the cost of applying, are weighed\n"
     "  --json                 print one JSON object\n";
 
 static const char usage_tail[] =
@@ -42,33 +37,14 @@ static const char usage_tail[] =
 
 typedef struct rg_opts {
     tmap_mi_opts in;
-    const char *algo, *out, *key, *scope;
-    long groupsize;
-    double threshold, original_ms, apply_ms;
+    tmap_pi_opts plan;
+    const char *algo, *out;
     int json;
 } rg_opts;
 
-static void usage(FILE *f) { fprintf(f, "%s%s%s", usage_head, tmap_mi_help, usage_tail); }
-
-static int take(const char *a, const char *flag, int argc, char **argv, int *i, const char **v)
+static void usage(FILE *f)
 {
-    if (strcmp(a, flag))
-        return 0;
-    if (*i + 1 >= argc) {
-        fprintf(stderr, "threadmap regroup: %s needs a value\n", flag);
-        return -1;
-    }
-    *v = argv[++*i];
-    return 1;
-}
-
-static int parse_number(const char *flag, const char *v, double lo, double hi, double *out)
-{
-    if (tmap_cli_double(v, out) || *out < lo || *out > hi) {
-        fprintf(stderr, "threadmap regroup: %s must be in [%g, %g]\n", flag, lo, hi);
-        return -1;
-    }
-    return 0;
+    fprintf(f, "%s%s%s%s", usage_head, tmap_pi_help, tmap_mi_help, usage_tail);
 }
 
 /* 0 run, 1 help printed, -1 usage error. */
@@ -76,25 +52,14 @@ static int parse(int argc, char **argv, rg_opts *o)
 {
     memset(o, 0, sizeof *o);
     tmap_mi_defaults(&o->in);
-    o->groupsize = 32;
-    o->threshold = 0.05;
-    o->scope = "grid";
+    tmap_pi_defaults(&o->plan);
     for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = NULL;
+        const char *a = argv[i];
         int r = tmap_mi_flag(&o->in, "regroup", argc, argv, &i);
-        if (!r) r = take(a, "--algo", argc, argv, &i, &o->algo);
-        if (!r) r = take(a, "-o", argc, argv, &i, &o->out);
-        if (!r) r = take(a, "--out", argc, argv, &i, &o->out);
-        if (!r) r = take(a, "--key", argc, argv, &i, &o->key);
-        if (!r) r = take(a, "--scope", argc, argv, &i, &o->scope);
-        if (!r && (r = take(a, "--groupsize", argc, argv, &i, &v)) > 0)
-            r = tmap_cli_long(v, 32, 1 << 20, &o->groupsize) ? -1 : 1;
-        if (!r && (r = take(a, "--threshold", argc, argv, &i, &v)) > 0)
-            r = parse_number(a, v, 0, 0.99, &o->threshold) ? -1 : 1;
-        if (!r && (r = take(a, "--original-ms", argc, argv, &i, &v)) > 0)
-            r = parse_number(a, v, 0, 1e9, &o->original_ms) ? -1 : 1;
-        if (!r && (r = take(a, "--apply-ms", argc, argv, &i, &v)) > 0)
-            r = parse_number(a, v, 0, 1e9, &o->apply_ms) ? -1 : 1;
+        if (!r) r = tmap_pi_flag(&o->plan, "regroup", argc, argv, &i);
+        if (!r) r = tmap_cli_take("regroup", "--algo", argc, argv, &i, &o->algo);
+        if (!r) r = tmap_cli_take("regroup", "-o", argc, argv, &i, &o->out);
+        if (!r) r = tmap_cli_take("regroup", "--out", argc, argv, &i, &o->out);
         if (r < 0)
             return -1;
         if (r)
@@ -117,27 +82,13 @@ static int parse(int argc, char **argv, rg_opts *o)
         fprintf(stderr, "threadmap regroup: unknown algorithm '%s'\n", o->algo);
         return -1;
     }
-    if (strcmp(o->scope, "grid") && strcmp(o->scope, "block")) {
-        fprintf(stderr, "threadmap regroup: --scope is grid or block\n");
-        return -1;
-    }
-    if (!strcmp(o->algo, "key") && !o->key) {
+    if (!strcmp(o->algo, "key") && !o->plan.key) {
         fprintf(stderr, "threadmap regroup: --algo key needs --key KEY.npy\n");
         return -1;
     }
+    if (tmap_pi_finish(&o->plan, "regroup"))
+        return -1;
     return tmap_mi_finish(&o->in, "regroup", 1);
-}
-
-static tmap_status load_key(const rg_opts *o, size_t n, double **key, tmap_error *err)
-{
-    size_t dim[2];
-    *key = NULL;
-    if (!o->key)
-        return TMAP_OK;
-    tmap_status s = tmap_npy_load_f64(o->key, TMAP_NPY_1D, key, dim, err);
-    if (!s && dim[0] != n)
-        s = tmap_fail(err, TMAP_ERR_INVALID, "%s: %zu keys for %zu threads", o->key, dim[0], n);
-    return s;
 }
 
 static tmap_status save_perm(const char *path, const uint32_t *perm, size_t n, tmap_error *err)
@@ -211,31 +162,20 @@ int tmap_cmd_regroup(int argc, char **argv)
     tmap_error err = {0};
     tmap_mi d;
     tmap_plan p = {0};
-    double *key = NULL;
     tmap_status s = tmap_mi_load(&o.in, &d, &err);
+    int fixed = strcmp(o.algo, "auto") ? tmap_algo_parse(o.algo) : -1;
     if (!s)
-        s = load_key(&o, d.bbv.nthreads, &key, &err);
-    if (!s) {
-        int fixed = strcmp(o.algo, "auto") ? tmap_algo_parse(o.algo) : -1;
-        tmap_plan_opts po = {d.params,
-                             {(size_t)o.groupsize, strcmp(o.scope, "block") ? TMAP_REGROUP_GRID
-                                                                           : TMAP_REGROUP_BLOCK,
-                              (size_t)o.in.block_size},
-                             key, fixed >= 0 ? 1u << fixed : 0, o.threshold, o.original_ms,
-                             o.apply_ms};
-        s = tmap_plan_make(&d.bbv, d.lat, d.cfg, &po, &p, &err);
-        /* a fixed algorithm is applied whatever the model says */
-        if (!s && fixed > 0)
-            p.chosen = p.n > 1 && p.cand[1].available ? 1 : 0;
-        if (!s && fixed > 0 && !p.cand[p.n - 1].available)
-            s = tmap_fail(&err, TMAP_ERR_UNSUPPORTED, "%s: %s", o.algo, p.cand[p.n - 1].note);
-    }
+        s = tmap_pi_plan(&o.plan, &d, fixed >= 0 ? 1u << fixed : 0, &p, &err);
+    /* a fixed algorithm is applied whatever the model says */
+    if (!s && fixed > 0)
+        p.chosen = p.n > 1 && p.cand[1].available ? 1 : 0;
+    if (!s && fixed > 0 && !p.cand[p.n - 1].available)
+        s = tmap_fail(&err, TMAP_ERR_UNSUPPORTED, "%s: %s", o.algo, p.cand[p.n - 1].note);
     if (!s)
         s = save_perm(o.out, p.cand[p.chosen].perm, d.bbv.nthreads, &err);
     if (!s)
         print(&o, &p);
     tmap_plan_free(&p);
     tmap_mi_free(&d);
-    free(key);
     return s ? tmap_cli_fail("regroup", &err) : TMAP_EXIT_OK;
 }

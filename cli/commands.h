@@ -31,6 +31,7 @@ int tmap_cmd_latency(int argc, char **argv);
 int tmap_cmd_predict(int argc, char **argv);
 int tmap_cmd_profile(int argc, char **argv);
 int tmap_cmd_regroup(int argc, char **argv);
+int tmap_cmd_report(int argc, char **argv);
 int tmap_cmd_run(int argc, char **argv);
 int tmap_cmd_safety(int argc, char **argv);
 int tmap_cmd_train(int argc, char **argv);

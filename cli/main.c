@@ -16,6 +16,8 @@ static const tmap_command commands[] = {
     {"predict", tmap_cmd_predict, "predict BBVs for new per-thread features"},
     {"profile", tmap_cmd_profile, "per-thread BBVs of a manifest's kernel on the GPU"},
     {"regroup", tmap_cmd_regroup, "choose a regrouping of threads from BBVs and write it"},
+     "compare the regroupings in a report (text, Markdown, JSON, HTML)"},
+    {"report", tmap_cmd_report,
     {"run", tmap_cmd_run, "the whole pipeline on a new input: predict, choose, apply, measure"},
     {"safety", tmap_cmd_safety, "which regroupings keep a kernel's results, and why"},
     {"train", tmap_cmd_train, "fit the BBV regression (eq. 1) on profiling runs"},

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 const char *tmap_status_string(tmap_status status)
 {
@@ -171,6 +172,26 @@ tmap_status tmap_file_write(const char *path, const void *data, size_t n,
     }
     free(tmp);
     return TMAP_OK;
+}
+
+tmap_status tmap_dir_make(const char *dir, tmap_error *err)
+{
+    char path[4096];
+    if (snprintf(path, sizeof path, "%s", dir) >= (int)sizeof path)
+        return tmap_fail(err, TMAP_ERR_INVALID, "%s: path too long", dir);
+    /* each prefix ending at a '/' (and the whole path) is created in turn */
+    for (char *p = path + 1;; p++) {
+        int end = *p == '\0';
+        if (*p != '/' && !end)
+            continue;
+        *p = '\0';
+        if (mkdir(path, 0777) != 0 && errno != EEXIST)
+            return tmap_fail(err, TMAP_ERR_IO, "%s: cannot create folder: %s", path,
+                             strerror(errno));
+        if (end)
+            return TMAP_OK;
+        *p = '/';
+    }
 }
 
 tmap_status tmap_bbv_create(tmap_bbv *bbv, size_t nthreads, size_t nblocks,

@@ -45,6 +45,9 @@ tmap_status tmap_file_read(const char *path, char **data, size_t *len,
 tmap_status tmap_file_write(const char *path, const void *data, size_t n,
                             tmap_error *err);
 
+/* mkdir -p: creates dir and any missing parents (existing ones are fine). */
+tmap_status tmap_dir_make(const char *dir, tmap_error *err);
+
 /* Grows *array (of *cap elements of size elem) to hold at least need. */
 int tmap_grow(void *array, size_t *cap, size_t need, size_t elem);
 

@@ -1,0 +1,209 @@
+/*
+ * cmd_report.c -- `threadmap report`: the performance-estimate report of a
+ * kernel.  Builds the plan as `threadmap regroup --algo auto` does, puts the
+ * original launch and every candidate side by side, prints one form of the
+ * report and (-o DIR) writes all four.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cliutil.h"
+#include "cli/commands.h"
+#include "cli/model_input.h"
+#include "cli/plan_input.h"
+#include "instrument/base.h"
+#include "model/report.h"
+#include "regroup/plan.h"
+
+static const char usage_head[] =
+    "usage: threadmap report --bbv BBV.npy (--cfg FILE.ptx --kernel K |\n"
+    "                        --block-latency LAT.npy) [options] [-o DIR]\n\n"
+    "The performance-estimate report of a kernel: the original launch and every\n"
+    "candidate regrouping side by side with the model's times (BBV-weighted, eq. 5;\n"
+    "BBV-weighted-scheduled; the zero-divergence bound), the older metrics (divergent\n"
+    "warps, divergent branches, SIMD efficiency), measured times when given, and the\n"
+    "decision `threadmap regroup --algo auto` takes.  docs/report.md explains it.\n\n"
+    "  --format FMT           what to print: text (default), markdown, json or html\n"
+    "  -o, --out DIR          also write DIR/report.{txt,md,json,html} (DIR is created)\n"
+    "  --origin TEXT          where the BBVs come from (default: the BBV file's path),\n"
+    "                         e.g. \"measured on NVIDIA H200\" or \"predicted by MODEL\"\n"
+    "  --device TEXT          the GPU the times were measured on\n"
+    "  --mechanism TEXT       how the regrouping is applied: \"layout transform\" or\n"
+    "                         \"redirection\" (see `threadmap safety`)\n";
+
+static const char usage_tail[] =
+    "  (--perm is not taken: the report computes every candidate regrouping itself)\n"
+    "\nexample: threadmap report --bbv prof/run0.bbv.npy --cfg prof/kernel.ptx\n"
+    "           --kernel divergent --blocks-per-sm 8 --original-ms 1.92 --apply-ms 0.05\n"
+    "           --origin \"measured on NVIDIA H100\" -o report/\n";
+
+typedef enum rp_format { RP_TEXT, RP_MARKDOWN, RP_JSON, RP_HTML } rp_format;
+
+typedef struct rp_opts {
+    tmap_mi_opts in;
+    tmap_pi_opts plan;
+    const char *out, *origin, *device, *mechanism, *format;
+    rp_format fmt;
+} rp_opts;
+
+static void usage(FILE *f)
+{
+    fprintf(f, "%s%s%s%s", usage_head, tmap_pi_help, tmap_mi_help, usage_tail);
+}
+
+static int parse_format(const char *s, rp_format *out)
+{
+    static const char *const names[] = {"text", "markdown", "json", "html"};
+    for (int i = 0; i < 4; i++)
+        if (!strcmp(s, names[i]))
+            return *out = (rp_format)i, 0;
+    fprintf(stderr, "threadmap report: --format is text, markdown, json or html\n");
+    return -1;
+}
+
+/* One of report's own flags: 1 taken, 0 not ours, -1 missing value. */
+static int own_flag(rp_opts *o, int argc, char **argv, int *i)
+{
+    int r = tmap_cli_take("report", "-o", argc, argv, i, &o->out);
+    if (!r) r = tmap_cli_take("report", "--out", argc, argv, i, &o->out);
+    if (!r) r = tmap_cli_take("report", "--origin", argc, argv, i, &o->origin);
+    if (!r) r = tmap_cli_take("report", "--device", argc, argv, i, &o->device);
+    if (!r) r = tmap_cli_take("report", "--mechanism", argc, argv, i, &o->mechanism);
+    if (!r) r = tmap_cli_take("report", "--format", argc, argv, i, &o->format);
+    return r;
+}
+
+/* 0 run, 1 help printed, -1 usage error. */
+static int parse(int argc, char **argv, rp_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    tmap_mi_defaults(&o->in);
+    tmap_pi_defaults(&o->plan);
+    o->format = "text";
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        int r = tmap_mi_flag(&o->in, "report", argc, argv, &i);
+        if (!r) r = tmap_pi_flag(&o->plan, "report", argc, argv, &i);
+        if (!r) r = own_flag(o, argc, argv, &i);
+        if (r < 0)
+            return -1;
+        if (r)
+            continue;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            usage(stdout);
+            return 1;
+        }
+        fprintf(stderr, "threadmap report: unknown argument '%s'\n", a);
+        return -1;
+    }
+    if (o->in.perm) {
+        fprintf(stderr, "threadmap report: --perm is not taken: the report computes every "
+                        "candidate regrouping itself\n");
+        return -1;
+    }
+    if (parse_format(o->format, &o->fmt) || tmap_pi_finish(&o->plan, "report"))
+        return -1;
+    return tmap_mi_finish(&o->in, "report", 1);
+}
+
+/* The kernel's name: --kernel, else the function part of the first block
+ * name ("kernel/label"), else the BBV file's path. */
+static const char *kernel_name(const rp_opts *o, const tmap_mi *d, char *buf, size_t size)
+{
+    if (o->in.kernel)
+        return o->in.kernel;
+    const char *first = d->names && d->bbv.nblocks ? d->names[0] : NULL;
+    const char *slash = first ? strchr(first, '/') : NULL;
+    if (!slash || slash == first)
+        return o->in.bbv;
+    snprintf(buf, size, "%.*s", (int)(slash - first), first);
+    return buf;
+}
+
+/* rows[i] describes plan candidate i; candidate 0 (identity) is "original". */
+static void fill_rows(const rp_opts *o, const tmap_plan *p, tmap_report_row *rows)
+{
+    for (size_t i = 0; i < p->n; i++) {
+        const tmap_candidate *c = &p->cand[i];
+        rows[i] = (tmap_report_row){
+            .name = i ? tmap_algo_name(c->algo) : "original",
+            .available = c->available,
+            .note = c->note,
+            .m = c->available ? &c->m : NULL,
+            .gain = c->gain,
+            .algo_ms = i ? c->algo_ms : NAN,
+            .measured_ms = !i && o->plan.have_original ? o->plan.original_ms : NAN,
+            .apply_ms = i && o->plan.have_apply ? o->plan.apply_ms : NAN,
+            .outputs_equal = -1,
+            .chosen = (int)i == p->chosen,
+        };
+    }
+}
+
+static tmap_status emit(const rp_opts *o, const tmap_report *r, tmap_error *err)
+{
+    static tmap_status (*const writers[])(const tmap_report *, FILE *, tmap_error *) = {
+        [RP_TEXT] = tmap_report_text, [RP_MARKDOWN] = tmap_report_markdown,
+        [RP_JSON] = tmap_report_json, [RP_HTML] = tmap_report_html};
+    tmap_status s = o->out ? tmap_report_write_dir(r, o->out, err) : TMAP_OK;
+    return s ? s : writers[o->fmt](r, stdout, err);
+}
+
+static tmap_status run(const rp_opts *o, const tmap_mi *d, tmap_error *err)
+{
+    tmap_plan p;
+    tmap_status s = tmap_pi_plan(&o->plan, d, 0, &p, err);
+    if (s)
+        return s;
+    tmap_report_row rows[TMAP_ALGO_COUNT];
+    const char **names = NULL;
+    char kernel[256], origin[4200];
+    fill_rows(o, &p, rows);
+    if (d->cfg || d->names) {
+        if (!(names = malloc(d->bbv.nblocks * sizeof *names)))
+            s = tmap_fail(err, TMAP_ERR_NOMEM, "out of memory");
+        for (size_t b = 0; names && b < d->bbv.nblocks; b++)
+            names[b] = d->cfg ? d->cfg->blocks[b].name : d->names[b];
+    }
+    snprintf(origin, sizeof origin, "BBV file %s", o->in.bbv);
+    tmap_report r = {
+        .kernel = kernel_name(o, d, kernel, sizeof kernel),
+        .origin = o->origin ? o->origin : origin,
+        .device = o->device,
+        .bbv = &d->bbv,
+        .lat = d->lat,
+        .block_names = names,
+        .params = &d->params,
+        .latency_table = *d->table ? d->table : NULL,
+        .fallbacks = &d->report,
+        .nrows = p.n,
+        .rows = rows,
+        .decision = p.why,
+        .mechanism = o->mechanism,
+    };
+    if (!s)
+        s = emit(o, &r, err);
+    free(names);
+    tmap_plan_free(&p);
+    return s;
+}
+
+int tmap_cmd_report(int argc, char **argv)
+{
+    rp_opts o;
+    int r = parse(argc, argv, &o);
+    if (r) {
+        if (r < 0)
+            usage(stderr);
+        return r > 0 ? TMAP_EXIT_OK : TMAP_EXIT_USAGE;
+    }
+    tmap_error err = {0};
+    tmap_mi d;
+    tmap_status s = tmap_mi_load(&o.in, &d, &err);
+    if (!s)
+        s = run(&o, &d, &err);
+    tmap_mi_free(&d);
+    return s ? tmap_cli_fail("report", &err) : TMAP_EXIT_OK;
+}
