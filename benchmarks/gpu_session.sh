@@ -3,13 +3,14 @@
 # the GPU tests (and compute-sanitizer on them), the profiling-overhead
 # benchmark, BBVs of the benchmark manifests with the model's SIMD
 # efficiency next to ncu's measured one, and the bundled example's recorded
-# BBVs.  Results land under OUT (one folder per step).  Steps: tests
-# sanitizer overhead simd example latency (default: all).
+# BBVs, the latency table, and the whole pipeline (profile, train, run) on the
+# bundled example and on benchmark manifests.  Results land under OUT.
+# Steps: tests sanitizer overhead simd example latency pipeline (default: all).
 # Expects a built tree in ./build (cmake -S . -B build && cmake --build build).
 set -uo pipefail
 out=${1:?usage: gpu_session.sh OUT [STEP...]}
 shift
-steps=${*:-tests sanitizer overhead simd example latency}
+steps=${*:-tests sanitizer overhead simd example latency pipeline}
 mkdir -p "$out"
 tm=./build/threadmap
 export PATH=/usr/local/cuda/bin:$PATH
@@ -65,8 +66,25 @@ if has example; then
   echo "example profile: rc=$?" | tee -a "$out/summary.txt"
 fi
 
-if has latency && $tm latency --help > /dev/null 2>&1; then
-  $tm latency --measure -o "$out/sm_measured.tsv" > "$out/latency.log" 2>&1
+if has latency; then
+  $tm latency --measure --base latency_tables/sm_90.tsv -o "$out/sm_90.tsv" > "$out/latency.log" 2>&1
   echo "latency: rc=$?" | tee -a "$out/summary.txt"
+fi
+
+if has pipeline; then
+  mkdir -p "$out/pipeline"
+  ex=examples/divergent
+  table=latency_tables/sm_90.tsv
+  [ -s "$out/sm_90.tsv" ] && table="$out/sm_90.tsv"
+  { $tm profile $ex/manifest.json -o /tmp/tmap_ex/profile --runs 2 --seed 1 &&
+    $tm train /tmp/tmap_ex/profile -o "$out/pipeline/divergent.model.txt" &&
+    $tm run $ex/manifest.json --model "$out/pipeline/divergent.model.txt" --seed 7 \
+      --table "$table" -o "$out/pipeline/divergent"; } > "$out/pipeline/divergent.log" 2>&1
+  echo "pipeline divergent: rc=$?" | tee -a "$out/summary.txt"
+  for m in ${TMAP_RUN_MANIFESTS:-benchmarks/manifests/loop_per_thread.json benchmarks/manifests/mandelbrot.json}; do
+    n=$(basename "$m" .json)
+    $tm run "$m" --table "$table" -o "$out/pipeline/$n" > "$out/pipeline/$n.log" 2>&1
+    echo "pipeline $n: rc=$?" | tee -a "$out/summary.txt"
+  done
 fi
 exit 0
