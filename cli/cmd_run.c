@@ -33,6 +33,8 @@ static const char usage[] =
     "  --groupsize G       threads per group, a multiple of 32 (default 32)\n"
     "  --threshold F       required predicted gain (default 0.05)\n"
     "  --chosen-only       apply and time only the chosen candidate\n"
+    "  --launches L        launches that will reuse the regrouping (same input): the\n"
+    "                      algorithm's time is spread over them (default 1)\n"
     "  --table FILE        latency table (default: the GPU's, e.g. latency_tables/sm_90.tsv)\n"
     "  --reps N            timed launches per measurement (default 10; 3 warm-up)\n"
     "  --device N          GPU ordinal (default 0)\n"
@@ -72,7 +74,7 @@ static int parse(int argc, char **argv, run_opts *o)
         {"mechanism", 1, 0, 'M'}, {"scope", 1, 0, 'S'},    {"groupsize", 1, 0, 'g'},
         {"threshold", 1, 0, 't'}, {"chosen-only", 0, 0, 'c'}, {"table", 1, 0, 'T'},
         {"reps", 1, 0, 'r'},      {"device", 1, 0, 'd'},   {"out", 1, 0, 'o'},
-        {"json", 0, 0, 'j'},      {"help", 0, 0, 'h'},     {0}};
+        {"json", 0, 0, 'j'},      {"help", 0, 0, 'h'},     {"launches", 1, 0, 'L'}, {0}};
     long v;
     memset(o, 0, sizeof *o);
     o->e = (tmap_eval_opts){.seed = 7, .warmup = 3, .reps = 10, .threshold = 0.05,
@@ -98,6 +100,12 @@ static int parse(int argc, char **argv, run_opts *o)
                 return -1;
             break;
         case 'c': o->e.measure_all = 0; break;
+        case 'L':
+            if (tmap_cli_double(optarg, &o->e.launches) || o->e.launches < 1) {
+                fprintf(stderr, "threadmap run: --launches wants a number >= 1\n");
+                return -1;
+            }
+            break;
         case 'T': o->e.table_path = optarg; break;
         case 'r': if (tmap_cli_long(optarg, 1, 100000, &v)) return -1; o->e.reps = (int)v; break;
         case 'd': if (tmap_cli_long(optarg, 0, 1024, &o->device)) return -1; break;

@@ -19,7 +19,10 @@ const char tmap_pi_help[] =
     "  --threshold F          predicted gain a regrouping needs to be chosen, a fraction\n"
     "                         (default 0.05)\n"
     "  --original-ms T        measured time of the original launch; with it the\n"
-    "  --apply-ms A           algorithm's time and A, the cost of applying, are weighed\n";
+    "  --apply-ms A           algorithm's time and A, the cost of applying, are weighed\n"
+    "  --launches L           launches that reuse one regrouping (same input, e.g. an\n"
+    "                         iterative solver): the algorithm's time is spread over them\n"
+    "                         (default 1: it runs before every launch)\n";
 
 void tmap_pi_defaults(tmap_pi_opts *o)
 {
@@ -44,6 +47,8 @@ int tmap_pi_flag(tmap_pi_opts *o, const char *cmd, int argc, char **argv, int *i
         o->have_original = 1;
         return tmap_cli_number(cmd, a, v, 0, 1e9, &o->original_ms) ? -1 : 1;
     }
+    if ((r = tmap_cli_take(cmd, "--launches", argc, argv, i, &v)) > 0)
+        return tmap_cli_number(cmd, a, v, 1, 1e12, &o->launches) ? -1 : 1;
     if ((r = tmap_cli_take(cmd, "--apply-ms", argc, argv, i, &v)) > 0) {
         o->have_apply = 1;
         return tmap_cli_number(cmd, a, v, 0, 1e9, &o->apply_ms) ? -1 : 1;
@@ -88,7 +93,7 @@ tmap_status tmap_pi_plan(const tmap_pi_opts *o, const tmap_mi *d, unsigned algos
         d->params,
         {(size_t)o->groupsize, strcmp(o->scope, "block") ? TMAP_REGROUP_GRID : TMAP_REGROUP_BLOCK,
          d->params.block_size},
-        key, algos, o->threshold, o->original_ms, o->apply_ms};
+        key, algos, o->threshold, o->original_ms, o->apply_ms, o->launches};
     s = tmap_plan_make(&d->bbv, d->lat, d->cfg, &po, p, err);
     free(key);
     return s;

@@ -298,7 +298,8 @@ static tmap_status step_plan(ctx *x, tmap_error *err)
     if (!st) st = key_values(x, &key, err);
     tmap_plan_opts po = {{tpb, (size_t)e->device.sms, (size_t)e->stats.blocks_per_sm},
                          {x->o->groupsize, block ? TMAP_REGROUP_BLOCK : TMAP_REGROUP_GRID, tpb},
-                         key, x->o->algos, x->o->threshold, e->original_ms, e->apply_ms};
+                         key, x->o->algos, x->o->threshold, e->original_ms, e->apply_ms,
+                         x->o->launches};
     e->params = po.model;
     if (!st) st = tmap_plan_make(&e->bbv, e->lat, e->cfg, &po, &e->plan, err);
     free(key);

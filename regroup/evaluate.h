@@ -42,6 +42,7 @@ typedef struct tmap_eval_opts {
     unsigned algos;            /* plan candidates (0: all) */
     const char *key_feature;   /* a manifest feature to sort by (the key candidate), or NULL */
     int measure_all;           /* apply and time every candidate, not only the chosen one */
+    double launches;           /* launches reusing one permutation (tmap_plan_opts) */
 } tmap_eval_opts;
 
 typedef struct tmap_eval {

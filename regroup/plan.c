@@ -78,6 +78,12 @@ static tmap_status score(tmap_candidate *c, const tmap_bbv *bbv, const double *l
 
 /* Fills gain and total_ms of every available candidate; returns the one
  * with the largest predicted gain (0 if none gains). */
+/* The algorithm's time per launch. */
+static double per_launch(const tmap_plan_opts *o, double algo_ms)
+{
+    return algo_ms / (o->launches > 1 ? o->launches : 1);
+}
+
 static int fill_scores(tmap_plan *p, const tmap_plan_opts *o)
 {
     double base = p->cand[0].m.bbv_weighted_scheduled;
@@ -90,7 +96,8 @@ static int fill_scores(tmap_plan *p, const tmap_plan_opts *o)
         c->total_ms = NAN;
         if (o->original_ms > 0)
             c->total_ms = i == 0 ? o->original_ms
-                                 : o->original_ms * (1.0 - c->gain) + c->algo_ms + o->apply_ms;
+                                 : o->original_ms * (1.0 - c->gain) + per_launch(o, c->algo_ms) +
+                                       o->apply_ms;
         if (i && c->gain > p->cand[best].gain)
             best = (int)i;
     }
@@ -131,11 +138,15 @@ static void decide(tmap_plan *p, const tmap_plan_opts *o)
     const tmap_candidate *b = &p->cand[best ? best : fastest];
     int pays = best && b->total_ms < o->original_ms * (1.0 - o->threshold);
     p->chosen = pays ? best : 0;
+    char spread[64] = "";
+    if (o->launches > 1)
+        snprintf(spread, sizeof spread, " (%.3f ms over %g launches)", b->algo_ms, o->launches);
     snprintf(p->why, sizeof p->why,
-             "%s: predicted %.3f ms (kernel %.3f + algorithm %.3f + applying %.3f) vs %.3f ms "
+             "%s: predicted %.3f ms (kernel %.3f + algorithm %.3f%s + applying %.3f) vs %.3f ms "
              "original, %s the %.0f%% threshold: %s",
-             names[b->algo], b->total_ms, o->original_ms * (1.0 - b->gain), b->algo_ms,
-             o->apply_ms, o->original_ms, pays ? "beats" : "misses", 100 * o->threshold,
+             names[b->algo], b->total_ms, o->original_ms * (1.0 - b->gain),
+             per_launch(o, b->algo_ms), spread, o->apply_ms, o->original_ms,
+             pays ? "beats" : "misses", 100 * o->threshold,
              pays ? "apply it" : "leave the launch alone");
 }
 
@@ -143,8 +154,10 @@ tmap_status tmap_plan_make(const tmap_bbv *bbv, const double *lat, const tmap_cf
                            const tmap_plan_opts *o, tmap_plan *out, tmap_error *err)
 {
     memset(out, 0, sizeof *out);
-    if (o->threshold < 0 || o->threshold >= 1 || o->original_ms < 0 || o->apply_ms < 0)
-        return tmap_fail(err, TMAP_ERR_INVALID, "plan: threshold must be in [0, 1) and times >= 0");
+    if (o->threshold < 0 || o->threshold >= 1 || o->original_ms < 0 || o->apply_ms < 0 ||
+        o->launches < 0)
+        return tmap_fail(err, TMAP_ERR_INVALID,
+                         "plan: threshold must be in [0, 1), times and launches >= 0");
     unsigned want = o->algos ? o->algos | 1u : ~0u;
     tmap_status st = TMAP_OK;
     for (int a = 0; a < TMAP_ALGO_COUNT && st == TMAP_OK; a++) {

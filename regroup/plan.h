@@ -39,6 +39,9 @@ typedef struct tmap_plan_opts {
     double original_ms;        /* measured time of the unregrouped launch; 0: unknown */
     double apply_ms;           /* time to apply a permutation (gather/scatter or the
                                   redirection's extra work), per launch */
+    double launches;           /* launches that reuse one permutation (same input, e.g.
+                                  an iterative solver): the algorithm's time is spread
+                                  over them; 0 or 1: it runs before every launch */
 } tmap_plan_opts;
 
 typedef struct tmap_candidate {

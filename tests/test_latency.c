@@ -73,13 +73,24 @@ static void test_sm90_table_loads(void **state)
     assert_int_equal(tmap_lat_load(TMAP_SOURCE_DIR "/latency_tables/sm_90.tsv", &t, &err), TMAP_OK);
     assert_string_equal(tmap_lat_arch(t), "sm_90");
     tmap_lat_lookup l;
-    assert_int_equal(tmap_lat_lookup_opcode(t, "fma.rn.f32", &l, &err), TMAP_OK);
-    assert_int_equal(l.match, TMAP_LAT_EXACT);
-    assert_true(l.latency == 4 && l.issue == 2);
+    /* the committed table was measured on an H200: it must agree with the
+     * published Hopper figures (prior-art.md section 2): fp32 add/mul/fma 4
+     * cycles, fp64 add/mul/fma 8, and divisions far slower than either */
+    assert_non_null(strstr(tmap_lat_device(t), "H"));
+    static const char *const fp32[] = {"add.f32", "mul.f32", "fma.rn.f32"};
+    static const char *const fp64[] = {"add.f64", "mul.f64", "fma.rn.f64"};
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(tmap_lat_lookup_opcode(t, fp32[i], &l, &err), TMAP_OK);
+        assert_int_equal(l.match, TMAP_LAT_EXACT);
+        assert_true(l.latency == 4);
+        assert_int_equal(tmap_lat_lookup_opcode(t, fp64[i], &l, &err), TMAP_OK);
+        assert_true(l.latency == 8);
+    }
     assert_int_equal(tmap_lat_lookup_opcode(t, "div.rn.f64", &l, &err), TMAP_OK);
-    assert_true(l.latency == 330);
+    assert_true(l.match == TMAP_LAT_EXACT && l.latency > 50 && l.latency < 400);
+    /* a load form the table lacks still finds a global-memory latency */
     assert_int_equal(tmap_lat_lookup_opcode(t, "ld.global.nc.v4.f32", &l, &err), TMAP_OK);
-    assert_true(l.latency == 41);
+    assert_true(l.latency >= 20 && l.latency <= 700);
     tmap_lat_free(t);
 }
 
