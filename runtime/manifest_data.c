@@ -145,8 +145,13 @@ tmap_status tmap_manifest_generate(tmap_manifest *m, uint64_t seed, tmap_error *
             return tmap_fail(err, TMAP_ERR_UNSUPPORTED, "%s: arrays.%s: npy init is not "
                              "supported yet; convert to a raw file", m->path, a->name);
         } else {
-            /* each array gets its own stream so adding one changes no other */
-            fill(a, seed * 0x100000001b3ull + i * 0x9e3779b97f4a7c15ull);
+            /* each array gets its own stream so adding one changes no other.
+             * The start is hashed from (seed, i): a start of seed + i * the
+             * generator's own increment would make array i a shifted copy of
+             * array 0 (element k of one = element k + i of the other). */
+            uint64_t hs = seed, hi = (uint64_t)i;
+            uint64_t start = next_u64(&hs) ^ (next_u64(&hi) * 0xd1342543de82ef95ull);
+            fill(a, start);
         }
     }
     return TMAP_OK;

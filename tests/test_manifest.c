@@ -186,6 +186,40 @@ static void feature_index_out_of_range(void **state)
     tmap_manifest_free(m);
 }
 
+/* Arrays with the same init draw unrelated values: no array is a shifted
+ * copy of another (as it would be with streams spaced by the generator's own
+ * step), and the same array under seeds s and s + 1 differs too. */
+static void array_streams_are_unrelated(void **state)
+{
+    const char *j =
+        "{\"source\": \"a.cu\", \"kernel\": \"k\", \"block\": 32, \"threads\": 1024, \"args\": [],"
+        " \"arrays\": [{\"name\": \"a\", \"type\": \"u32\", \"count\": \"threads\", \"init\": {\"uniform\": [0, 4000000000]}},"
+        "  {\"name\": \"b\", \"type\": \"u32\", \"count\": \"threads\", \"init\": {\"uniform\": [0, 4000000000]}},"
+        "  {\"name\": \"c\", \"type\": \"u32\", \"count\": \"threads\", \"init\": {\"uniform\": [0, 4000000000]}}]}";
+    tmap_manifest *m, *m2;
+    tmap_error e = {0};
+    assert_int_equal(load_text(j, &m, &e), TMAP_OK);
+    assert_int_equal(load_text(j, &m2, &e), TMAP_OK);
+    TMAP_CHECK(tmap_manifest_generate(m, 1, err));
+    TMAP_CHECK(tmap_manifest_generate(m2, 2, err));
+    const tmap_manifest *ms[2] = {m, m2};
+    /* every pair of (manifest, array), at every shift up to 16 either way */
+    for (size_t x = 0; x < 6; x++)
+        for (size_t y = 0; y < 6; y++)
+            for (int k = -16; k <= 16; k++) {
+                if (x == y && k == 0)
+                    continue;
+                const uint32_t *p = ms[x / 3]->arrays[x % 3].host, *q = ms[y / 3]->arrays[y % 3].host;
+                size_t same = 0;
+                for (int i = 16; i < 1024 - 16; i++)
+                    same += p[i] == q[i + k];
+                if (same > 2)
+                    fail_msg("array %zu and array %zu shifted by %d agree in %zu places", x, y, k, same);
+            }
+    tmap_manifest_free(m);
+    tmap_manifest_free(m2);
+}
+
 /* {"scan": src}: exclusive prefix sums with exact values, the count + 1
  * form (row pointers) and the count form (starts), and its errors. */
 static void scan_init_is_exact(void **state)
@@ -257,7 +291,7 @@ int main(void)
         cmocka_unit_test(parses_and_generates),   cmocka_unit_test(generation_is_seeded),
         cmocka_unit_test(compiles_its_kernel),    cmocka_unit_test(bad_fields_are_named),
         cmocka_unit_test(missing_file_is_io_error), cmocka_unit_test(feature_index_out_of_range),
-        cmocka_unit_test(scan_init_is_exact),
+        cmocka_unit_test(scan_init_is_exact), cmocka_unit_test(array_streams_are_unrelated),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
