@@ -24,6 +24,8 @@ __device__ inline float rnd(unsigned &s)
 }
 
 #define NSPH 4
+#define DOME_R 10.f      /* the dome: centre (0, 0, -2) */
+#define DOME_OCULUS 7.5f /* dome points above this height are open sky */
 /* centre x, y, z, radius; material 0 diffuse, 1 mirror, 2 light */
 __constant__ float sph[NSPH][4] = {
     {-1.2f, 0.7f, -3.0f, 0.7f}, {0.4f, 0.5f, -2.2f, 0.5f}, {1.6f, 0.9f, -3.6f, 0.9f},
@@ -55,15 +57,23 @@ extern "C" __global__ void path_trace(const float *dx, const float *dy, const un
     int maxd = depth[i], b = 0;
     while (b < maxd) {
         float tbest = 1e30f;
-        int hit = -1; /* -1: sky, NSPH: ground, else a sphere */
+        int hit = -1; /* -1: sky, NSPH: floor, NSPH + 1: dome, else a sphere */
         for (int k = 0; k < NSPH; k++) {
             float t = hit_sphere(o, d, k);
             if (t > 0.f && t < tbest) { tbest = t; hit = k; }
+        }
+        { /* the dome, seen from inside: the far root */
+            v3 oc = sub(o, mk(0.f, 0.f, -2.f));
+            float b2 = dot(oc, d), c2 = dot(oc, oc) - DOME_R * DOME_R, h2 = b2 * b2 - c2;
+            float t = -b2 + sqrtf(fmaxf(h2, 0.f));
+            if (t > 1e-3f && t < tbest) { tbest = t; hit = NSPH + 1; }
         }
         if (d.y < 0.f) {
             float t = -o.y / d.y;
             if (t > 1e-3f && t < tbest) { tbest = t; hit = NSPH; }
         }
+        if (hit == NSPH + 1 && o.y + d.y * tbest > DOME_OCULUS)
+            hit = -1; /* through the opening at the top of the dome */
         if (hit < 0) { /* sky: a gradient */
             float a = 0.5f * (d.y + 1.f);
             rad = add(rad, mul(thr, mk(1.f - 0.5f * a, 1.f - 0.3f * a, 1.f)));
@@ -73,7 +83,11 @@ extern "C" __global__ void path_trace(const float *dx, const float *dy, const un
         v3 p = add(o, scl(d, tbest)), nrm;
         int mat;
         v3 alb;
-        if (hit == NSPH) {
+        if (hit == NSPH + 1) {
+            nrm = unit(sub(mk(0.f, 0.f, -2.f), p)); /* inward */
+            mat = 0;
+            alb = mk(0.75f, 0.75f, 0.7f);
+        } else if (hit == NSPH) {
             nrm = mk(0.f, 1.f, 0.f);
             mat = 0;
             /* a checkerboard floor */
@@ -99,7 +113,7 @@ extern "C" __global__ void path_trace(const float *dx, const float *dy, const un
         }
         thr = mul(thr, alb);
         o = add(p, scl(nrm, 1e-3f));
-        if (b >= 3) { /* Russian roulette */
+        if (b >= 5) { /* Russian roulette */
             float q = fmaxf(thr.x, fmaxf(thr.y, thr.z));
             if (rnd(s) >= q) break;
             thr = scl(thr, 1.f / q);

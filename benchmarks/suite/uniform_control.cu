@@ -6,8 +6,10 @@ extern "C" __global__ void uniform_control(const float *x, float *y, int steps, 
 {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
-    float v = x[i];
-    for (int k = 0; k < steps; k++)
-        v = fmaf(v, 0.999f, __sinf(v) * 0.5f);
-    y[i] = v;
+    float v = x[i], acc = 0.f;
+    for (int k = 0; k < steps; k++) {
+        acc = fmaf(__sinf(v), 0.5f, acc);
+        v = fmaf(v, 1.0001f, 0.0003f);
+    }
+    y[i] = acc;
 }
