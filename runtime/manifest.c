@@ -146,7 +146,33 @@ static tmap_status parse_options(ctx *c, json_t *root, tmap_manifest *m)
     return TMAP_OK;
 }
 
-static tmap_status parse_init(ctx *c, json_t *init, tmap_marray *a, const char *field)
+static int is_integral(tmap_elem k) { return !is_float(k); }
+
+/* {"scan": "lens"}: element i is lens[0] + ... + lens[i-1] (exclusive prefix
+ * sum), so count may be at most lens' count + 1 (row pointers, offsets). */
+static tmap_status parse_scan(ctx *c, json_t *v, const tmap_manifest *m, tmap_marray *a,
+                              const char *field)
+{
+    if (!json_is_string(v))
+        return bad(c, field, "scan needs the name of an earlier integer array");
+    size_t self = (size_t)(a - m->arrays);
+    for (size_t j = 0; j < self; j++) {
+        const tmap_marray *s = &m->arrays[j];
+        if (strcmp(s->name, json_string_value(v)))
+            continue;
+        if (!is_integral(s->kind) || !is_integral(a->kind))
+            return bad(c, field, "scan sums an integer array into an integer array");
+        if (a->count > s->count + 1)
+            return bad(c, field, "a scan's count is at most its source's count + 1");
+        a->init = TMAP_INIT_SCAN;
+        a->scan_of = j;
+        return TMAP_OK;
+    }
+    return bad(c, field, "scan names no earlier array of 'arrays'");
+}
+
+static tmap_status parse_init(ctx *c, json_t *init, const tmap_manifest *m, tmap_marray *a,
+                              const char *field)
 {
     if (!init || (json_is_string(init) && !strcmp(json_string_value(init), "zeros"))) {
         a->init = TMAP_INIT_ZEROS;
@@ -159,7 +185,7 @@ static tmap_status parse_init(ctx *c, json_t *init, tmap_marray *a, const char *
     if (!json_is_object(init) || json_object_size(init) != 1)
         return bad(c, field, "init must be \"zeros\", \"iota\", or one of {\"fill\": v}, "
                              "{\"uniform\": [lo, hi]}, {\"powerlaw\": [lo, hi, alpha]}, "
-                             "{\"npy\": file}, {\"raw\": file}");
+                             "{\"npy\": file}, {\"raw\": file}, {\"scan\": array}");
     const char *kind = json_object_iter_key(json_object_iter(init));
     json_t *v = json_object_iter_value(json_object_iter(init));
     if (!strcmp(kind, "fill")) {
@@ -194,6 +220,8 @@ static tmap_status parse_init(ctx *c, json_t *init, tmap_marray *a, const char *
             return tmap_fail(c->err, TMAP_ERR_NOMEM, "out of memory");
         return TMAP_OK;
     }
+    if (!strcmp(kind, "scan"))
+        return parse_scan(c, v, m, a, field);
     return bad(c, field, "unknown init kind");
 }
 
@@ -232,7 +260,7 @@ static tmap_status parse_array(ctx *c, json_t *e, size_t i, tmap_manifest *m)
         a->is_input = 1; /* a per-thread array the kernel reads must move with its thread */
     if (a->per_thread && a->count < a->per_thread * m->threads)
         return bad(c, field, "count is smaller than per_thread * threads");
-    return parse_init(c, json_object_get(e, "init"), a, field);
+    return parse_init(c, json_object_get(e, "init"), m, a, field);
 }
 
 static tmap_status parse_arrays(ctx *c, json_t *root, tmap_manifest *m)

@@ -16,7 +16,7 @@ double tmap_elem_get(tmap_elem k, const void *base, size_t i);
 
 typedef enum tmap_init {
     TMAP_INIT_ZEROS, TMAP_INIT_IOTA, TMAP_INIT_FILL, TMAP_INIT_UNIFORM,
-    TMAP_INIT_POWERLAW, TMAP_INIT_RAW, TMAP_INIT_NPY
+    TMAP_INIT_POWERLAW, TMAP_INIT_RAW, TMAP_INIT_NPY, TMAP_INIT_SCAN
 } tmap_init;
 
 typedef struct tmap_marray {
@@ -28,6 +28,7 @@ typedef struct tmap_marray {
     tmap_init init;
     double p[3];      /* fill value / uniform lo, hi / powerlaw lo, hi, alpha */
     char *file;       /* raw or npy, relative to the manifest's folder */
+    size_t scan_of;   /* scan: index of the (earlier, integer) array summed */
     void *host;       /* count elements once generated */
     uint64_t device;  /* device copy once bound (0 before) */
 } tmap_marray;

@@ -49,6 +49,45 @@ static tmap_status read_raw(const tmap_manifest *m, tmap_marray *a, tmap_error *
     return st;
 }
 
+/* Largest value an integer element type holds exactly (as a double). */
+static double int_max(tmap_elem k)
+{
+    switch (k) {
+    case TMAP_I8: return 127;
+    case TMAP_U8: return 255;
+    case TMAP_I32: return 2147483647.0;
+    case TMAP_U32: return 4294967295.0;
+    default: return 9007199254740992.0; /* 2^53: exact in a double */
+    }
+}
+
+/* Exclusive prefix sum of an earlier (already generated) integer array;
+ * a total the element type cannot hold is an error naming the field. */
+static tmap_status scan(const tmap_manifest *m, tmap_marray *a, tmap_error *err)
+{
+    const tmap_marray *s = &m->arrays[a->scan_of];
+    double sum = 0;
+    for (size_t i = 0; i < a->count; i++) {
+        int is_unsigned = a->kind == TMAP_U8 || a->kind == TMAP_U32 || a->kind == TMAP_U64;
+        if (sum > int_max(a->kind) || sum < (is_unsigned ? 0 : -int_max(a->kind) - 1))
+            return tmap_fail(err, TMAP_ERR_INVALID, "%s: field 'arrays.%s': the scan of %s "
+                             "reaches %.0f at element %zu, which %s cannot hold", m->path, a->name,
+                             s->name, sum, i, tmap_elem_name(a->kind));
+        switch (a->kind) {
+        case TMAP_I32: ((int32_t *)a->host)[i] = (int32_t)sum; break;
+        case TMAP_U32: ((uint32_t *)a->host)[i] = (uint32_t)sum; break;
+        case TMAP_I64: ((int64_t *)a->host)[i] = (int64_t)sum; break;
+        case TMAP_U64: ((uint64_t *)a->host)[i] = (uint64_t)sum; break;
+        case TMAP_U8: ((uint8_t *)a->host)[i] = (uint8_t)sum; break;
+        case TMAP_I8: ((int8_t *)a->host)[i] = (int8_t)sum; break;
+        default: break; /* float destinations are refused by the parser */
+        }
+        if (i < s->count)
+            sum += tmap_elem_get(s->kind, s->host, i);
+    }
+    return TMAP_OK;
+}
+
 /* Integer types draw integers in [lo, hi]; floats draw in [lo, hi). */
 static void fill(tmap_marray *a, uint64_t seed)
 {
@@ -98,12 +137,21 @@ tmap_status tmap_manifest_generate(tmap_manifest *m, uint64_t seed, tmap_error *
             tmap_status st = read_raw(m, a, err);
             if (st != TMAP_OK)
                 return st;
+        } else if (a->init == TMAP_INIT_SCAN) {
+            tmap_status st = scan(m, a, err);
+            if (st != TMAP_OK)
+                return st;
         } else if (a->init == TMAP_INIT_NPY) {
             return tmap_fail(err, TMAP_ERR_UNSUPPORTED, "%s: arrays.%s: npy init is not "
                              "supported yet; convert to a raw file", m->path, a->name);
         } else {
-            /* each array gets its own stream so adding one changes no other */
-            fill(a, seed * 0x100000001b3ull + i * 0x9e3779b97f4a7c15ull);
+            /* each array gets its own stream so adding one changes no other.
+             * The start is hashed from (seed, i): a start of seed + i * the
+             * generator's own increment would make array i a shifted copy of
+             * array 0 (element k of one = element k + i of the other). */
+            uint64_t hs = seed, hi = (uint64_t)i;
+            uint64_t start = next_u64(&hs) ^ (next_u64(&hi) * 0xd1342543de82ef95ull);
+            fill(a, start);
         }
     }
     return TMAP_OK;

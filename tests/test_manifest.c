@@ -186,12 +186,112 @@ static void feature_index_out_of_range(void **state)
     tmap_manifest_free(m);
 }
 
+/* Arrays with the same init draw unrelated values: no array is a shifted
+ * copy of another (as it would be with streams spaced by the generator's own
+ * step), and the same array under seeds s and s + 1 differs too. */
+static void array_streams_are_unrelated(void **state)
+{
+    const char *j =
+        "{\"source\": \"a.cu\", \"kernel\": \"k\", \"block\": 32, \"threads\": 1024, \"args\": [],"
+        " \"arrays\": [{\"name\": \"a\", \"type\": \"u32\", \"count\": \"threads\", \"init\": {\"uniform\": [0, 4000000000]}},"
+        "  {\"name\": \"b\", \"type\": \"u32\", \"count\": \"threads\", \"init\": {\"uniform\": [0, 4000000000]}},"
+        "  {\"name\": \"c\", \"type\": \"u32\", \"count\": \"threads\", \"init\": {\"uniform\": [0, 4000000000]}}]}";
+    tmap_manifest *m, *m2;
+    tmap_error e = {0};
+    assert_int_equal(load_text(j, &m, &e), TMAP_OK);
+    assert_int_equal(load_text(j, &m2, &e), TMAP_OK);
+    TMAP_CHECK(tmap_manifest_generate(m, 1, err));
+    TMAP_CHECK(tmap_manifest_generate(m2, 2, err));
+    const tmap_manifest *ms[2] = {m, m2};
+    /* every pair of (manifest, array), at every shift up to 16 either way */
+    for (size_t x = 0; x < 6; x++)
+        for (size_t y = 0; y < 6; y++)
+            for (int k = -16; k <= 16; k++) {
+                if (x == y && k == 0)
+                    continue;
+                const uint32_t *p = ms[x / 3]->arrays[x % 3].host, *q = ms[y / 3]->arrays[y % 3].host;
+                size_t same = 0;
+                for (int i = 16; i < 1024 - 16; i++)
+                    same += p[i] == q[i + k];
+                if (same > 2)
+                    fail_msg("array %zu and array %zu shifted by %d agree in %zu places", x, y, k, same);
+            }
+    tmap_manifest_free(m);
+    tmap_manifest_free(m2);
+}
+
+/* {"scan": src}: exclusive prefix sums with exact values, the count + 1
+ * form (row pointers) and the count form (starts), and its errors. */
+static void scan_init_is_exact(void **state)
+{
+    const char *j =
+        "{\"source\": \"a.cu\", \"kernel\": \"k\", \"block\": 4, \"threads\": 4, \"args\": [],"
+        " \"arrays\": [{\"name\": \"len\", \"type\": \"i32\", \"count\": \"threads\", \"init\": \"iota\"},"
+        "  {\"name\": \"ptr\", \"type\": \"i64\", \"count\": 5, \"init\": {\"scan\": \"len\"}},"
+        "  {\"name\": \"start\", \"type\": \"u32\", \"count\": \"threads\", \"init\": {\"scan\": \"len\"},"
+        "   \"per_thread\": 1},"
+        "  {\"name\": \"w\", \"type\": \"u8\", \"count\": 3, \"init\": {\"fill\": 100}},"
+        "  {\"name\": \"wsum\", \"type\": \"u8\", \"count\": 3, \"init\": {\"scan\": \"w\"}}],"
+        " \"features\": [{\"name\": \"rowlen\", \"expr\": \"ptr[t+1] - ptr[t]\"}]}";
+    tmap_manifest *m;
+    tmap_error e = {0};
+    assert_int_equal(load_text(j, &m, &e), TMAP_OK);
+    TMAP_CHECK(tmap_manifest_generate(m, 3, err));
+    const int64_t want_ptr[5] = {0, 0, 1, 3, 6};
+    const uint32_t want_start[4] = {0, 0, 1, 3};
+    assert_memory_equal(m->arrays[1].host, want_ptr, sizeof want_ptr);
+    assert_memory_equal(m->arrays[2].host, want_start, sizeof want_start);
+    double *f;
+    size_t n, p;
+    TMAP_CHECK(tmap_manifest_features(m, &f, &n, &p, NULL, err));
+    for (size_t t = 0; t < 4; t++)
+        assert_true(f[t] == (double)t);
+    free(f);
+    /* 0, 100, 200 fit in u8; 300 does not, and the error says where */
+    assert_int_equal(((uint8_t *)m->arrays[4].host)[2], 200);
+    tmap_manifest *m2;
+    char *big = malloc(strlen(j) + 1);
+    strcpy(big, j);
+    memcpy(strstr(big, "\"count\": 3, \"init\": {\"scan\": \"w\"}") + 9, "4", 1);
+    assert_int_equal(load_text(big, &m2, &e), TMAP_OK);
+    assert_int_equal(tmap_manifest_generate(m2, 3, &e), TMAP_ERR_INVALID);
+    assert_non_null(strstr(e.message, "'arrays.wsum'"));
+    assert_non_null(strstr(e.message, "element 3"));
+    tmap_manifest_free(m2);
+    free(big);
+    tmap_manifest_free(m);
+
+    static const struct { const char *arrays, *needle; } bad[] = {
+        {"[{\"name\": \"p\", \"type\": \"i32\", \"count\": 4, \"init\": {\"scan\": \"q\"}}]", "earlier"},
+        {"[{\"name\": \"p\", \"type\": \"i32\", \"count\": 4, \"init\": {\"scan\": \"p\"}}]", "earlier"},
+        {"[{\"name\": \"q\", \"type\": \"i32\", \"count\": 4},"
+         " {\"name\": \"p\", \"type\": \"i32\", \"count\": 6, \"init\": {\"scan\": \"q\"}}]", "count + 1"},
+        {"[{\"name\": \"q\", \"type\": \"f32\", \"count\": 4},"
+         " {\"name\": \"p\", \"type\": \"i32\", \"count\": 4, \"init\": {\"scan\": \"q\"}}]", "integer"},
+        {"[{\"name\": \"q\", \"type\": \"i32\", \"count\": 4},"
+         " {\"name\": \"p\", \"type\": \"f64\", \"count\": 4, \"init\": {\"scan\": \"q\"}}]", "integer"},
+        {"[{\"name\": \"q\", \"type\": \"i32\", \"count\": 4},"
+         " {\"name\": \"p\", \"type\": \"i32\", \"count\": 4, \"init\": {\"scan\": 3}}]", "scan needs"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char text[1024];
+        snprintf(text, sizeof text, "{\"source\": \"a.cu\", \"kernel\": \"k\", \"block\": 4, "
+                 "\"threads\": 4, \"args\": [], \"arrays\": %s}", bad[i].arrays);
+        tmap_manifest *b = NULL;
+        if (load_text(text, &b, &e) == TMAP_OK)
+            fail_msg("bad scan %zu was accepted", i);
+        if (!strstr(e.message, bad[i].needle) || !strstr(e.message, "'arrays.p'"))
+            fail_msg("bad scan %zu: '%s' does not mention %s", i, e.message, bad[i].needle);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(parses_and_generates),   cmocka_unit_test(generation_is_seeded),
         cmocka_unit_test(compiles_its_kernel),    cmocka_unit_test(bad_fields_are_named),
         cmocka_unit_test(missing_file_is_io_error), cmocka_unit_test(feature_index_out_of_range),
+        cmocka_unit_test(scan_init_is_exact), cmocka_unit_test(array_streams_are_unrelated),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
