@@ -13,7 +13,7 @@
 #include <time.h>
 
 #include "regroup/classes.h"
-#include "regroup/regroup.h"
+#include "threadmap/regroup.h"
 
 #define MAX_BYTES (1ULL << 30) /* BBV matrices above this are skipped */
 #define SLOW_S 2.0             /* a first run above this is not repeated */

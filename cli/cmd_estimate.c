@@ -13,7 +13,7 @@
 #include "cli/commands.h"
 #include "instrument/base.h"
 #include "cli/model_input.h"
-#include "model/model.h"
+#include "threadmap/model.h"
 
 static const char estimate_usage[] =
     "usage: threadmap estimate --bbv BBV.npy (--cfg FILE.ptx --kernel K | --block-latency LAT.npy)\n"

@@ -9,7 +9,7 @@
 
 #include "cli/commands.h"
 #include "latency_tables/measure.h"
-#include "model/model.h"
+#include "threadmap/model.h"
 
 typedef enum { MODE_NONE, MODE_MEASURE, MODE_PRINT_PTX, MODE_LIST } mode;
 

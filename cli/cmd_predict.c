@@ -8,7 +8,7 @@
 
 #include "cli/commands.h"
 #include "instrument/base.h"
-#include "model/model.h"
+#include "threadmap/model.h"
 
 static const char predict_usage[] =
     "usage: threadmap predict MODEL --features F.npy -o BBV.npy [--kernel NAME]\n\n"

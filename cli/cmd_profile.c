@@ -11,7 +11,7 @@
 #include "cli/commands.h"
 #include "cli/cliutil.h"
 #include "instrument/base.h"
-#include "model/model.h"
+#include "threadmap/model.h"
 #include "runtime/manifest.h"
 
 static const char usage[] =

@@ -14,7 +14,7 @@
 #include "cli/model_input.h"
 #include "cli/plan_input.h"
 #include "instrument/base.h"
-#include "regroup/plan.h"
+#include "threadmap/plan.h"
 
 static const char usage_head[] =
     "usage: threadmap regroup --algo ALGO --bbv BBV.npy (--cfg FILE.ptx --kernel K |\n"

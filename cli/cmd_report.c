@@ -14,8 +14,8 @@
 #include "cli/model_input.h"
 #include "cli/plan_input.h"
 #include "instrument/base.h"
-#include "model/report.h"
-#include "regroup/plan.h"
+#include "threadmap/report.h"
+#include "threadmap/plan.h"
 
 static const char usage_head[] =
     "usage: threadmap report --bbv BBV.npy (--cfg FILE.ptx --kernel K |\n"

@@ -11,7 +11,7 @@
 
 #include "cli/commands.h"
 #include "instrument/base.h"
-#include "model/model.h"
+#include "threadmap/model.h"
 
 #define TRAIN_MAXRUNS 64
 

@@ -7,7 +7,7 @@
 #ifndef TMAP_CLI_MODEL_INPUT_H
 #define TMAP_CLI_MODEL_INPUT_H
 
-#include "model/model.h"
+#include "threadmap/model.h"
 #include "threadmap.h"
 
 typedef struct tmap_mi_opts {

@@ -5,8 +5,8 @@
 #ifndef TMAP_CLI_RUN_REPORT_H
 #define TMAP_CLI_RUN_REPORT_H
 
-#include "model/report.h"
-#include "regroup/evaluate.h"
+#include "threadmap/report.h"
+#include "threadmap/evaluate.h"
 
 /* Rows and names borrowed from e; valid while e lives.  rows has
  * TMAP_ALGO_COUNT entries of storage. */

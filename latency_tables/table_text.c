@@ -12,7 +12,7 @@
 #include <time.h>
 
 #include "latency_tables/measure.h"
-#include "model/model.h"
+#include "threadmap/model.h"
 
 static int cmp_double(const void *a, const void *b)
 {

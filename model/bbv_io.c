@@ -3,7 +3,7 @@
  * (PATH.json) that names the blocks, so a BBV can be opened from Python and
  * still be tied to the CFG it was counted on.
  */
-#include "model/model.h"
+#include "threadmap/model.h"
 
 #include <errno.h>
 #include <jansson.h>

@@ -9,7 +9,7 @@
  * docs/model.md (exact, normalized, op+type, op, class, parent class,
  * class:default) and says where it stopped.
  */
-#include "model/model.h"
+#include "threadmap/model.h"
 
 #include <ctype.h>
 #include <math.h>

@@ -5,7 +5,7 @@
  * divergent-warps ratio, the divergent-branch estimate and SIMD efficiency.
  * docs/model.md states each formula and the choices made here.
  */
-#include "model/model.h"
+#include "threadmap/model.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -4,7 +4,7 @@
  * convert with range checks.  Every malformed input is a one-line error
  * naming the file and the problem.
  */
-#include "model/model.h"
+#include "threadmap/model.h"
 
 #include <math.h>
 #include <stdlib.h>

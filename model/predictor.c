@@ -17,7 +17,7 @@
  *   fit B R2 RMS RANK       (B lines)
  *   checksum HEX16          (FNV-1a 64 of every byte before this line)
  */
-#include "model/model.h"
+#include "threadmap/model.h"
 
 #include <ctype.h>
 #include <inttypes.h>

@@ -10,7 +10,7 @@
  * error path that would call the (aborting) default handler, and every GSL
  * return value is still checked.
  */
-#include "model/model.h"
+#include "threadmap/model.h"
 
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_matrix.h>

@@ -8,7 +8,7 @@
 
 #include <stdio.h>
 
-#include "model/report.h"
+#include "threadmap/report.h"
 
 /* ------------------------------------------------------------ checks */
 

@@ -10,7 +10,7 @@
  * throughput between co-resident blocks).  Under that choice the makespan
  * does not depend on which of several equally free slots a block takes.
  */
-#include "model/model.h"
+#include "threadmap/model.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -11,25 +11,13 @@
 #include <time.h>
 
 #include "instrument/base.h"
-#include "regroup/evaluate.h"
+#include "threadmap/evaluate.h"
 #include "runtime/manifest.h"
 
 const char *tmap_mechanism_name(tmap_mechanism m)
 {
     return m == TMAP_MECH_LAYOUT ? "layout transform" : m == TMAP_MECH_REDIRECT ? "redirection"
                                                                                 : "none";
-}
-
-tmap_status tmap_regroup_launch(const tmap_regroup_target *t, const tmap_launch *l,
-                                tmap_mechanism m, uint64_t perm, float ms[3], tmap_error *err)
-{
-    ms[0] = ms[1] = ms[2] = 0;
-    if (m == TMAP_MECH_LAYOUT)
-        return tmap_layout_launch(t->cuda, t->original, l, perm, t->arrays, t->narrays, ms, err);
-    if (m != TMAP_MECH_REDIRECT || !t->redirected)
-        return tmap_fail(err, TMAP_ERR_INVALID, "no way to apply a regrouping to this launch");
-    tmap_status st = tmap_redirect_set(t->redirected, perm, err);
-    return st ? st : tmap_kernel_time(t->redirected, l, 0, 1, &ms[1], err);
 }
 
 static double wall_ms(void)

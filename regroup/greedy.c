@@ -24,7 +24,7 @@
  * TMAP_REGROUP_GREEDY_MAX_TYPES (TMAP_ERR_UNSUPPORTED beyond: rows that are
  * nearly all distinct at large N; use block scope or Greedy-Max there).
  */
-#include "regroup/regroup.h"
+#include "threadmap/regroup.h"
 
 #include <math.h>
 #include <stdlib.h>

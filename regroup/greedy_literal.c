@@ -14,7 +14,7 @@
  *     ceil(N / groupsize)); then the remaining groups, in ascending id,
  *     form the last group.
  */
-#include "regroup/regroup.h"
+#include "threadmap/regroup.h"
 
 #include <stdlib.h>
 #include <string.h>

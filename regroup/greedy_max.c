@@ -26,7 +26,7 @@
  * so P is about C + K when rows repeat; with all rows distinct P ~ N and the
  * cost is the paper's O(N^2 * nblocks).
  */
-#include "regroup/regroup.h"
+#include "threadmap/regroup.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -12,7 +12,7 @@
  *   - the scan stops at the first identical thread (lowest index);
  *   - the last group stops when T is empty (it may be partial).
  */
-#include "regroup/regroup.h"
+#include "threadmap/regroup.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -2,7 +2,7 @@
  * identity.c -- the regrouping that changes nothing (D[i] = i): the
  * baseline every candidate is scored against.
  */
-#include "regroup/regroup.h"
+#include "threadmap/regroup.h"
 
 #include "instrument/base.h"
 

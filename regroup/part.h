@@ -5,7 +5,7 @@
 #ifndef TMAP_REGROUP_PART_H
 #define TMAP_REGROUP_PART_H
 
-#include "regroup/regroup.h"
+#include "threadmap/regroup.h"
 
 /* The threads [first, first + n) of the launch, seen with local indices
  * 0..n-1: local thread i has the row rows[i * nblocks ..] and key[i]. */

@@ -12,7 +12,7 @@
 #include <time.h>
 
 #include "instrument/base.h"
-#include "regroup/plan.h"
+#include "threadmap/plan.h"
 
 static const char *const names[TMAP_ALGO_COUNT] = {"identity", "sorting", "greedy", "greedy-max",
                                                    "key"};

@@ -5,7 +5,7 @@
  * by class, each class in thread order.  O(N * nblocks + C log C * nblocks)
  * for C distinct rows.
  */
-#include "regroup/regroup.h"
+#include "threadmap/regroup.h"
 
 #include <stdlib.h>
 

@@ -4,7 +4,7 @@
  * CUDASW++.  Stable LSD radix sort, four 16-bit digits of the key's bits
  * mapped so that unsigned order is the requested double order: O(N).
  */
-#include "regroup/regroup.h"
+#include "threadmap/regroup.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "model/model.h"
+#include "threadmap/model.h"
 
 static tmap_lat_table *parse(const char *text)
 {

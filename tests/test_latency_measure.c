@@ -14,7 +14,7 @@
 #include <sys/wait.h>
 
 #include "latency_tables/measure.h"
-#include "model/model.h"
+#include "threadmap/model.h"
 #include "tests/testutil.h"
 
 /* ---------------------------------------------------------- the tools */

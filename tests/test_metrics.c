@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "model/model.h"
+#include "threadmap/model.h"
 
 /* A hand-built CFG: blocks with ninstr, term, successors (test data). */
 typedef struct test_cfg {

@@ -15,7 +15,7 @@
 #include <cmocka.h>
 
 #include "instrument/base.h"
-#include "model/model.h"
+#include "threadmap/model.h"
 
 #define DIR TMAP_BINARY_DIR "/"
 #define P 3 /* features: f0, f1 and the constant f2 */

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "regroup/regroup.h"
+#include "threadmap/regroup.h"
 #include "regroup/gain.h"
 
 typedef tmap_status (*algo_fn)(const tmap_bbv *, const double *,

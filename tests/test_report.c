@@ -12,10 +12,10 @@
 #include <sys/wait.h>
 
 #include "tests/testutil.h"
-#include "model/model.h"
-#include "model/report.h"
+#include "threadmap/model.h"
+#include "threadmap/report.h"
 #include "model/report_priv.h"
-#include "regroup/plan.h"
+#include "threadmap/plan.h"
 
 /* Two blocks: an entry run once by every thread, a loop run `trips` times
  * by odd threads only (every warp of the original launch diverges). */

@@ -11,7 +11,11 @@
 
 #include <stdio.h>
 
-#include "model/model.h"
+#include "threadmap/model.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 /* One grouping of the threads: the original (identity) or a candidate. */
 typedef struct tmap_report_row {
@@ -52,5 +56,9 @@ tmap_status tmap_report_html(const tmap_report *r, FILE *f, tmap_error *err);
 
 /* Writes DIR/report.{txt,md,json,html} (creating DIR and its parents). */
 tmap_status tmap_report_write_dir(const tmap_report *r, const char *dir, tmap_error *err);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -9,7 +9,11 @@
 #ifndef TMAP_REGROUP_EVALUATE_H
 #define TMAP_REGROUP_EVALUATE_H
 
-#include "regroup/plan.h"
+#include "threadmap/plan.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 typedef enum tmap_mechanism { TMAP_MECH_NONE, TMAP_MECH_LAYOUT, TMAP_MECH_REDIRECT } tmap_mechanism;
 
@@ -29,6 +33,20 @@ typedef struct tmap_regroup_target {
  * (layout: gather, kernel, scatter; redirection: 0, kernel, 0). */
 tmap_status tmap_regroup_launch(const tmap_regroup_target *t, const tmap_launch *l,
                                 tmap_mechanism m, uint64_t perm, float ms[3], tmap_error *err);
+
+/*
+ * regroup() before a launch, in one call: makes the plan from the (predicted)
+ * BBVs of this launch's threads (tmap_plan_make: every candidate scored by
+ * the model, plus the costs in o), then launches: regrouped by the chosen
+ * permutation with mechanism m, or unchanged when the plan chose the
+ * identity (plan->why says why).  perm: a device buffer of u32 [threads]
+ * the call fills.  *plan is the caller's to free (tmap_plan_free); ms as in
+ * tmap_regroup_launch.  The launch is synchronous.
+ */
+tmap_status tmap_regroup(const tmap_regroup_target *t, const tmap_launch *l, tmap_mechanism m,
+                         const tmap_bbv *bbv, const double *lat, const tmap_cfg *cfg,
+                         const tmap_plan_opts *o, uint64_t perm, tmap_plan *plan, float ms[3],
+                         tmap_error *err);
 
 typedef struct tmap_eval_opts {
     uint64_t seed;             /* the input (generated arrays) */
@@ -70,5 +88,9 @@ typedef struct tmap_eval {
 tmap_status tmap_evaluate(tmap_cuda *c, tmap_manifest *m, const tmap_eval_opts *o,
                           tmap_eval *out, tmap_error *err);
 void tmap_eval_free(tmap_eval *e);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

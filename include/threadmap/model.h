@@ -1,5 +1,5 @@
 /*
- * model.h -- the model stage (private until merged into threadmap.h):
+ * model.h -- the model stage (part of the public API; include threadmap.h):
  * NumPy .npy I/O, BBV files, latency tables and block costs, the divergence
  * metrics of Liang et al. (TCAD 2016, section IV), the thread-block
  * scheduling simulation, and the BBV regression (eq. 1) with its predictor
@@ -17,7 +17,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "threadmap.h"
+#include "threadmap/core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 /* ------------------------------------------------------------- .npy I/O */
 
@@ -311,5 +315,9 @@ tmap_status tmap_predictor_load(const char *path, const char *kernel, size_t nbl
                                 const char *const *block_names, tmap_predictor *out,
                                 tmap_error *err);
 void tmap_predictor_free(tmap_predictor *p);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

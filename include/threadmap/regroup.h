@@ -1,7 +1,6 @@
 /*
  * regroup.h -- thread regrouping algorithms (Liang et al., TCAD 2016, sec. V)
- * and the sort-by-key baselines.  Private for now; to be merged into
- * include/threadmap.h.  docs/regroup.md explains the choices made where the
+ * and the sort-by-key baselines.  Part of the public API (included by threadmap.h).  docs/regroup.md explains the choices made where the
  * paper's pseudo-code is ambiguous.
  *
  * A regrouping is a permutation D of the N threads: slot i runs original
@@ -30,7 +29,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "threadmap.h"
+#include "threadmap/core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 typedef enum tmap_regroup_scope {
     TMAP_REGROUP_GRID = 0,  /* one problem over all N threads            */
@@ -98,5 +101,9 @@ tmap_status tmap_regroup_greedy_max_literal(const tmap_bbv *bbv,
 tmap_status tmap_regroup_check(const uint32_t *perm, size_t nthreads,
                                const tmap_regroup_opts *opts,
                                tmap_error *err);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -8,8 +8,12 @@
 #ifndef TMAP_REGROUP_PLAN_H
 #define TMAP_REGROUP_PLAN_H
 
-#include "model/model.h"
-#include "regroup/regroup.h"
+#include "threadmap/model.h"
+#include "threadmap/regroup.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 typedef enum tmap_algo {
     TMAP_ALGO_IDENTITY,
@@ -66,5 +70,9 @@ typedef struct tmap_plan {
 tmap_status tmap_plan_make(const tmap_bbv *bbv, const double *lat, const tmap_cfg *cfg,
                            const tmap_plan_opts *opts, tmap_plan *out, tmap_error *err);
 void tmap_plan_free(tmap_plan *p);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif
