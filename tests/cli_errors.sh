@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# cli_errors.sh BUILD SOURCE -- bad input of every kind given to the
+# `threadmap` command: each must exit 1 with exactly one line on stderr that
+# names the file or field, and never crash; bad usage exits 2 with a first
+# line that says why.
+set -uo pipefail
+tm=$1/threadmap src=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0 passes=0
+
+# expect CODE NEEDLE -- cmd...: exit code CODE, one stderr line containing NEEDLE
+expect() {
+  local code=$1 needle=$2
+  shift 3
+  "$@" > "$tmp/out" 2> "$tmp/err"
+  local rc=$? lines
+  lines=$(wc -l < "$tmp/err")
+  # bad usage (2): its first line says why; the usage text may follow
+  [ "$code" -eq 2 ] && lines=$(head -n 1 "$tmp/err" | grep -cF -- "$needle")
+  if [ "$rc" -ne "$code" ] || [ "$lines" -ne 1 ] || ! grep -qF -- "$needle" "$tmp/err"; then
+    echo "FAIL: $* -> exit $rc (want $code), $lines stderr lines (want 1), needle '$needle':"
+    sed 's/^/    /' "$tmp/err"
+    fails=$((fails + 1))
+  else
+    passes=$((passes + 1))
+  fi
+}
+
+printf '.version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n  ret\n' > "$tmp/bad.ptx"
+printf '{"source": "x.cu", "kernel": "k", "block": 2000, "threads": 32, "args": []}' > "$tmp/bad.json"
+printf 'not an npy file at all' > "$tmp/bad.npy"
+printf 'add.f32\tfour\t-\tsrc\n' > "$tmp/bad.tsv"
+printf 'threadmap-predictor\nversion 1\ngarbage\n' > "$tmp/bad.model"
+head -c 100 /dev/urandom > "$tmp/random.ptx"
+
+expect 1 bad.ptx    -- "$tm" cfg "$tmp/bad.ptx"
+expect 1 random.ptx -- "$tm" cfg "$tmp/random.ptx"
+expect 1 bad.ptx    -- "$tm" instrument "$tmp/bad.ptx" -o "$tmp/o.ptx"
+expect 1 nope.ptx   -- "$tm" cfg "$tmp/nope.ptx"
+expect 1 bad.json   -- "$tm" safety "$tmp/bad.json"
+expect 1 bad.npy    -- "$tm" estimate --bbv "$tmp/bad.npy" --block-latency "$tmp/bad.npy"
+expect 1 kernel.ptx -- "$tm" predict "$src/examples/divergent/recorded/kernel.ptx" --features "$tmp/bad.npy" -o "$tmp/o.npy"
+expect 1 bad.model  -- "$tm" predict "$tmp/bad.model" --features "$tmp/bad.npy" -o "$tmp/o.npy"
+expect 1 bad.npy    -- "$tm" train --features "$tmp/bad.npy" --bbv "$tmp/bad.npy" --kernel k -o "$tmp/m"
+expect 2 unknown    -- "$tm" frobnicate
+expect 2 --bbv      -- "$tm" estimate
+expect 2 --algo     -- "$tm" regroup --bbv x.npy --block-latency y.npy -o p.npy
+# a valid BBV and a bad latency table
+mkdir -p "$tmp/rec"
+gunzip -c "$src/examples/divergent/recorded/run0.bbv.npy.gz" > "$tmp/rec/b.npy"
+cp "$src/examples/divergent/recorded/run0.bbv.npy.json" "$tmp/rec/b.npy.json"
+expect 1 bad.tsv -- "$tm" estimate --bbv "$tmp/rec/b.npy" --cfg "$src/examples/divergent/recorded/kernel.ptx" --kernel divergent --table "$tmp/bad.tsv"
+expect 1 "no kernel" -- "$tm" cfg "$src/examples/divergent/recorded/kernel.ptx" --kernel nosuch
+# manifests: a bad field, named; without a GPU, profile/run exit 3 unless a GPU is present
+if "$tm" device > /dev/null 2>&1; then gpu=1; else gpu=0; fi
+if [ $gpu -eq 0 ]; then
+  expect 3 "no CUDA driver" -- "$tm" profile "$src/examples/divergent/manifest.json" -o "$tmp/p"
+  expect 3 "no CUDA driver" -- "$tm" run "$src/examples/divergent/manifest.json"
+fi
+expect 1 "'block'" -- "$tm" run "$tmp/bad.json"
+
+echo "cli_errors: $passes passed, $fails failed"
+[ "$fails" -eq 0 ]
