@@ -230,6 +230,13 @@ static tmap_status gm_init(gm_state *s, const tmap_regroup_part *p,
     if (st != TMAP_OK)
         return st;
     size_t C = s->c.count;
+    if (C > TMAP_REGROUP_GREEDY_MAX_CLASSES) {
+        tmap_regroup_classes_free(&s->c);
+        return tmap_fail(err, TMAP_ERR_UNSUPPORTED,
+                         "greedy-max: %zu distinct BBV rows, over the %d this quadratic "
+                         "algorithm takes; use block scope, or Sorting",
+                         C, TMAP_REGROUP_GREEDY_MAX_CLASSES);
+    }
     s->pos = malloc(C * sizeof *s->pos);
     s->lat = malloc(C * sizeof *s->lat);
     s->live = malloc(C * sizeof *s->live);

@@ -76,6 +76,12 @@ tmap_status tmap_regroup_greedy(const tmap_bbv *bbv, const double *lat,
                                 const tmap_regroup_opts *opts, uint32_t *perm,
                                 tmap_error *err);
 
+/* Greedy-Max's cost grows with the square of the distinct BBV rows of a
+ * problem (the grid, or one thread block); past this many it fails with
+ * TMAP_ERR_UNSUPPORTED rather than run for minutes (measured on an H200
+ * host: about 8 s for 2^17 threads with a few thousand distinct rows). */
+#define TMAP_REGROUP_GREEDY_MAX_CLASSES 8192
+
 /* Greedy-Max (Algorithm 2, eq. 11): groups are built one after the other,
  * each started from the remaining thread of maximal Lat_t and filled with a
  * thread identical to a member if one remains, else with the thread of
