@@ -94,8 +94,11 @@ typedef struct tmap_bench_kernel {
     double cv_rms;        /* cross-validated RMS error of the BBV counts; NAN: none */
     int cv_by_run;        /* 1: leave one profiling run out; 0: k-fold over threads */
     size_t train_threads; /* profiled rows the predictor was fitted on */
-    double predict_ms;    /* CPU time of features + BBV prediction for the input
+    double predict_ms;    /* CPU time of eq. 1 on the input's features, per launch
                              (NAN: BBVs measured, no prediction) */
+    double features_ms;   /* CPU time to compute those features with the manifest's
+                             expressions: the application's work, reported, not in
+                             total_ms (NAN: none) */
     double bytes;         /* minimum DRAM traffic: input + output arrays */
     double wall_s;        /* the whole kernel's pipeline, wall clock */
     int reps;             /* timed launches per measurement */

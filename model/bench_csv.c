@@ -33,7 +33,7 @@ static void csv_int(FILE *f, long v) { fprintf(f, "%ld,", v); }
 static void csv_header(FILE *f)
 {
     fputs("kernel,manifest,entry,option,available,chosen,valid,outputs_equal,reps,launches,"
-          "kernel_ms,apply_ms,algo_ms,predict_ms,total_ms,speedup_kernel,speedup_total,"
+          "kernel_ms,apply_ms,algo_ms,predict_ms,features_ms,total_ms,speedup_kernel,speedup_total,"
           "measured_improvement,measured_improvement_total,", f);
     for (int m = 0; m < TMAP_BM_COUNT; m++)
         fprintf(f, "predicted_%s,", tmap_bench_metric_key((tmap_bench_metric)m));
@@ -58,7 +58,7 @@ static void csv_row(FILE *f, const tmap_bench_run *r, const tmap_bench_kernel *k
     csv_int(f, o->outputs_equal);
     csv_int(f, k->reps);
     csv_int(f, r->launches);
-    double nums[] = {o->kernel_ms, o->apply_ms, o->algo_ms, j ? k->predict_ms : NAN, o->total_ms, o->speedup_kernel,
+    double nums[] = {o->kernel_ms, o->apply_ms, o->algo_ms, j ? k->predict_ms : NAN, j ? k->features_ms : NAN, o->total_ms, o->speedup_kernel,
                      o->speedup_total, o->measured_impr, o->measured_impr_total};
     for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++)
         csv_num(f, nums[i]);
