@@ -1,7 +1,7 @@
 /*
  * test_gpu_bench.c -- `threadmap bench` end to end on the GPU (skipped
  * without one): the bundled example (features: profiled on two seeds,
- * trained, predicted) and a corpus kernel without features (BBVs measured),
+ * trained, predicted) and a small kernel without features (BBVs measured),
  * then every output file checked: CSV rows, JSON read back with the device
  * and per-kernel data, the per-kernel folders, the report's sections.
  */
@@ -40,7 +40,7 @@ static void test_bench_end_to_end(void **state)
     char dir[] = "/tmp/tmap_gpu_bench_XXXXXX", cmd[8192], path[4200];
     assert_non_null(mkdtemp(dir));
     snprintf(cmd, sizeof cmd, "cd '%s' && '%s/threadmap' bench --kernels "
-                              "examples/divergent/manifest.json,benchmarks/manifests/mandelbrot.json "
+                              "examples/divergent/manifest.json,tests/manifests/vector_small.json "
                               "--out '%s' --launches 4 > '%s/stdout.txt' 2> '%s/stderr.txt'",
              TMAP_SOURCE_DIR, TMAP_BINARY_DIR, dir, dir, dir);
     int rc = system(cmd);
@@ -54,7 +54,7 @@ static void test_bench_end_to_end(void **state)
     static const char *const files[] = {"results.csv", "results.json", "report.md", "speedup_kernel.svg",
                                         "predicted_vs_measured_bbv_weighted_scheduled.svg",
                                         "divergent/model.txt", "divergent/report.md", "divergent/report.json",
-                                        "mandelbrot/report.md"};
+                                        "vector_small/report.md"};
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++)
         if (!exists(dir, files[i]))
             fail_msg("%s/%s missing", dir, files[i]);
