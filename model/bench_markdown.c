@@ -188,7 +188,8 @@ static void speedup_cell(FILE *f, const tmap_bench_kernel *k, const char *algo)
     if (j < 0 || !k->opt[j].available)
         fputs(" n/a |", f);
     else if (!k->opt[j].valid)
-        fprintf(f, " %s |", k->opt[j].outputs_equal == 0 ? "outputs differ" : "not run");
+        fprintf(f, " %s |", k->opt[j].outputs_equal == 0 ? "outputs differ"
+                            : !strcmp(k->mechanism, "none") ? "unsafe, not applied" : "not measured");
     else
         fprintf(f, " %s / %s |", tmap_bench_cell(a, sizeof a, "%.2fx", k->opt[j].speedup_kernel),
                 tmap_bench_cell(b, sizeof b, "%.2fx", k->opt[j].speedup_total));

@@ -105,7 +105,10 @@ static void speedup_why(const tmap_bench_kernel *k, FILE *f)
     tmap_bench_md(f, k->name);
     if (g < 0 || !k->opt[g].valid) {
         fprintf(f, " (greedy-max %s)", g < 0 || !k->opt[g].available ? "not available"
-                                       : k->opt[g].outputs_equal == 0 ? "outputs differ" : "not run");
+                                       : k->opt[g].outputs_equal == 0 ? "outputs differ"
+                                       : !strcmp(k->mechanism, "none") ? "not applied: no mechanism keeps "
+                                                                         "this kernel's results"
+                                                                       : "not measured");
         return;
     }
     const tmap_bench_option *o = &k->opt[g];
