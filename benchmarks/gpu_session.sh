@@ -4,13 +4,15 @@
 # benchmark, BBVs of the benchmark manifests with the model's SIMD
 # efficiency next to ncu's measured one, and the bundled example's recorded
 # BBVs, the latency table, and the whole pipeline (profile, train, run) on the
-# bundled example and on benchmark manifests.  Results land under OUT.
-# Steps: tests sanitizer overhead simd example latency pipeline (default: all).
+# bundled example and on benchmark manifests, and the paper's evaluation
+# (`threadmap bench`: every benchmarks/suite kernel, or benchmarks/manifests
+# when the suite is empty).  Results land under OUT.
+# Steps: tests sanitizer overhead simd example latency pipeline bench (default: all).
 # Expects a built tree in ./build (cmake -S . -B build && cmake --build build).
 set -uo pipefail
 out=${1:?usage: gpu_session.sh OUT [STEP...]}
 shift
-steps=${*:-tests sanitizer overhead simd example latency pipeline}
+steps=${*:-tests sanitizer overhead simd example latency pipeline bench}
 mkdir -p "$out"
 tm=./build/threadmap
 export PATH=/usr/local/cuda/bin:$PATH
@@ -86,5 +88,10 @@ if has pipeline; then
     $tm run "$m" --table "$table" -o "$out/pipeline/$n" > "$out/pipeline/$n.log" 2>&1
     echo "pipeline $n: rc=$?" | tee -a "$out/summary.txt"
   done
+fi
+if has bench; then
+  # under ten minutes on one GPU; per-kernel wall times are in bench.log and report.md
+  $tm bench --out "$out/bench" > "$out/bench.log" 2>&1
+  echo "bench: rc=$? ($(tail -n 1 "$out/bench.log"))" | tee -a "$out/summary.txt"
 fi
 exit 0

@@ -7,6 +7,7 @@
 #include "cli/commands.h"
 
 static const tmap_command commands[] = {
+    {"bench", tmap_cmd_bench, "reproduce the paper's evaluation: tables, speedups, plots"},
     {"cfg", tmap_cmd_cfg, "print the basic blocks, edges and post-dominators of kernels"},
     {"device", tmap_cmd_device, "the GPU threadmap uses (exit 3 without one)"},
     {"estimate", tmap_cmd_estimate, "estimate kernel time and divergence metrics from a BBV"},

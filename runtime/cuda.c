@@ -177,6 +177,7 @@ tmap_status tmap_cuda_info(tmap_cuda *c, tmap_device_info *info, tmap_error *err
     info->sms = attribute(c, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
     info->clock_khz = attribute(c, CU_DEVICE_ATTRIBUTE_CLOCK_RATE);
     info->mem_clock_khz = attribute(c, CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE);
+    info->mem_bus_width_bits = attribute(c, CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH);
     info->max_threads_per_sm = attribute(c, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR);
     info->max_blocks_per_sm = attribute(c, CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR);
     info->driver_version = c->driver_version;

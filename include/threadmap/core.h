@@ -280,6 +280,8 @@ typedef struct tmap_device_info {
     int sms;                    /* multiprocessors */
     int clock_khz;              /* SM clock (max boost) */
     int mem_clock_khz;
+    int mem_bus_width_bits;     /* global memory bus width (peak DRAM bandwidth:
+                                   mem clock x bus width x 2) */
     int max_threads_per_sm;
     int max_blocks_per_sm;
     int driver_version;         /* 13000 for CUDA 13.0 */

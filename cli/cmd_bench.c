@@ -1,0 +1,338 @@
+/*
+ * cmd_bench.c -- `threadmap bench`: the paper's evaluation (Liang et al.,
+ * TCAD 2016, section VII) in one command.  For each kernel manifest:
+ * profile on the profiling seeds, train the predictor, run the whole
+ * pipeline on the evaluation seed with every candidate applied and timed
+ * (cli/bench_kernel.c); then results.csv, results.json, report.md and the
+ * plots (model/bench*.c).  Progress goes to stderr, a summary to stdout.
+ */
+#include <getopt.h>
+#include <glob.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli/bench_kernel.h"
+#include "cli/cliutil.h"
+#include "cli/commands.h"
+#include "instrument/base.h"
+#include "instrument/nvrtc.h"
+
+static const char usage[] =
+    "usage: threadmap bench [--kernels M1.json,M2.json | --suite DIR] [options]\n"
+    "\n"
+    "Reproduces section VII of Liang et al. (TCAD 2016) on this GPU.  For each kernel:\n"
+    "profiling runs on the profiling seeds, the BBV predictor (eq. 1) trained on them,\n"
+    "then on the evaluation seed (a different input) the BBVs predicted, every candidate\n"
+    "regrouping scored by the model, applied for real, checked against the original's\n"
+    "outputs and timed (CUDA events, median).  Writes into DIR: results.csv,\n"
+    "results.json, report.md (Tables IV and V, speedups, the targets), SVG plots, and\n"
+    "per kernel KERNEL/model.txt and KERNEL/report.{txt,md,json,html}.\n"
+    "\n"
+    "options:\n"
+    "  --kernels LIST      comma-separated manifests (default: every benchmarks/suite/*.json,\n"
+    "                      or benchmarks/manifests/*.json when the suite has none)\n"
+    "  --suite DIR         every DIR/*.json\n"
+    "  -o, --out DIR       output folder (default bench-results)\n"
+    "  --profile-seeds L   comma-separated profiling seeds (default 101,102)\n"
+    "  --seed S            evaluation seed (default 7)\n"
+    "  --reps N            timed launches per measurement, at least 10 (default 10; capped\n"
+    "                      by --budget, never below 10); 3 warm-up launches\n"
+    "  --launches L        launches per computed permutation (default 1: computed before each\n"
+    "                      launch, as in the paper; L > 1: reused, e.g. a solver's iterations)\n"
+    "  --sample K          profile every K-th thread block (default: about 2^18 threads per run)\n"
+    "  --bbv MODE          predicted (default) or measured (profile the evaluation input)\n"
+    "  --table FILE        latency table (default: the GPU's)\n"
+    "  --budget SEC        time budget of the whole run for the reps cap (default 540)\n"
+    "  --device N          GPU ordinal (default 0)\n"
+    "  -q, --quiet         no progress on stderr\n"
+    "  --json              print results.json instead of the text summary\n"
+    "  -h, --help          this text\n"
+    "\n"
+    "exit codes: 0 ok, 1 a kernel failed or a regrouping changed the outputs, 2 bad usage,\n"
+    "3 no GPU.  Run it from the repository root (the default kernel set is relative).\n"
+    "example: threadmap bench --out benchmarks/results/bench\n";
+
+typedef struct bench_opts {
+    tmap_bench_cfg cfg;
+    const char *kernels, *suite;
+    long device;
+    int json, launches;
+} bench_opts;
+
+/* Splits "a,b" into seeds; -1 on a bad number or too many. */
+static int parse_seeds(const char *s, tmap_bench_cfg *c)
+{
+    c->nseeds = 0;
+    char *copy = strdup(s), *save = NULL;
+    int rc = copy ? 0 : -1;
+    for (char *t = copy ? strtok_r(copy, ",", &save) : NULL; t && !rc; t = strtok_r(NULL, ",", &save)) {
+        long v;
+        if (c->nseeds == TMAP_BENCH_MAXSEEDS || tmap_cli_long(t, 0, 1L << 62, &v))
+            rc = -1;
+        else
+            c->profile_seeds[c->nseeds++] = (uint64_t)v;
+    }
+    free(copy);
+    return rc || !c->nseeds ? -1 : 0;
+}
+
+/* 0 run, 1 help, -1 usage error. */
+static int parse(int argc, char **argv, bench_opts *o)
+{
+    static const struct option lo[] = {
+        {"kernels", 1, 0, 'k'}, {"suite", 1, 0, 'S'},   {"out", 1, 0, 'o'},    {"profile-seeds", 1, 0, 'P'},
+        {"seed", 1, 0, 's'},    {"reps", 1, 0, 'r'},    {"launches", 1, 0, 'L'}, {"sample", 1, 0, 'K'},
+        {"bbv", 1, 0, 'B'},     {"table", 1, 0, 'T'},   {"budget", 1, 0, 'b'}, {"device", 1, 0, 'd'},
+        {"quiet", 0, 0, 'q'},   {"json", 0, 0, 'j'},    {"help", 0, 0, 'h'},   {0}};
+    long v;
+    memset(o, 0, sizeof *o);
+    o->cfg = (tmap_bench_cfg){.out = "bench-results", .seed = 7, .reps = 10, .warmup = 3, .budget_s = 540};
+    o->launches = 1;
+    parse_seeds("101,102", &o->cfg);
+    optind = 1;
+    for (int c; (c = getopt_long(argc, argv, "o:qh", lo, NULL)) != -1;) {
+        switch (c) {
+        case 'k': o->kernels = optarg; break;
+        case 'S': o->suite = optarg; break;
+        case 'o': o->cfg.out = optarg; break;
+        case 'P': if (parse_seeds(optarg, &o->cfg)) return fprintf(stderr, "threadmap bench: bad --profile-seeds\n"), -1; break;
+        case 's': if (tmap_cli_long(optarg, 0, 1L << 62, &v)) return -1; o->cfg.seed = (uint64_t)v; break;
+        case 'r': if (tmap_cli_long(optarg, 10, 100000, &v)) return -1; o->cfg.reps = (int)v; break;
+        case 'L': if (tmap_cli_long(optarg, 1, 1L << 30, &v)) return -1; o->launches = (int)v; break;
+        case 'K': if (tmap_cli_long(optarg, 1, 1L << 30, &o->cfg.sample)) return -1; break;
+        case 'B':
+            if (strcmp(optarg, "predicted") && strcmp(optarg, "measured"))
+                return fprintf(stderr, "threadmap bench: --bbv is predicted or measured\n"), -1;
+            o->cfg.measured_bbv = !strcmp(optarg, "measured");
+            break;
+        case 'T': o->cfg.table = optarg; break;
+        case 'b': if (tmap_cli_number("bench", "--budget", optarg, 1, 1e6, &o->cfg.budget_s)) return -1; break;
+        case 'd': if (tmap_cli_long(optarg, 0, 1024, &o->device)) return -1; break;
+        case 'q': o->cfg.quiet = 1; break;
+        case 'j': o->json = 1; break;
+        case 'h': fputs(usage, stdout); return 1;
+        default: return -1;
+        }
+    }
+    if (optind != argc)
+        return fprintf(stderr, "threadmap bench: unexpected argument '%s'\n", argv[optind]), -1;
+    if (o->kernels && o->suite)
+        return fprintf(stderr, "threadmap bench: give --kernels or --suite, not both\n"), -1;
+    for (size_t i = 0; i < o->cfg.nseeds; i++)
+        if (o->cfg.profile_seeds[i] == o->cfg.seed && !o->cfg.quiet)
+            fprintf(stderr, "threadmap bench: warning: the evaluation seed is also a profiling seed\n");
+    return 0;
+}
+
+static char **glob_dir(const char *dir, size_t *n)
+{
+    char pattern[4200];
+    glob_t g;
+    char **out = NULL;
+    *n = 0;
+    snprintf(pattern, sizeof pattern, "%s/*.json", dir);
+    if (glob(pattern, 0, NULL, &g) != 0)
+        return NULL;
+    out = calloc(g.gl_pathc + 1, sizeof *out);
+    for (size_t i = 0; out && i < g.gl_pathc; i++)
+        out[(*n)++] = strdup(g.gl_pathv[i]);
+    globfree(&g);
+    return out;
+}
+
+/* The manifests to run (malloc'ed strings); NULL and a message if none. */
+static char **kernel_list(const bench_opts *o, size_t *n)
+{
+    char **out = NULL;
+    *n = 0;
+    if (o->kernels) {
+        char *copy = strdup(o->kernels), *save = NULL;
+        out = calloc(strlen(o->kernels) + 2, sizeof *out);
+        for (char *t = copy && out ? strtok_r(copy, ",", &save) : NULL; t; t = strtok_r(NULL, ",", &save))
+            out[(*n)++] = strdup(t);
+        free(copy);
+    } else if (o->suite) {
+        out = glob_dir(o->suite, n);
+    } else if (!(out = glob_dir("benchmarks/suite", n))) {
+        out = glob_dir("benchmarks/manifests", n);
+    }
+    if (!*n) {
+        fprintf(stderr, "threadmap bench: no manifests (%s)\n",
+                o->kernels ? "--kernels is empty" : o->suite ? "--suite has no *.json"
+                : "benchmarks/suite and benchmarks/manifests have no *.json: run from the "
+                  "repository root or give --kernels");
+        free(out);
+        return NULL;
+    }
+    return out;
+}
+
+/* The kernel module's version from /proc/driver/nvidia/version, if any. */
+static void driver_version(char *buf, size_t size)
+{
+    char line[512] = "";
+    FILE *f = fopen("/proc/driver/nvidia/version", "r");
+    const char *p = NULL;
+    snprintf(buf, size, "unknown");
+    if (!f)
+        return;
+    if (fgets(line, sizeof line, f) && (p = strstr(line, "Kernel Module")))
+        p += strlen("Kernel Module");
+    else if ((p = strstr(line, "Module")))
+        p += strlen("Module");
+    fclose(f);
+    while (p && *p == ' ')
+        p++;
+    if (p && *p) {
+        size_t n = strcspn(p, " \n");
+        snprintf(buf, size, "%.*s", (int)n, p);
+    }
+}
+
+static void run_info(tmap_bench_run *r, const tmap_device_info *d, const bench_opts *o, int argc,
+                     char **argv)
+{
+    int ma = 0, mi = 0;
+    time_t now = time(NULL);
+    struct tm tm;
+    snprintf(r->device, sizeof r->device, "%s", d->name);
+    snprintf(r->arch, sizeof r->arch, "sm_%d%d", d->cc_major, d->cc_minor);
+    r->sms = d->sms;
+    r->sm_clock_mhz = d->clock_khz / 1000;
+    r->mem_clock_mhz = d->mem_clock_khz / 1000;
+    r->bus_width_bits = d->mem_bus_width_bits;
+    r->peak_gbps = tmap_bench_peak_gbps(d->mem_clock_khz, d->mem_bus_width_bits);
+    driver_version(r->driver, sizeof r->driver);
+    snprintf(r->cuda, sizeof r->cuda, "%d.%d", d->driver_version / 1000, (d->driver_version % 1000) / 10);
+    if (tmap_nvrtc_version(&ma, &mi) == 0)
+        snprintf(r->nvrtc, sizeof r->nvrtc, "%d.%d", ma, mi);
+    else
+        snprintf(r->nvrtc, sizeof r->nvrtc, "unknown");
+    gmtime_r(&now, &tm);
+    strftime(r->date, sizeof r->date, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    tmap_buf cmd = {0};
+    tmap_buf_puts(&cmd, "threadmap");
+    for (int i = 0; i < argc; i++)
+        tmap_buf_printf(&cmd, strpbrk(argv[i], " \t'\"") ? " '%s'" : " %s", argv[i]);
+    snprintf(r->command, sizeof r->command, "%s", cmd.data ? cmd.data : "threadmap bench");
+    tmap_buf_free(&cmd);
+    snprintf(r->bbv_source, sizeof r->bbv_source, "%s", o->cfg.measured_bbv ? "measured" : "predicted");
+    size_t len = 0;
+    for (size_t i = 0; i < o->cfg.nseeds && len < sizeof r->profile_seeds; i++)
+        len += (size_t)snprintf(r->profile_seeds + len, sizeof r->profile_seeds - len, "%s%llu", i ? "," : "",
+                                (unsigned long long)o->cfg.profile_seeds[i]);
+    r->seed = (unsigned long long)o->cfg.seed;
+    r->launches = o->launches;
+}
+
+/* One line per kernel once it is done (stderr, with progress). */
+static void kernel_done(const bench_opts *o, size_t i, size_t n, tmap_bench_kernel *k, int launches,
+                        double peak)
+{
+    if (o->cfg.quiet)
+        return;
+    if (!k->ok) {
+        fprintf(stderr, "threadmap bench: [%zu/%zu] %s: FAILED after %.1f s: %s\n", i + 1, n, k->name, k->wall_s,
+                k->error);
+        return;
+    }
+    tmap_bench_derive(k, launches, peak);
+    int g = tmap_bench_find(k, "greedy-max");
+    fprintf(stderr, "threadmap bench: [%zu/%zu] %s: %.1f s; original %.3f ms, greedy-max %.2fx with overhead, "
+                    "regroup() chose %s, outputs %s\n",
+            i + 1, n, k->name, k->wall_s, k->opt[0].kernel_ms, g >= 0 ? k->opt[g].speedup_total : NAN,
+            k->opt[k->chosen].name, k->outputs_ok ? "equal" : "DIFFER");
+}
+
+static void print_summary(const tmap_bench_run *r, const char *out)
+{
+    printf("%-24s %8s %10s %12s %12s %10s %8s\n", "kernel", "wall s", "orig ms", "gmax x(ovh)", "sched err pp",
+           "chosen", "outputs");
+    for (size_t i = 0; i < r->nkernels; i++) {
+        const tmap_bench_kernel *k = &r->k[i];
+        if (!k->ok) {
+            printf("%-24s %8.1f FAILED: %s\n", k->name, k->wall_s, k->error);
+            continue;
+        }
+        int g = tmap_bench_find(k, "greedy-max");
+        printf("%-24s %8.1f %10.3f %12.2f %12.1f %10s %8s\n", k->name, k->wall_s, k->opt[0].kernel_ms,
+               g >= 0 ? k->opt[g].speedup_total : NAN, k->error_pp[TMAP_BM_SCHEDULED], k->opt[k->chosen].name,
+               k->outputs_ok ? "equal" : "DIFFER");
+    }
+    printf("total %.1f s; report: %s/report.md\n", r->wall_s, out);
+}
+
+static int print_json(const char *out)
+{
+    char path[4200], *text = NULL;
+    snprintf(path, sizeof path, "%s/results.json", out);
+    if (tmap_file_read(path, &text, NULL, NULL) != TMAP_OK)
+        return -1;
+    fputs(text, stdout);
+    free(text);
+    return 0;
+}
+
+static void free_run(tmap_bench_run *r, char **list, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(list[i]);
+        if (r->k)
+            free(r->k[i].r2);
+    }
+    free(list);
+    free(r->k);
+}
+
+int tmap_cmd_bench(int argc, char **argv)
+{
+    bench_opts o;
+    int rc = parse(argc, argv, &o);
+    if (rc)
+        return rc > 0 ? TMAP_EXIT_OK : tmap_cli_usage(usage);
+    size_t n;
+    char **list = kernel_list(&o, &n);
+    if (!list)
+        return TMAP_EXIT_USAGE;
+    tmap_error err = {0};
+    tmap_cuda *c = NULL;
+    tmap_device_info d;
+    tmap_bench_run run = {0};
+    double t0 = tmap_bench_now();
+    tmap_status st = tmap_cuda_open((int)o.device, &c, &err);
+    if (!st) st = tmap_cuda_info(c, &d, &err);
+    if (!st) st = tmap_dir_make(o.cfg.out, &err);
+    if (!st && !(run.k = calloc(n, sizeof *run.k)))
+        st = tmap_fail(&err, TMAP_ERR_NOMEM, "out of memory");
+    if (st) {
+        free_run(&run, list, n);
+        tmap_cuda_close(c);
+        return tmap_cli_fail("bench", &err);
+    }
+    run_info(&run, &d, &o, argc, argv);
+    run.nkernels = n;
+    o.cfg.nkernels = n;
+    for (size_t i = 0; i < n; i++) {
+        tmap_error ke = {0};
+        tmap_bench_kernel_run(c, &d, list[i], &o.cfg, i, &run.k[i], &ke);
+        kernel_done(&o, i, n, &run.k[i], run.launches, run.peak_gbps);
+    }
+    run.wall_s = tmap_bench_now() - t0;
+    st = tmap_bench_write_dir(&run, o.cfg.out, &err);
+    if (!st && o.json && print_json(o.cfg.out))
+        st = tmap_fail(&err, TMAP_ERR_IO, "%s/results.json: cannot read it back", o.cfg.out);
+    else if (!st && !o.json)
+        print_summary(&run, o.cfg.out);
+    int bad = 0;
+    for (size_t i = 0; i < n; i++)
+        bad |= !run.k[i].ok || !run.k[i].outputs_ok;
+    if (!st && bad)
+        st = tmap_fail(&err, TMAP_ERR_INVALID, "a kernel failed or a regrouping changed the outputs "
+                       "(see %s/report.md)", o.cfg.out);
+    free_run(&run, list, n);
+    tmap_cuda_close(c);
+    return st ? tmap_cli_fail("bench", &err) : TMAP_EXIT_OK;
+}
