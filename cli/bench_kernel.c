@@ -344,7 +344,7 @@ static tmap_status step_evaluate(kctx *x, tmap_error *err)
     tmap_eval_opts eo = {.seed = x->cfg->seed, .model_path = x->have_model ? x->model_path : NULL,
                          .table_path = x->cfg->table, .warmup = x->cfg->warmup, .reps = x->out->reps,
                          .threshold = 0.05, .groupsize = 32, .scope = -1, .mechanism = -1,
-                         .measure_all = 1};
+                         .measure_all = 1, .launches = x->cfg->launches};
     tmap_eval e;
     progress(x, "evaluating on seed %llu (%d reps, every candidate applied)", (unsigned long long)x->cfg->seed,
              x->out->reps);

@@ -19,6 +19,7 @@ typedef struct tmap_bench_cfg {
     uint64_t profile_seeds[TMAP_BENCH_MAXSEEDS];
     size_t nseeds;
     int reps, warmup;             /* requested timed launches (capped by budget_s) */
+    int launches;                 /* launches reusing one permutation: the plan's too */
     long sample;                  /* profile every sample-th thread block; 0: auto */
     int measured_bbv;             /* 1: profile the evaluation input instead of predicting */
     const char *table;            /* latency table, or NULL: the GPU's default */

@@ -89,7 +89,8 @@ static int parse(int argc, char **argv, bench_opts *o)
         {"quiet", 0, 0, 'q'},   {"json", 0, 0, 'j'},    {"help", 0, 0, 'h'},   {0}};
     long v;
     memset(o, 0, sizeof *o);
-    o->cfg = (tmap_bench_cfg){.out = "bench-results", .seed = 7, .reps = 10, .warmup = 3, .budget_s = 540};
+    o->cfg = (tmap_bench_cfg){.out = "bench-results", .seed = 7, .reps = 10, .warmup = 3,
+                              .budget_s = 540, .launches = 1};
     o->launches = 1;
     parse_seeds("101,102", &o->cfg);
     optind = 1;
@@ -101,7 +102,7 @@ static int parse(int argc, char **argv, bench_opts *o)
         case 'P': if (parse_seeds(optarg, &o->cfg)) return fprintf(stderr, "threadmap bench: bad --profile-seeds\n"), -1; break;
         case 's': if (tmap_cli_long(optarg, 0, 1L << 62, &v)) return -1; o->cfg.seed = (uint64_t)v; break;
         case 'r': if (tmap_cli_long(optarg, 10, 100000, &v)) return -1; o->cfg.reps = (int)v; break;
-        case 'L': if (tmap_cli_long(optarg, 1, 1L << 30, &v)) return -1; o->launches = (int)v; break;
+        case 'L': if (tmap_cli_long(optarg, 1, 1L << 30, &v)) return -1; o->launches = o->cfg.launches = (int)v; break;
         case 'K': if (tmap_cli_long(optarg, 1, 1L << 30, &o->cfg.sample)) return -1; break;
         case 'B':
             if (strcmp(optarg, "predicted") && strcmp(optarg, "measured"))
