@@ -6,7 +6,6 @@
  * counter checker (tmap_bbv_check: each block counts once, every register
  * counter is flushed exactly once before every exit).
  */
-#include <dirent.h>
 
 #include "tests/testutil.h"
 
@@ -14,39 +13,7 @@
 
 static const char *variants[][2] = {{NULL, "default"}, {"-lineinfo", "-lineinfo"}, {"-G", "-G"}};
 
-static int by_name(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
 
-/* The corpus file names, sorted; at least 20 of them. */
-static size_t corpus(char ***names)
-{
-    char dir[4096];
-    snprintf(dir, sizeof dir, "%s/tests/kernels", TMAP_SOURCE_DIR);
-    DIR *d = opendir(dir);
-    assert_non_null(d);
-    size_t n = 0;
-    *names = NULL;
-    for (struct dirent *e; (e = readdir(d));) {
-        size_t len = strlen(e->d_name);
-        if (len < 4 || strcmp(e->d_name + len - 3, ".cu"))
-            continue;
-        *names = realloc(*names, (n + 1) * sizeof **names);
-        (*names)[n++] = strdup(e->d_name);
-    }
-    closedir(d);
-    qsort(*names, n, sizeof **names, by_name);
-    return n;
-}
-
-static void expect_ptxas_ok(const char *ptx, const char *what)
-{
-    char log[8192];
-    int rc = test_ptxas(ptx, "sm_90", log, sizeof log);
-    if (rc != 0)
-        fail_msg("ptxas rejected %s:\n%s", what, log);
-}
 
 static void check_kernel_file(const char *file, const char *option, const char *vname,
                               size_t *checked, size_t *flushes)
@@ -62,7 +29,7 @@ static void check_kernel_file(const char *file, const char *option, const char *
     char *printed = NULL;
     TMAP_CHECK(tmap_ptx_print(m, &printed, err));
     snprintf(what, sizeof what, "the printed PTX of %s (%s)", file, vname);
-    expect_ptxas_ok(printed, what);
+    test_expect_ptxas_ok(printed, what);
     tmap_ptx_module *again = NULL;
     char *printed2 = NULL;
     TMAP_CHECK(tmap_ptx_parse(printed, strlen(printed), rel, &again, err));
@@ -81,7 +48,7 @@ static void check_kernel_file(const char *file, const char *option, const char *
         assert_true(cfg->funcs[0].is_entry);
         TMAP_CHECK(tmap_ptx_print(w, &inst, err));
         snprintf(what, sizeof what, "the instrumented PTX of %s in %s (%s)", k, file, vname);
-        expect_ptxas_ok(inst, what);
+        test_expect_ptxas_ok(inst, what);
         tmap_ptx_module *back = NULL;
         tmap_bbv_check_stats cs;
         TMAP_CHECK(tmap_ptx_parse(inst, strlen(inst), rel, &back, err));
@@ -112,7 +79,7 @@ static void corpus_round_trips_and_instruments(void **state)
         skip();
     }
     char **names;
-    size_t n = corpus(&names);
+    size_t n = test_corpus(&names);
     assert_true(n >= 20);
     size_t checked = 0, flushes = 0;
     for (size_t i = 0; i < n; i++) {

@@ -7,20 +7,6 @@
 #include "tests/testutil.h"
 #include "runtime/manifest.h"
 
-static uint32_t *random_perm(size_t n, uint64_t seed)
-{
-    uint32_t *p = malloc(n * sizeof *p);
-    for (size_t i = 0; i < n; i++)
-        p[i] = (uint32_t)i;
-    for (size_t i = n - 1; i > 0; i--) {
-        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
-        size_t j = (size_t)((seed >> 33) % (i + 1));
-        uint32_t t = p[i];
-        p[i] = p[j];
-        p[j] = t;
-    }
-    return p;
-}
 
 /* Copies of the output arrays after one launch, plain or by layout. */
 static void **launch(tmap_cuda *c, const char *rel, const uint32_t *perm)
@@ -72,7 +58,7 @@ static void same_outputs(void **state, const char *rel, size_t threads)
     tmap_cuda *c = *state;
     void **want = launch(c, rel, NULL);
     for (uint64_t seed = 1; seed <= 3; seed++) {
-        uint32_t *perm = random_perm(threads, seed);
+        uint32_t *perm = test_random_perm(threads, seed);
         void **got = launch(c, rel, perm);
         for (size_t i = 0; want[i]; i++) {
             size_t bytes = *(size_t *)want[i];

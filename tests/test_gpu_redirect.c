@@ -11,20 +11,6 @@
 
 enum { SEED = 20160 };
 
-static uint32_t *random_perm(size_t n, uint64_t seed)
-{
-    uint32_t *p = malloc(n * sizeof *p);
-    for (size_t i = 0; i < n; i++)
-        p[i] = (uint32_t)i;
-    for (size_t i = n - 1; i > 0; i--) {
-        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
-        size_t j = (size_t)((seed >> 33) % (i + 1));
-        uint32_t t = p[i];
-        p[i] = p[j];
-        p[j] = t;
-    }
-    return p;
-}
 
 static uint64_t upload_perm(tmap_cuda *c, const uint32_t *perm, size_t n)
 {
@@ -56,7 +42,7 @@ static void **manifest_launch(tmap_cuda *c, const char *rel, int redirect, uint6
         TMAP_CHECK(tmap_redirect_load(c, ptx, entry, &k, err));
         if (redirect == 2) {
             size_t n = tmap_launch_threads(&l);
-            uint32_t *perm = random_perm(n, seed);
+            uint32_t *perm = test_random_perm(n, seed);
             dperm = upload_perm(c, perm, n);
             free(perm);
             TMAP_CHECK(tmap_redirect_set(k, dperm, err));
@@ -196,7 +182,7 @@ static void analytic_exact(tmap_cuda *cu, const analytic_case *ac)
 {
     char *ptx = test_read("tests/kernels/analytic.ptx");
     size_t n = tmap_launch_threads(&ac->shape);
-    uint32_t *perm = random_perm(n, SEED);
+    uint32_t *perm = test_random_perm(n, SEED);
     run_result plain = analytic_run(cu, ptx, ac, NULL, 0);
     run_result moved = analytic_run(cu, ptx, ac, perm, 0);
     assert_memory_equal(plain.out, moved.out, n * 4);

@@ -4,41 +4,10 @@
  * accepts the result, no %tid/%ctaid read is left outside the preamble,
  * redirect-then-instrument is accepted too, and refusals name the line.
  */
-#include <dirent.h>
 
 #include "tests/testutil.h"
 
-static int by_name(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
 
-static size_t corpus(char ***names)
-{
-    char dir[4096];
-    snprintf(dir, sizeof dir, "%s/tests/kernels", TMAP_SOURCE_DIR);
-    DIR *d = opendir(dir);
-    assert_non_null(d);
-    size_t n = 0;
-    *names = NULL;
-    for (struct dirent *e; (e = readdir(d));) {
-        size_t len = strlen(e->d_name);
-        if (len < 4 || strcmp(e->d_name + len - 3, ".cu"))
-            continue;
-        *names = realloc(*names, (n + 1) * sizeof **names);
-        (*names)[n++] = strdup(e->d_name);
-    }
-    closedir(d);
-    qsort(*names, n, sizeof **names, by_name);
-    return n;
-}
-
-static void expect_ptxas_ok(const char *ptx, const char *what)
-{
-    char log[8192];
-    if (test_ptxas(ptx, "sm_90", log, sizeof log) != 0)
-        fail_msg("ptxas rejected %s:\n%s", what, log);
-}
 
 /* Every line reading %tid.* / %ctaid.* is a preamble line
  * `mov.u32 %tmap_rrN, %...`; returns how many there are. */
@@ -69,7 +38,7 @@ static void check_module_text(const char *ptx, const char *file, const char *ker
     char *red = NULL;
     TMAP_CHECK(tmap_ptx_print(m, &red, err));
     snprintf(what, sizeof what, "redirected %s of %s", kernel, file);
-    expect_ptxas_ok(red, what);
+    test_expect_ptxas_ok(red, what);
     assert_non_null(strstr(red, ".visible .global .align 8 .u64 " TMAP_REDIRECT_SYMBOL ";"));
     /* each preamble reads the six ids once; other kernels keep theirs */
     if (tmap_ptx_num_kernels(m) == 1 && strstr(ptx, "%tid"))
@@ -82,12 +51,12 @@ static void check_module_text(const char *ptx, const char *file, const char *ker
     TMAP_CHECK(tmap_bbv_instrument(both, kernel, &cfg, err));
     TMAP_CHECK(tmap_ptx_print(both, &both_text, err));
     snprintf(what, sizeof what, "redirected and instrumented %s of %s", kernel, file);
-    expect_ptxas_ok(both_text, what);
+    test_expect_ptxas_ok(both_text, what);
     /* and in memory, without the text round trip */
     TMAP_CHECK(tmap_bbv_instrument(m, kernel, NULL, err));
     free(both_text);
     TMAP_CHECK(tmap_ptx_print(m, &both_text, err));
-    expect_ptxas_ok(both_text, what);
+    test_expect_ptxas_ok(both_text, what);
     free(both_text);
     tmap_cfg_free(cfg);
     tmap_ptx_free(both);
@@ -107,7 +76,7 @@ static void corpus_redirects(void **state)
 {
     skip_without_ptxas();
     char **names;
-    size_t n = corpus(&names), kernels = 0;
+    size_t n = test_corpus(&names), kernels = 0;
     assert_true(n >= 20);
     for (size_t i = 0; i < n; i++) {
         char rel[512];
@@ -143,7 +112,7 @@ static void analytic_redirects(void **state)
         TMAP_CHECK(tmap_redirect_instrument(m, kernels[i], err));
     char *red = NULL;
     TMAP_CHECK(tmap_ptx_print(m, &red, err));
-    expect_ptxas_ok(red, "analytic.ptx with three redirected kernels");
+    test_expect_ptxas_ok(red, "analytic.ptx with three redirected kernels");
     const char *first = strstr(red, TMAP_REDIRECT_SYMBOL ";");
     assert_non_null(first);
     assert_null(strstr(first + 1, "u64 " TMAP_REDIRECT_SYMBOL));

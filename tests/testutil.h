@@ -6,6 +6,7 @@
 #ifndef TMAP_TESTUTIL_H
 #define TMAP_TESTUTIL_H
 
+#include <dirent.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -70,6 +71,56 @@ static inline int test_ptxas(const char *ptx, const char *arch, char *log, size_
     int rc = p ? pclose(p) : -1;
     unlink(in);
     return rc;
+}
+
+static inline int test_by_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The .cu file names in tests/kernels, sorted (malloc'ed; free each). */
+static inline size_t test_corpus(char ***names)
+{
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/tests/kernels", TMAP_SOURCE_DIR);
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    size_t n = 0;
+    *names = NULL;
+    for (struct dirent *e; (e = readdir(d));) {
+        size_t len = strlen(e->d_name);
+        if (len < 4 || strcmp(e->d_name + len - 3, ".cu"))
+            continue;
+        *names = realloc(*names, (n + 1) * sizeof **names);
+        (*names)[n++] = strdup(e->d_name);
+    }
+    closedir(d);
+    qsort(*names, n, sizeof **names, test_by_name);
+    return n;
+}
+
+/* Fails the test with ptxas's log unless ptxas -arch=sm_90 accepts ptx. */
+static inline void test_expect_ptxas_ok(const char *ptx, const char *what)
+{
+    char log[8192];
+    if (test_ptxas(ptx, "sm_90", log, sizeof log) != 0)
+        fail_msg("ptxas rejected %s:\n%s", what, log);
+}
+
+/* A seeded random permutation of 0..n-1 (malloc'ed). */
+static inline uint32_t *test_random_perm(size_t n, uint64_t seed)
+{
+    uint32_t *p = malloc(n * sizeof *p);
+    for (size_t i = 0; i < n; i++)
+        p[i] = (uint32_t)i;
+    for (size_t i = n - 1; i > 0; i--) {
+        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        size_t j = (size_t)((seed >> 33) % (i + 1));
+        uint32_t t = p[i];
+        p[i] = p[j];
+        p[j] = t;
+    }
+    return p;
 }
 
 /* Opens GPU 0, or skips the test (saying so) when there is none. */
