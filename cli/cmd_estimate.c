@@ -18,7 +18,7 @@
 static const char estimate_usage[] =
     "usage: threadmap estimate --bbv BBV.npy (--cfg FILE.ptx --kernel K | --block-latency LAT.npy)\n"
     "                          [--table FILE.tsv] [--perm PERM.npy] [--sms N]\n"
-    "                          [--blocks-per-sm M] [--block-size S] [--json]\n\n"
+    "                          [--blocks-per-sm M] [--block-size S] [--device] [--json]\n\n"
     "Estimates kernel time from per-thread basic block vectors (Liang et al. TCAD 2016):\n"
     "BBV-weighted (eq. 5), BBV-weighted-scheduled (dynamic round robin), the\n"
     "zero-divergence bound, divergent-warps ratio, divergent branches (estimate) and\n"
@@ -28,11 +28,16 @@ static const char estimate_usage[] =
 typedef struct est_opts {
     tmap_mi_opts in;
     int json;
+    int device;   /* take #SM and resident blocks per SM from the GPU */
 } est_opts;
 
 static void est_usage(FILE *out)
 {
-    fprintf(out, "%s%s  --json                 print one JSON object\n", estimate_usage, tmap_mi_help);
+    fprintf(out, "%s%s  --device               take --sms from the GPU and --blocks-per-sm from the\n"
+                 "                         occupancy API on the original kernel (needs --cfg,\n"
+                 "                         --kernel and a GPU; --block-size is the launch's)\n"
+                 "  --json                 print one JSON object\n",
+            estimate_usage, tmap_mi_help);
 }
 
 /* 0: run; 1: --help printed; -1: usage error (message printed). */
@@ -52,12 +57,44 @@ static int est_parse(int argc, char **argv, est_opts *o)
             return 1;
         } else if (!strcmp(a, "--json")) {
             o->json = 1;
+        } else if (!strcmp(a, "--device")) {
+            o->device = 1;
         } else {
             fprintf(stderr, "threadmap estimate: unknown argument '%s'\n", a);
             return -1;
         }
     }
+    if (o->device && !o->in.cfg) {
+        fprintf(stderr, "threadmap estimate: --device needs --cfg and --kernel (the occupancy "
+                        "of that kernel)\n");
+        return -1;
+    }
     return tmap_mi_finish(&o->in, "estimate", 1);
+}
+
+/* --device: #SM from the GPU, resident blocks per SM from the occupancy API
+ * on the original (uninstrumented) kernel at the given block size. */
+static tmap_status est_device(est_opts *o, tmap_error *err)
+{
+    tmap_cuda *c = NULL;
+    tmap_kernel *k = NULL;
+    tmap_device_info d;
+    tmap_kernel_stats ks;
+    char *ptx = NULL;
+    tmap_launch l = {{1, 1, 1}, {(unsigned)o->in.block_size, 1, 1}, 0, NULL, 0};
+    tmap_status st = tmap_cuda_open(0, &c, err);
+    if (!st) st = tmap_cuda_info(c, &d, err);
+    if (!st) st = tmap_file_read(o->in.cfg, &ptx, NULL, err);
+    if (!st) st = tmap_kernel_load(c, ptx, o->in.kernel, &k, err);
+    if (!st) st = tmap_kernel_stats_get(k, &l, &ks, err);
+    if (!st) {
+        o->in.sms = d.sms;
+        o->in.blocks_per_sm = ks.blocks_per_sm;
+    }
+    tmap_kernel_free(k);
+    tmap_cuda_close(c);
+    free(ptx);
+    return st;
 }
 
 /* A metric that may be unavailable (NAN) as JSON. */
@@ -137,9 +174,11 @@ int tmap_cmd_estimate(int argc, char **argv)
         return r > 0 ? TMAP_EXIT_OK : TMAP_EXIT_USAGE;
     }
     tmap_error err = {0};
-    tmap_mi d;
+    tmap_mi d = {0};
     tmap_metrics m = {0};
-    tmap_status s = tmap_mi_load(&o.in, &d, &err);
+    tmap_status s = o.device ? est_device(&o, &err) : TMAP_OK;
+    if (!s)
+        s = tmap_mi_load(&o.in, &d, &err);
     if (!s)
         s = tmap_metrics_compute(&d.bbv, d.lat, d.perm, d.cfg, &d.params, &m, &err);
     if (!s && o.json)

@@ -160,7 +160,7 @@ int tmap_cmd_regroup(int argc, char **argv)
         return r > 0 ? TMAP_EXIT_OK : TMAP_EXIT_USAGE;
     }
     tmap_error err = {0};
-    tmap_mi d;
+    tmap_mi d = {0};
     tmap_plan p = {0};
     tmap_status s = tmap_mi_load(&o.in, &d, &err);
     int fixed = strcmp(o.algo, "auto") ? tmap_algo_parse(o.algo) : -1;
