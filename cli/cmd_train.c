@@ -170,11 +170,12 @@ typedef struct train_data {
 
 static void train_free(train_data *d)
 {
+    /* the names' count is run 0's block count: read it before freeing run 0 */
+    tmap_names_free(d->blocks, d->nruns ? d->bbv[0].nblocks : 0);
     for (size_t r = 0; r < d->nruns; r++) {
         free(d->feat[r]);
         tmap_bbv_free(&d->bbv[r]);
     }
-    tmap_names_free(d->blocks, d->nruns ? d->bbv[0].nblocks : 0);
     tmap_names_free(d->fnames, d->nfnames);
 }
 
