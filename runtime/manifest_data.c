@@ -10,6 +10,7 @@
 #include "instrument/base.h"
 #include "runtime/cuda.h"
 #include "runtime/manifest.h"
+#include "threadmap/model.h"
 
 /* splitmix64: a small, well-mixed generator; the state is the caller's. */
 static uint64_t next_u64(uint64_t *s)
@@ -63,6 +64,38 @@ static double int_max(tmap_elem k)
 
 /* Exclusive prefix sum of an earlier (already generated) integer array;
  * a total the element type cannot hold is an error naming the field. */
+/* Stores v as element i of an array of type k (v must fit: elem_fits). */
+static void elem_put(tmap_elem k, void *base, size_t i, double v)
+{
+    switch (k) {
+    case TMAP_I32: ((int32_t *)base)[i] = (int32_t)v; break;
+    case TMAP_U32: ((uint32_t *)base)[i] = (uint32_t)v; break;
+    case TMAP_I64: ((int64_t *)base)[i] = (int64_t)v; break;
+    case TMAP_U64: ((uint64_t *)base)[i] = (uint64_t)v; break;
+    case TMAP_F32: ((float *)base)[i] = (float)v; break;
+    case TMAP_F64: ((double *)base)[i] = v; break;
+    case TMAP_U8: ((uint8_t *)base)[i] = (uint8_t)v; break;
+    case TMAP_I8: ((int8_t *)base)[i] = (int8_t)v; break;
+    }
+}
+
+/* v is exactly representable in type k (integers: integral and in range). */
+static int elem_fits(tmap_elem k, double v)
+{
+    static const struct { tmap_elem k; double lo, hi; } r[] = {
+        {TMAP_I8, -128.0, 127.0}, {TMAP_U8, 0, 255.0}, {TMAP_I32, -2147483648.0, 2147483647.0},
+        {TMAP_U32, 0, 4294967295.0}, {TMAP_I64, -9223372036854775808.0, 9223372036854774784.0},
+        {TMAP_U64, 0, 18446744073709549568.0}};
+    if (k == TMAP_F64)
+        return 1;
+    if (k == TMAP_F32)
+        return (double)(float)v == v || v != v;
+    for (size_t j = 0; j < sizeof r / sizeof r[0]; j++)
+        if (r[j].k == k)
+            return v == floor(v) && v >= r[j].lo && v <= r[j].hi;
+    return 0;
+}
+
 static tmap_status scan(const tmap_manifest *m, tmap_marray *a, tmap_error *err)
 {
     const tmap_marray *s = &m->arrays[a->scan_of];
@@ -73,19 +106,55 @@ static tmap_status scan(const tmap_manifest *m, tmap_marray *a, tmap_error *err)
             return tmap_fail(err, TMAP_ERR_INVALID, "%s: field 'arrays.%s': the scan of %s "
                              "reaches %.0f at element %zu, which %s cannot hold", m->path, a->name,
                              s->name, sum, i, tmap_elem_name(a->kind));
-        switch (a->kind) {
-        case TMAP_I32: ((int32_t *)a->host)[i] = (int32_t)sum; break;
-        case TMAP_U32: ((uint32_t *)a->host)[i] = (uint32_t)sum; break;
-        case TMAP_I64: ((int64_t *)a->host)[i] = (int64_t)sum; break;
-        case TMAP_U64: ((uint64_t *)a->host)[i] = (uint64_t)sum; break;
-        case TMAP_U8: ((uint8_t *)a->host)[i] = (uint8_t)sum; break;
-        case TMAP_I8: ((int8_t *)a->host)[i] = (int8_t)sum; break;
-        default: break; /* float destinations are refused by the parser */
-        }
+        elem_put(a->kind, a->host, i, sum); /* float destinations are refused by the parser */
         if (i < s->count)
             sum += tmap_elem_get(s->kind, s->host, i);
     }
     return TMAP_OK;
+}
+
+/* The manifest element type holding an .npy dtype. */
+static tmap_elem npy_elem(tmap_npy_dtype d)
+{
+    switch (d) {
+    case TMAP_NPY_U1: return TMAP_U8;
+    case TMAP_NPY_U4: return TMAP_U32;
+    case TMAP_NPY_I4: return TMAP_I32;
+    case TMAP_NPY_I8: return TMAP_I64;
+    case TMAP_NPY_F4: return TMAP_F32;
+    case TMAP_NPY_F8: return TMAP_F64;
+    }
+    return TMAP_F64;
+}
+
+/* An .npy file of exactly `count` elements (any shape).  The same dtype is
+ * copied; another is converted only where every value survives the
+ * conversion exactly (a fraction into an integer array is an error). */
+static tmap_status read_npy(const tmap_manifest *m, tmap_marray *a, tmap_error *err)
+{
+    char *path = resolve(m, a->file);
+    tmap_npy_array n = {0};
+    if (!path)
+        return tmap_fail(err, TMAP_ERR_NOMEM, "out of memory");
+    tmap_status st = tmap_npy_read(path, &n, err);
+    size_t count = n.dim[0] * n.dim[1];
+    tmap_elem from = npy_elem(n.dtype);
+    if (!st && count != a->count)
+        st = tmap_fail(err, TMAP_ERR_FORMAT, "%s: arrays.%s: %s has %zu elements, expected %zu",
+                       m->path, a->name, path, count, a->count);
+    if (!st && from == a->kind)
+        memcpy(a->host, n.data, count * tmap_elem_size(a->kind));
+    for (size_t i = 0; !st && from != a->kind && i < count; i++) {
+        double v = tmap_elem_get(from, n.data, i);
+        if (!elem_fits(a->kind, v))
+            st = tmap_fail(err, TMAP_ERR_FORMAT, "%s: arrays.%s: element %zu of %s (%g) does not "
+                           "fit type %s", m->path, a->name, i, path, v, tmap_elem_name(a->kind));
+        else
+            elem_put(a->kind, a->host, i, v);
+    }
+    tmap_npy_array_free(&n);
+    free(path);
+    return st;
 }
 
 /* Integer types draw integers in [lo, hi]; floats draw in [lo, hi). */
@@ -113,16 +182,7 @@ static void fill(tmap_marray *a, uint64_t seed)
         }
         default: v = 0; break;
         }
-        switch (a->kind) {
-        case TMAP_I32: ((int32_t *)a->host)[i] = (int32_t)v; break;
-        case TMAP_U32: ((uint32_t *)a->host)[i] = (uint32_t)v; break;
-        case TMAP_I64: ((int64_t *)a->host)[i] = (int64_t)v; break;
-        case TMAP_U64: ((uint64_t *)a->host)[i] = (uint64_t)v; break;
-        case TMAP_F32: ((float *)a->host)[i] = (float)v; break;
-        case TMAP_F64: ((double *)a->host)[i] = v; break;
-        case TMAP_U8: ((uint8_t *)a->host)[i] = (uint8_t)v; break;
-        case TMAP_I8: ((int8_t *)a->host)[i] = (int8_t)v; break;
-        }
+        elem_put(a->kind, a->host, i, v);
     }
 }
 
@@ -142,8 +202,9 @@ tmap_status tmap_manifest_generate(tmap_manifest *m, uint64_t seed, tmap_error *
             if (st != TMAP_OK)
                 return st;
         } else if (a->init == TMAP_INIT_NPY) {
-            return tmap_fail(err, TMAP_ERR_UNSUPPORTED, "%s: arrays.%s: npy init is not "
-                             "supported yet; convert to a raw file", m->path, a->name);
+            tmap_status st = read_npy(m, a, err);
+            if (st != TMAP_OK)
+                return st;
         } else {
             /* each array gets its own stream so adding one changes no other.
              * The start is hashed from (seed, i): a start of seed + i * the

@@ -5,6 +5,7 @@
  */
 #include "tests/testutil.h"
 #include "runtime/manifest.h"
+#include "threadmap/model.h"
 
 static char *write_tmp(const char *text)
 {
@@ -285,11 +286,62 @@ static void scan_init_is_exact(void **state)
     }
 }
 
+/* Arrays read from .npy files: the same dtype is copied, another converted
+ * only when every value fits exactly; counts must match. */
+static void npy_arrays(void **state)
+{
+    char dir[] = "/tmp/tmap_npy_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char a_path[256], b_path[256], m_path[256];
+    snprintf(a_path, sizeof a_path, "%s/a.npy", dir);
+    snprintf(b_path, sizeof b_path, "%s/b.npy", dir);
+    int32_t a[64];
+    double b[64];
+    for (int i = 0; i < 64; i++)
+        a[i] = 3 * i - 7, b[i] = 0.5 * i;
+    size_t dim[2] = {64, 1}, dim2[2] = {8, 8};
+    TMAP_CHECK(tmap_npy_save_i32(a_path, a, 1, dim, err));
+    TMAP_CHECK(tmap_npy_save_f64(b_path, b, 2, dim2, err));
+    static const char *fmt =
+        "{\"source\": \"x.cu\", \"kernel\": \"k\", \"block\": 64, \"threads\": 64, \"args\": [],"
+        " \"arrays\": [{\"name\": \"a\", \"type\": \"%s\", \"count\": 64, \"init\": {\"npy\": \"a.npy\"}},"
+        " {\"name\": \"b\", \"type\": \"%s\", \"count\": %d, \"init\": {\"npy\": \"b.npy\"}}]}";
+    struct { const char *ta, *tb; int nb; const char *error; } cases[] = {
+        {"i32", "f64", 64, NULL},          /* same dtypes: copied */
+        {"f32", "f32", 64, NULL},          /* converted exactly */
+        {"i64", "i32", 64, "element 1"},   /* 0.5 does not fit an integer */
+        {"i32", "f64", 65, "65"},          /* wrong count */
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        snprintf(m_path, sizeof m_path, "%s/m.json", dir);
+        FILE *f = fopen(m_path, "w");
+        fprintf(f, fmt, cases[c].ta, cases[c].tb, cases[c].nb);
+        fclose(f);
+        tmap_manifest *m;
+        TMAP_CHECK(tmap_manifest_load(m_path, &m, err));
+        tmap_error e = {0};
+        tmap_status st = tmap_manifest_generate(m, 1, &e);
+        if (cases[c].error) {
+            assert_int_equal(st, TMAP_ERR_FORMAT);
+            if (!strstr(e.message, cases[c].error) || !strstr(e.message, "arrays."))
+                fail_msg("case %zu: %s", c, e.message);
+        } else {
+            assert_int_equal(st, TMAP_OK);
+            for (int i = 0; i < 64; i++) {
+                assert_true(tmap_elem_get(m->arrays[0].kind, m->arrays[0].host, (size_t)i) == a[i]);
+                assert_true(tmap_elem_get(m->arrays[1].kind, m->arrays[1].host, (size_t)i) == b[i]);
+            }
+        }
+        tmap_manifest_free(m);
+    }
+    unlink(a_path), unlink(b_path), unlink(m_path), rmdir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(parses_and_generates),   cmocka_unit_test(generation_is_seeded),
-        cmocka_unit_test(compiles_its_kernel),    cmocka_unit_test(bad_fields_are_named),
+        cmocka_unit_test(compiles_its_kernel),    cmocka_unit_test(npy_arrays),    cmocka_unit_test(bad_fields_are_named),
         cmocka_unit_test(missing_file_is_io_error), cmocka_unit_test(feature_index_out_of_range),
         cmocka_unit_test(scan_init_is_exact), cmocka_unit_test(array_streams_are_unrelated),
     };
