@@ -4,15 +4,15 @@
  * Each instrumented function (the kernel and every .func it reaches) gets
  * its own registers (%tmap_*) and a preamble computing the thread's counter
  * pointer p (row 0 of its column) and the row length %tmap_ns (nslots), and
- * zeroing its register counters %tmap_n<k>.  Up to a budget of blocks per
- * function (loop blocks first, bbv_plan.c) count in a register: one
- * unguarded `add.u32` at the block's start.  The registers are flushed
+ * zeroing its register counters %tmap_n<k>.  A function's loop blocks, up
+ * to a budget (bbv_plan.c), count in a register: one unguarded `add.u32` at
+ * the block's start.  The registers are flushed
  * before every ret and exit (and at the end of a body that falls off it):
  * for each k, `red.global.add.u32 [p + 4*b*ns], %tmap_n<k>` where the count
  * is non-zero, the thread block is sampled (%tmap_on) and, for a guarded
  * `@%p ret`, the guard holds, so each call of each function adds its counts
- * once and memory traffic follows the blocks executed.  Blocks beyond the
- * budget count with a direct red at block entry.  Each counter has exactly
+ * once and memory traffic follows the blocks executed.  Other blocks (not
+ * in a loop, or beyond the budget) count with a direct red at block entry.  Each counter has exactly
  * one writer (its thread), so `red` equals a load/add/store and never waits.
  * The 32-bit slot arithmetic is exact because nslots < 2^32 (the runtime
  * refuses larger launches).  The counters' base and the sampling period are

@@ -2,8 +2,8 @@
  * test_bbv_pass.c -- the register counters of the counter pass on small
  * hand-written PTX: the exact number of increments, direct counters and
  * flushes, the flush before guarded rets and exits, the register budget,
- * the loop-first rule, and the static checker (which must also reject
- * broken output).  ptxas, when present, accepts every instrumented text.
+ * the rule that only loop blocks hold registers, and the static checker
+ * (which must also reject broken output).  ptxas, when present, accepts every instrumented text.
  */
 #include "tests/testutil.h"
 
@@ -67,19 +67,19 @@ static void loop_in_registers(void **state)
     size_t nb;
     char *t = instrument(loop_ptx, "k", TMAP_BBV_REG_BUDGET, &s, &nb);
     assert_int_equal(nb, 3);
-    assert_int_equal(increments(t), 3);
-    assert_int_equal(directs(t), 0);
-    assert_int_equal(flush_reds(t), 3); /* one ret */
+    assert_int_equal(increments(t), 1); /* only the loop block holds a register */
+    assert_int_equal(directs(t), 2);    /* entry and exit blocks: one red each */
+    assert_int_equal(flush_reds(t), 1); /* one ret, one register */
     assert_int_equal(s.exits, 1);
     assert_int_equal(s.flushes, 1);
-    assert_int_equal(count(t, ".reg .b32 %tmap_n<3>;"), 1);
-    /* the loop block (block 1) takes register 0; entry and exit follow */
+    assert_int_equal(count(t, ".reg .b32 %tmap_n<1>;"), 1);
+    /* the loop block (block 1, row 4) takes register 0 */
     assert_non_null(strstr(t, "LOOP:\n\tadd.u32 %tmap_n0, %tmap_n0, 1;\n"));
     assert_non_null(strstr(t, "setp.ne.and.u32 %tmap_f, %tmap_n0, 0, %tmap_on;\n"
                               "\t@%tmap_f mad.wide.u32 %tmap_a, %tmap_ns, 4, %tmap_p;\n"
                               "\t@%tmap_f red.global.add.u32 [%tmap_a], %tmap_n0;\n"));
     /* the flush is immediately before the ret */
-    assert_non_null(strstr(t, "red.global.add.u32 [%tmap_a], %tmap_n2;\n\tret;\n"));
+    assert_non_null(strstr(t, "red.global.add.u32 [%tmap_a], %tmap_n0;\n\tret;\n"));
     free(t);
 }
 
@@ -114,22 +114,25 @@ static void guarded_ret(void **state)
     static const char ptx[] =
         ".visible .entry k(.param .u32 a)\n{\n"
         "\t.reg .pred %p<3>;\n\t.reg .b32 %r<3>;\n"
-        "\tld.param.u32 %r1, [a];\n\tsetp.eq.u32 %p1, %r1, 0;\n\t@%p1 ret;\n"
+        "\tld.param.u32 %r1, [a];\n\tmov.u32 %r2, 0;\n"
+        "LOOP:\n\tadd.u32 %r2, %r2, 1;\n\tsetp.lt.u32 %p0, %r2, %r1;\n\t@%p0 bra LOOP;\n"
+        "\tsetp.eq.u32 %p1, %r1, 0;\n\t@%p1 ret;\n"
         "\tsetp.eq.u32 %p2, %r1, 1;\n\t@!%p2 ret;\n"
         "\tmov.u32 %r2, 3;\n\tret;\n}\n";
     tmap_bbv_check_stats s;
     size_t nb;
     char *t = instrument(ptx, "k", TMAP_BBV_REG_BUDGET, &s, &nb);
-    assert_int_equal(nb, 3);
-    assert_int_equal(increments(t), 3);
-    assert_int_equal(flush_reds(t), 9);
+    assert_int_equal(nb, 5);
+    assert_int_equal(increments(t), 1);
+    assert_int_equal(directs(t), 4);
+    assert_int_equal(flush_reds(t), 3);
     assert_int_equal(s.flushes, 3);
     assert_non_null(strstr(t, "\tand.pred %tmap_g, %tmap_on, %p1;\n"
                               "\tsetp.ne.and.u32 %tmap_f, %tmap_n0, 0, %tmap_g;\n"));
     assert_non_null(strstr(t, "\tnot.pred %tmap_g, %p2;\n\tand.pred %tmap_g, %tmap_g, %tmap_on;\n"));
-    assert_non_null(strstr(t, "red.global.add.u32 [%tmap_a], %tmap_n2;\n\t@%p1 ret;\n"));
-    assert_non_null(strstr(t, "red.global.add.u32 [%tmap_a], %tmap_n2;\n\t@!%p2 ret;\n"));
-    assert_int_equal(count(t, "%tmap_g;\n"), 3 + 3 + 1); /* setp x6, not.pred's operand */
+    assert_non_null(strstr(t, "red.global.add.u32 [%tmap_a], %tmap_n0;\n\t@%p1 ret;\n"));
+    assert_non_null(strstr(t, "red.global.add.u32 [%tmap_a], %tmap_n0;\n\t@!%p2 ret;\n"));
+    assert_int_equal(count(t, "%tmap_n0, 0, %tmap_g;\n"), 2); /* one setp per guarded exit */
     free(t);
 }
 
@@ -140,18 +143,20 @@ static void guarded_exit_and_fall_off(void **state)
     static const char ptx[] =
         ".visible .entry k(.param .u32 a)\n{\n"
         "\t.reg .pred %p<3>;\n\t.reg .b32 %r<3>;\n"
-        "\tld.param.u32 %r1, [a];\n\tsetp.eq.u32 %p1, %r1, 0;\n\t@%p1 exit;\n"
+        "\tld.param.u32 %r1, [a];\n\tmov.u32 %r2, 0;\n"
+        "LOOP:\n\tadd.u32 %r2, %r2, 1;\n\tsetp.lt.u32 %p0, %r2, %r1;\n\t@%p0 bra LOOP;\n"
+        "\tsetp.eq.u32 %p1, %r1, 0;\n\t@%p1 exit;\n"
         "\tadd.u32 %r1, %r1, 1;\n}\n";
     tmap_bbv_check_stats s;
     char *t = instrument(ptx, "k", TMAP_BBV_REG_BUDGET, &s, NULL);
-    assert_int_equal(increments(t), 2);
+    assert_int_equal(increments(t), 1);
     assert_int_equal(s.exits, 2);
     assert_int_equal(s.flushes, 2);
-    assert_int_equal(flush_reds(t), 4);
-    assert_non_null(strstr(t, "red.global.add.u32 [%tmap_a], %tmap_n1;\n\t@%p1 exit;\n"));
+    assert_int_equal(flush_reds(t), 2);
+    assert_non_null(strstr(t, "red.global.add.u32 [%tmap_a], %tmap_n0;\n\t@%p1 exit;\n"));
     assert_non_null(strstr(t, "\tadd.u32 %r1, %r1, 1;\n\tsetp.ne.and.u32 %tmap_f, %tmap_n0, 0, "
                               "%tmap_on;\n"));
-    assert_non_null(strstr(t, "red.global.add.u32 [%tmap_a], %tmap_n1;\n}\n"));
+    assert_non_null(strstr(t, "red.global.add.u32 [%tmap_a], %tmap_n0;\n}\n"));
     free(t);
 }
 
@@ -160,7 +165,9 @@ static void guarded_exit_and_fall_off(void **state)
 static const char func_ptx[] =
     ".func (.param .b32 r) pick(.param .b32 x)\n{\n"
     "\t.reg .pred %q<2>;\n\t.reg .b32 %t<3>;\n"
-    "\tld.param.b32 %t1, [x];\n\tsetp.gt.s32 %q1, %t1, 5;\n\t@%q1 bra BIG;\n"
+    "\tld.param.b32 %t1, [x];\n\tmov.u32 %t0, 0;\n"
+    "PL:\n\tadd.u32 %t0, %t0, 1;\n\tsetp.lt.u32 %q0, %t0, 3;\n\t@%q0 bra PL;\n"
+    "\tsetp.gt.s32 %q1, %t1, 5;\n\t@%q1 bra BIG;\n"
     "\tst.param.b32 [r], %t1;\n\tret;\n"
     "BIG:\n\tadd.s32 %t2, %t1, %t1;\n\tst.param.b32 [r], %t2;\n\tret;\n}\n"
     ".visible .entry k(.param .u64 out)\n{\n"
@@ -176,16 +183,16 @@ static void func_two_returns(void **state)
     tmap_bbv_check_stats s;
     size_t nb;
     char *t = instrument(func_ptx, "k", TMAP_BBV_REG_BUDGET, &s, &nb);
-    assert_int_equal(nb, 4); /* k: 1, pick: 3 */
+    assert_int_equal(nb, 6); /* k: 1, pick: 5 */
     assert_int_equal(s.funcs, 2);
-    assert_int_equal(increments(t), 4);
+    assert_int_equal(increments(t), 1); /* pick's loop PL */
+    assert_int_equal(directs(t), 5);
     assert_int_equal(s.exits, 3);
-    assert_int_equal(s.flushes, 3);
-    assert_int_equal(flush_reds(t), 1 + 3 + 3);
-    assert_int_equal(count(t, ".reg .b32 %tmap_n<3>;"), 1);
+    assert_int_equal(flush_reds(t), 2); /* pick's two rets, one register each */
     assert_int_equal(count(t, ".reg .b32 %tmap_n<1>;"), 1);
-    /* pick's blocks are 1..3: rows 4, 8, 12 */
-    assert_int_equal(count(t, "mad.wide.u32 %tmap_a, %tmap_ns, 12, %tmap_p;"), 2);
+    /* pick's blocks are 1..5; PL is block 2, row 8, flushed at both rets */
+    assert_int_equal(count(t, "@%tmap_f mad.wide.u32 %tmap_a, %tmap_ns, 8, %tmap_p;"), 2);
+    assert_non_null(strstr(t, "PL:\n\tadd.u32 %tmap_n0, %tmap_n0, 1;\n"));
     assert_int_equal(count(t, "$tmap_counted:"), 2);
     free(t);
 }
@@ -195,13 +202,18 @@ static void exit_in_callee(void **state)
 {
     (void)state;
     static const char ptx[] =
-        ".func stop()\n{\n\texit;\n}\n"
-        ".visible .entry k()\n{\n\tcall.uni stop;\n\tret;\n}\n";
+        ".func stop()\n{\n\t.reg .pred %p<2>;\n\t.reg .b32 %r<2>;\n\tmov.u32 %r1, 0;\n"
+        "LS:\n\tadd.u32 %r1, %r1, 1;\n\tsetp.lt.u32 %p1, %r1, 4;\n\t@%p1 bra LS;\n"
+        "\texit;\n}\n"
+        ".visible .entry k()\n{\n\t.reg .pred %p<2>;\n\t.reg .b32 %r<2>;\n\tmov.u32 %r1, 0;\n"
+        "LK:\n\tadd.u32 %r1, %r1, 1;\n\tsetp.lt.u32 %p1, %r1, 4;\n\t@%p1 bra LK;\n"
+        "\tcall.uni stop;\n\tret;\n}\n";
     tmap_bbv_check_stats s;
     char *t = instrument(ptx, "k", TMAP_BBV_REG_BUDGET, &s, NULL);
-    assert_int_equal(s.reg_blocks, 1);    /* stop's block */
-    assert_int_equal(s.direct_blocks, 1); /* k's block */
+    assert_int_equal(s.reg_blocks, 1);    /* stop's loop LS */
+    assert_int_equal(s.direct_blocks, 5); /* k's loop LK too: k calls a .func that exits */
     assert_non_null(strstr(t, "red.global.add.u32 [%tmap_a], %tmap_n0;\n\texit;\n"));
+    assert_non_null(strstr(t, "LK:\n\t@%tmap_on mad.wide.u32"));
     free(t);
 }
 
@@ -209,16 +221,16 @@ static void exit_in_callee(void **state)
 static void over_budget(void **state)
 {
     (void)state;
-    enum { N = TMAP_BBV_REG_BUDGET + 5, NB = N + 1 }; /* entry, N-2 labels, LOOP, ret */
+    /* entry, N self-loops, the ret block: more loop blocks than registers */
+    enum { N = TMAP_BBV_REG_BUDGET + 5, NB = N + 2 };
     tmap_buf b = {0};
     tmap_buf_puts(&b, ".visible .entry k(.param .u32 a)\n{\n"
                       "\t.reg .pred %p<2>;\n\t.reg .b32 %r<3>;\n"
-                      "\tld.param.u32 %r1, [a];\n\tsetp.eq.u32 %p1, %r1, 0;\n");
-    for (int i = 0; i < N - 2; i++)
-        tmap_buf_printf(&b, "\t@%%p1 bra L%d;\nL%d:\n\tadd.u32 %%r1, %%r1, 1;\n", i, i);
-    /* a loop at the end: it must get a register although it comes last */
-    tmap_buf_puts(&b, "LOOP:\n\tsub.u32 %r1, %r1, 1;\n\tsetp.ne.u32 %p1, %r1, 0;\n"
-                      "\t@%p1 bra LOOP;\n\tret;\n}\n");
+                      "\tld.param.u32 %r1, [a];\n");
+    for (int i = 0; i < N; i++)
+        tmap_buf_printf(&b, "L%d:\n\tadd.u32 %%r1, %%r1, 1;\n\tsetp.lt.u32 %%p1, %%r1, %d;\n"
+                            "\t@%%p1 bra L%d;\n", i, 4 * (i + 1), i);
+    tmap_buf_puts(&b, "\tret;\n}\n");
     tmap_bbv_check_stats s;
     size_t nb;
     char *t = instrument(b.data, "k", TMAP_BBV_REG_BUDGET, &s, &nb);
@@ -226,7 +238,11 @@ static void over_budget(void **state)
     assert_int_equal(increments(t), TMAP_BBV_REG_BUDGET);
     assert_int_equal(directs(t), NB - TMAP_BBV_REG_BUDGET);
     assert_int_equal(flush_reds(t), TMAP_BBV_REG_BUDGET);
-    assert_non_null(strstr(t, "LOOP:\n\tadd.u32 %tmap_n0, %tmap_n0, 1;\n"));
+    /* the first loops, in order, take the registers; the rest count directly */
+    assert_non_null(strstr(t, "L0:\n\tadd.u32 %tmap_n0, %tmap_n0, 1;\n"));
+    char want[64];
+    snprintf(want, sizeof want, "L%d:\n\t@%%tmap_on mad.wide.u32", (int)TMAP_BBV_REG_BUDGET);
+    assert_non_null(strstr(t, want));
     free(t);
     tmap_buf_free(&b);
 }
@@ -246,22 +262,26 @@ static void checker_accepts_and_rejects(void **state)
         TMAP_CHECK(tmap_ptx_print(m, &text, err));
         TMAP_CHECK(tmap_ptx_parse(text, strlen(text), "inst.ptx", &again, err));
         TMAP_CHECK(tmap_bbv_check(again, kernels[i], &s, err));
-        assert_true(s.flushes >= 1);
+        int has_loop = s.reg_blocks > 0; /* branchy has no loop: nothing to flush */
+        assert_true(has_loop ? s.flushes >= 1 : s.direct_blocks >= 1);
         tmap_ptx_free(again);
-        /* drop the last flush red before the first exit */
+        /* loops: drop the last flush red before the first exit;
+         * no loop: drop the first block's direct counter */
         char entry[64];
         snprintf(entry, sizeof entry, ".entry %s(", kernels[i]);
         assert_non_null(strstr(text, entry));
         char *cut = strstr(strstr(text, entry), "\tret;\n");
         assert_non_null(cut);
-        char *red = cut;
-        while (red > text && strncmp(red, "\t@%tmap_f red", 13))
+        char *red = has_loop ? cut : strstr(strstr(text, entry), "\t@%tmap_on red");
+        while (has_loop && red > text && strncmp(red, "\t@%tmap_f red", 13))
             red--;
+        assert_non_null(red);
         memmove(red, strchr(red, '\n') + 1, strlen(strchr(red, '\n') + 1) + 1);
         tmap_error e = {0};
         TMAP_CHECK(tmap_ptx_parse(text, strlen(text), "broken.ptx", &again, err));
         assert_int_equal(tmap_bbv_check(again, kernels[i], NULL, &e), TMAP_ERR_INVALID);
-        assert_non_null(strstr(e.message, "complete flush"));
+        if (!strstr(e.message, has_loop ? "complete flush" : "counter"))
+            fail_msg("%s: %s", kernels[i], e.message);
         tmap_ptx_free(again);
         free(text);
         tmap_ptx_free(m);
