@@ -106,48 +106,23 @@ static json_t *cfg_json(const tmap_cfg *cfg, const char *kernel)
 
 typedef enum { FMT_TEXT, FMT_DOT, FMT_JSON } cfg_format;
 
-static int run(const char *path, const tmap_cli_source *src, const char *kernel,
-               cfg_format fmt)
+/* One kernel's CFG, printed in the chosen format (JSON: into kernels). */
+static tmap_status one_kernel(tmap_ptx_module *m, const char *name, json_t *kernels, void *ctx,
+                              tmap_error *err)
 {
-    tmap_error err;
-    tmap_ptx_module *m = NULL;
-    char *only = NULL;
-    if (tmap_cli_load_source(path, src, kernel, &m, &only, &err) != TMAP_OK)
-        return tmap_cli_fail("cfg", &err);
-    json_t *kernels = json_array();
-    int rc = TMAP_EXIT_OK, found = 0;
-    for (size_t k = 0; k < tmap_ptx_num_kernels(m) && rc == TMAP_EXIT_OK; k++) {
-        const char *name = tmap_ptx_kernel_name(m, k);
-        if (only && strcmp(only, name))
-            continue;
-        found = 1;
-        tmap_cfg *cfg = NULL;
-        if (tmap_cfg_build(m, name, &cfg, &err) != TMAP_OK) {
-            rc = tmap_cli_fail("cfg", &err);
-            break;
-        }
-        if (fmt == FMT_TEXT)
-            print_text(cfg, name);
-        else if (fmt == FMT_DOT)
-            print_dot(cfg, name);
-        else
-            json_array_append_new(kernels, cfg_json(cfg, name));
-        tmap_cfg_free(cfg);
-    }
-    if (rc == TMAP_EXIT_OK && only && !found) {
-        tmap_fail(&err, TMAP_ERR_INVALID, "%s: no kernel named '%s'", path, only);
-        rc = tmap_cli_fail("cfg", &err);
-    }
-    if (rc == TMAP_EXIT_OK && fmt == FMT_JSON) {
-        json_t *doc = json_pack("{s:s, s:O}", "file", path, "kernels", kernels);
-        json_dumpf(doc, stdout, JSON_INDENT(2));
-        printf("\n");
-        json_decref(doc);
-    }
-    json_decref(kernels);
-    tmap_ptx_free(m);
-    free(only);
-    return rc;
+    cfg_format fmt = *(const cfg_format *)ctx;
+    tmap_cfg *cfg = NULL;
+    tmap_status st = tmap_cfg_build(m, name, &cfg, err);
+    if (st != TMAP_OK)
+        return st;
+    if (fmt == FMT_TEXT)
+        print_text(cfg, name);
+    else if (fmt == FMT_DOT)
+        print_dot(cfg, name);
+    else
+        json_array_append_new(kernels, cfg_json(cfg, name));
+    tmap_cfg_free(cfg);
+    return TMAP_OK;
 }
 
 int tmap_cmd_cfg(int argc, char **argv)
@@ -195,5 +170,6 @@ int tmap_cmd_cfg(int argc, char **argv)
         fputs(usage_text, stderr);
         return TMAP_EXIT_USAGE;
     }
-    return run(argv[optind], &src, kernel, fmt);
+    return tmap_cli_each_kernel("cfg", argv[optind], &src, kernel, fmt == FMT_JSON, one_kernel,
+                                &fmt);
 }

@@ -67,42 +67,20 @@ static json_t *safety_json(const tmap_safety *s, const char *kernel)
                      "reasons", reasons);
 }
 
-static int run(const char *path, const tmap_cli_source *src, const char *kernel, int json)
+/* One kernel's findings, in words or (into kernels) as JSON. */
+static tmap_status one_kernel(tmap_ptx_module *m, const char *name, json_t *kernels, void *ctx,
+                              tmap_error *err)
 {
-    tmap_error err;
-    tmap_ptx_module *m = NULL;
-    char *only = NULL;
-    if (tmap_cli_load_source(path, src, kernel, &m, &only, &err) != TMAP_OK)
-        return tmap_cli_fail("safety", &err);
-    json_t *kernels = json_array();
-    int rc = TMAP_EXIT_OK, found = 0;
-    for (size_t k = 0; k < tmap_ptx_num_kernels(m) && rc == TMAP_EXIT_OK; k++) {
-        const char *name = tmap_ptx_kernel_name(m, k);
-        if (only && strcmp(only, name))
-            continue;
-        found = 1;
-        tmap_safety s;
-        if (tmap_safety_analyze(m, name, &s, &err) != TMAP_OK)
-            rc = tmap_cli_fail("safety", &err);
-        else if (json)
-            json_array_append_new(kernels, safety_json(&s, name));
-        else
-            print_text(&s, name);
-    }
-    if (rc == TMAP_EXIT_OK && only && !found) {
-        tmap_fail(&err, TMAP_ERR_INVALID, "%s: no kernel named '%s'", path, only);
-        rc = tmap_cli_fail("safety", &err);
-    }
-    if (rc == TMAP_EXIT_OK && json) {
-        json_t *doc = json_pack("{s:s, s:O}", "file", path, "kernels", kernels);
-        json_dumpf(doc, stdout, JSON_INDENT(2));
-        printf("\n");
-        json_decref(doc);
-    }
-    json_decref(kernels);
-    tmap_ptx_free(m);
-    free(only);
-    return rc;
+    (void)ctx;
+    tmap_safety s;
+    tmap_status st = tmap_safety_analyze(m, name, &s, err);
+    if (st != TMAP_OK)
+        return st;
+    if (kernels)
+        json_array_append_new(kernels, safety_json(&s, name));
+    else
+        print_text(&s, name);
+    return TMAP_OK;
 }
 
 int tmap_cmd_safety(int argc, char **argv)
@@ -140,5 +118,5 @@ int tmap_cmd_safety(int argc, char **argv)
         fputs(usage_text, stderr);
         return TMAP_EXIT_USAGE;
     }
-    return run(argv[optind], &src, kernel, json);
+    return tmap_cli_each_kernel("safety", argv[optind], &src, kernel, json, one_kernel, NULL);
 }

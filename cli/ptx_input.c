@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/commands.h"
 #include "instrument/base.h"
 
 int tmap_cli_source_option(tmap_cli_source *s, int c, const char *arg)
@@ -99,4 +100,36 @@ tmap_status tmap_cli_load_source(const char *path, const tmap_cli_source *s,
 tmap_status tmap_cli_load_ptx(const char *path, tmap_ptx_module **m, tmap_error *err)
 {
     return tmap_cli_load_source(path, NULL, NULL, m, NULL, err);
+}
+
+int tmap_cli_each_kernel(const char *cmd, const char *path, const tmap_cli_source *src,
+                         const char *kernel, int json, tmap_cli_kernel_fn fn, void *ctx)
+{
+    tmap_error err;
+    tmap_ptx_module *m = NULL;
+    char *only = NULL;
+    if (tmap_cli_load_source(path, src, kernel, &m, &only, &err) != TMAP_OK)
+        return tmap_cli_fail(cmd, &err);
+    json_t *kernels = json ? json_array() : NULL;
+    tmap_status st = TMAP_OK;
+    int found = 0;
+    for (size_t k = 0; k < tmap_ptx_num_kernels(m) && st == TMAP_OK; k++) {
+        const char *name = tmap_ptx_kernel_name(m, k);
+        if (only && strcmp(only, name))
+            continue;
+        found = 1;
+        st = fn(m, name, kernels, ctx, &err);
+    }
+    if (st == TMAP_OK && only && !found)
+        st = tmap_fail(&err, TMAP_ERR_INVALID, "%s: no kernel named '%s'", path, only);
+    if (st == TMAP_OK && json) {
+        json_t *doc = json_pack("{s:s, s:O}", "file", path, "kernels", kernels);
+        json_dumpf(doc, stdout, JSON_INDENT(2));
+        printf("\n");
+        json_decref(doc);
+    }
+    json_decref(kernels);
+    tmap_ptx_free(m);
+    free(only);
+    return st == TMAP_OK ? TMAP_EXIT_OK : tmap_cli_fail(cmd, &err);
 }

@@ -6,6 +6,7 @@
 #define TMAP_CLI_PTX_INPUT_H
 
 #include <getopt.h>
+#include <jansson.h>
 
 #include "threadmap.h"
 
@@ -44,6 +45,18 @@ int tmap_cli_source_option(tmap_cli_source *s, int c, const char *arg);
 tmap_status tmap_cli_load_source(const char *path, const tmap_cli_source *s,
                                  const char *kernel, tmap_ptx_module **m, char **entry,
                                  tmap_error *err);
+
+/* What a subcommand does with one kernel: print it, or (when kernels is not
+ * NULL) append one JSON object for it to kernels. */
+typedef tmap_status (*tmap_cli_kernel_fn)(tmap_ptx_module *m, const char *name,
+                                          json_t *kernels, void *ctx, tmap_error *err);
+
+/* Loads path (tmap_cli_load_source) and runs fn on each kernel, or on
+ * `kernel` only (an error if there is no such kernel); with json, prints
+ * {"file": path, "kernels": [...]}.  Returns the exit code; failures are
+ * reported as `threadmap CMD: message`. */
+int tmap_cli_each_kernel(const char *cmd, const char *path, const tmap_cli_source *src,
+                         const char *kernel, int json, tmap_cli_kernel_fn fn, void *ctx);
 
 /* PTX only (no kernel name resolution): tmap_cli_load_source with defaults. */
 tmap_status tmap_cli_load_ptx(const char *path, tmap_ptx_module **m, tmap_error *err);
