@@ -54,6 +54,10 @@ if has simd; then
     $tm estimate --bbv "$p/run0.bbv.npy" --cfg "$p/kernel.ptx" --kernel "$k" --blocks-per-sm "${bps:-8}" \
       --sms 132 --json \
       > "$out/simd/$n.estimate.json" 2> "$out/simd/$n.estimate.err"
+    $tm estimate --bbv "$p/run0.bbv.npy" --cfg "$p/kernel.ptx" --kernel "$k" --blocks-per-sm "${bps:-8}" \
+      --sms 132 --json --sass sm_90 \
+      > "$out/simd/$n.estimate-sass.json" 2> "$out/simd/$n.estimate-sass.err"
+    cp "$p/kernel.ptx" "$out/simd/$n.ptx"
     cp "$p/profile.json" "$out/simd/$n.profile.json"
     ncu --metrics smsp__thread_inst_executed_per_inst_executed.ratio,smsp__inst_executed.sum,smsp__thread_inst_executed.sum \
       --csv --kernel-name-base mangled -k "regex:^${k}\$" --launch-count 1 ./build/bench_overhead --reps 1 --warmup 0 "$m" \

@@ -18,6 +18,9 @@ const char tmap_mi_help[] =
     "                         and divergent branches are then unavailable)\n"
     "  --table FILE.tsv       latency table (default: sm_90.tsv from $THREADMAP_DATA or\n"
     "                         the build/install data directory)\n"
+    "  --sass ARCH            SIMD efficiency weighs each block by its SASS instructions\n"
+    "                         (ptxas -arch=ARCH and nvdisasm of FILE.ptx, e.g. sm_90)\n"
+    "                         instead of its PTX instructions; needs --cfg\n"
     "  --perm PERM.npy        permutation [threads]: slot i runs original thread PERM[i]\n"
     "  --sms N                number of SMs (default 132, H100/H200 SXM)\n"
     "  --block-size S         threads per thread block (default 256)\n"
@@ -36,7 +39,8 @@ int tmap_mi_flag(tmap_mi_opts *o, const char *cmd, int argc, char **argv, int *i
     const char *a = argv[*i];
     const char **str = !strcmp(a, "--bbv") ? &o->bbv : !strcmp(a, "--cfg") ? &o->cfg
                      : !strcmp(a, "--kernel") ? &o->kernel : !strcmp(a, "--block-latency") ? &o->lat
-                     : !strcmp(a, "--table") ? &o->table : !strcmp(a, "--perm") ? &o->perm : NULL;
+                     : !strcmp(a, "--table") ? &o->table : !strcmp(a, "--perm") ? &o->perm
+                     : !strcmp(a, "--sass") ? &o->sass : NULL;
     long *num = !strcmp(a, "--sms") ? &o->sms : !strcmp(a, "--block-size") ? &o->block_size
               : !strcmp(a, "--blocks-per-sm") ? &o->blocks_per_sm : NULL;
     if (!str && !num)
@@ -56,9 +60,9 @@ int tmap_mi_flag(tmap_mi_opts *o, const char *cmd, int argc, char **argv, int *i
 int tmap_mi_finish(tmap_mi_opts *o, const char *cmd, int need_bbv)
 {
     if ((need_bbv && !o->bbv) || (o->bbv && !o->cfg == !o->lat) || (!o->cfg != !o->kernel) ||
-        (o->table && !o->cfg)) {
+        ((o->table || o->sass) && !o->cfg)) {
         fprintf(stderr, "threadmap %s: give --bbv and either --cfg with --kernel or "
-                        "--block-latency (--table only with --cfg)\n", cmd);
+                        "--block-latency (--table and --sass only with --cfg)\n", cmd);
         return -1;
     }
     if (!o->blocks_per_sm) {
@@ -73,6 +77,7 @@ void tmap_mi_free(tmap_mi *d)
     tmap_names_free(d->names, d->bbv.nblocks);
     tmap_bbv_free(&d->bbv);
     free(d->lat);
+    free(d->sass);
     free(d->perm);
     tmap_cfg_free(d->cfg);
     tmap_lat_report_free(&d->report);
@@ -95,6 +100,19 @@ static tmap_status check_names(const tmap_mi *d, tmap_error *err)
     return TMAP_OK;
 }
 
+/* --sass: SIMD efficiency weighs blocks by their SASS instructions. */
+static tmap_status sass_weights(const tmap_mi_opts *o, const char *ptx, tmap_mi *d,
+                                tmap_error *err)
+{
+    if (!(d->sass = malloc(d->cfg->nblocks * sizeof *d->sass)))
+        return tmap_fail(err, TMAP_ERR_NOMEM, "SASS counts");
+    tmap_status s = tmap_sass_block_counts(ptx, d->cfg, o->sass, d->sass, err);
+    if (s)
+        tmap_error_prefix(err, "%s: SASS counts", o->cfg);
+    d->params.simd_weights = d->sass;
+    return s;
+}
+
 /* Block latencies from the PTX's CFG and a latency table. */
 static tmap_status from_cfg(const tmap_mi_opts *o, tmap_mi *d, tmap_error *err)
 {
@@ -106,7 +124,6 @@ static tmap_status from_cfg(const tmap_mi_opts *o, tmap_mi *d, tmap_error *err)
     if (s)
         return s;
     s = tmap_ptx_parse(text, len, o->cfg, &m, err);
-    free(text);
     if (!s)
         s = tmap_cfg_build(m, o->kernel, &d->cfg, err);
     tmap_ptx_free(m);
@@ -119,6 +136,9 @@ static tmap_status from_cfg(const tmap_mi_opts *o, tmap_mi *d, tmap_error *err)
     if (!s)
         s = tmap_lat_blocks(t, d->cfg, &d->lat, &d->report, err);
     tmap_lat_free(t);
+    if (!s && o->sass)
+        s = sass_weights(o, text, d, err);
+    free(text);
     return s ? s : check_names(d, err);
 }
 
@@ -135,8 +155,9 @@ static tmap_status load_perm(const tmap_mi_opts *o, tmap_mi *d, tmap_error *err)
 tmap_status tmap_mi_load(const tmap_mi_opts *o, tmap_mi *d, tmap_error *err)
 {
     memset(d, 0, sizeof *d);
-    d->params = (tmap_model_params){(size_t)o->block_size, (size_t)o->sms,
-                                    (size_t)o->blocks_per_sm};
+    d->params = (tmap_model_params){.block_size = (size_t)o->block_size,
+                                    .nsms = (size_t)o->sms,
+                                    .blocks_per_sm = (size_t)o->blocks_per_sm};
     tmap_status s = tmap_bbv_load(o->bbv, &d->bbv, &d->names, err);
     size_t dim[2];
     if (!s && o->cfg)

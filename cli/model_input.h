@@ -11,7 +11,7 @@
 #include "threadmap.h"
 
 typedef struct tmap_mi_opts {
-    const char *bbv, *cfg, *kernel, *lat, *table, *perm;
+    const char *bbv, *cfg, *kernel, *lat, *table, *perm, *sass;
     long sms, block_size, blocks_per_sm;
 } tmap_mi_opts;
 
@@ -33,6 +33,7 @@ typedef struct tmap_mi {
     double *lat;           /* [bbv.nblocks] */
     uint32_t *perm;        /* [bbv.nthreads], or NULL */
     tmap_cfg *cfg;         /* with --cfg, else NULL */
+    double *sass;          /* with --sass: SASS instructions per block */
     tmap_lat_report report;
     char table[4096];      /* the latency table used ("" without --cfg) */
     tmap_model_params params;

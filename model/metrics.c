@@ -334,12 +334,16 @@ static tmap_status metrics_check(const tmap_bbv *bbv, const double *lat,
         if (!(lat[b] >= 0) || !isfinite(lat[b]))
             return tmap_fail(err, TMAP_ERR_INVALID, "block latency %zu = %g is not finite and >= 0",
                              b, lat[b]);
+    for (size_t b = 0; p->simd_weights && b < bbv->nblocks; b++)
+        if (!(p->simd_weights[b] >= 0) || !isfinite(p->simd_weights[b]))
+            return tmap_fail(err, TMAP_ERR_INVALID, "SIMD weight %zu = %g is not finite and >= 0",
+                             b, p->simd_weights[b]);
     return perm ? tmap_perm_check(perm, bbv->nthreads, "permutation", err) : TMAP_OK;
 }
 
 /* Allocates the context's scratch and the output arrays. */
 static tmap_status metrics_alloc(metrics_ctx *c, tmap_metrics *m, const tmap_cfg *cfg,
-                                 tmap_error *err)
+                                 const double *w, tmap_error *err)
 {
     size_t nb = c->bbv->nblocks ? c->bbv->nblocks : 1, maxk = 1;
     for (size_t k = 0; c->br && k < c->br->n; k++)
@@ -359,7 +363,7 @@ static tmap_status metrics_alloc(metrics_ctx *c, tmap_metrics *m, const tmap_cfg
     if (cfg) {
         ni = malloc(nb * sizeof *ni);
         for (size_t b = 0; ni && b < c->bbv->nblocks; b++)
-            ni[b] = cfg->blocks[b].ninstr;
+            ni[b] = w ? w[b] : cfg->blocks[b].ninstr;
     }
     c->ninstr = ni;
     if (!c->acc.max || !c->acc.sum || !c->acc.ts || !c->sc.ev || !c->sc.cnt || !c->sc.total ||
@@ -440,7 +444,7 @@ tmap_status tmap_metrics_compute(const tmap_bbv *bbv, const double *lat,
     m.nthread_blocks = (bbv->nthreads + params->block_size - 1) / params->block_size;
     m.nwarps = metrics_nwarps(bbv->nthreads, params->block_size);
     metrics_ctx c = {.bbv = bbv, .lat = lat, .perm = perm, .br = cfg ? &br : NULL};
-    s = metrics_alloc(&c, &m, cfg, err);
+    s = metrics_alloc(&c, &m, cfg, params->simd_weights, err);
     if (!s)
         s = metrics_walk(&c, params, &m, err);
     size_t unestimated = br.unestimated;

@@ -2,6 +2,8 @@
 # deps.sh -- installs what threadmap builds with, from Debian's packages, if
 # missing: GSL (regression), jansson (JSON), CMocka (tests), cmake, a C
 # compiler, clang (fuzzing).  The CUDA toolkit is expected at /usr/local/cuda.
+# nvdisasm (SASS counts, `--sass`), when the toolkit lacks it, comes from
+# PyPI into .tools/; without it only the tests that need it skip.
 # A registry that is slow or down ends with a clear message, not a hang.
 set -euo pipefail
 pkgs=(libgsl-dev libjansson-dev libcmocka-dev cmake gcc clang pkg-config)
@@ -27,4 +29,13 @@ fi
 if [ ! -x /usr/local/cuda/bin/ptxas ] || [ ! -e /usr/local/cuda/include/nvrtc.h ]; then
   echo "deps: FAILED: the CUDA toolkit (NVRTC, ptxas; 12.x or 13.x) is expected at /usr/local/cuda" >&2
   exit 1
+fi
+
+nvd=/usr/local/cuda/bin/nvdisasm
+if [ ! -x "$nvd" ] && ! command -v nvdisasm >/dev/null && ! ls .tools/*/nvidia/*/bin/nvdisasm >/dev/null 2>&1; then
+  echo "deps: fetching nvdisasm (PyPI nvidia-cuda-nvdisasm) into .tools/"
+  if ! timeout 300 python3 -m pip install -q --disable-pip-version-check --no-deps \
+      --target .tools/nvdisasm nvidia-cuda-nvdisasm==13.2.86 >/dev/null 2>&1; then
+    echo "deps: note: nvdisasm could not be fetched (PyPI slow or down); the SASS tests will skip"
+  fi
 fi

@@ -24,42 +24,12 @@ typedef struct disasm {
     int is_nvdisasm;
 } disasm;
 
-static int executable(const char *p) { return p && *p && access(p, X_OK) == 0; }
-
-static int from_path(const char *name, char *out, size_t size)
-{
-    char cmd[256];
-    snprintf(cmd, sizeof cmd, "command -v %s 2>/dev/null", name);
-    FILE *p = popen(cmd, "r");
-    if (!p)
-        return 0;
-    int ok = fgets(out, (int)size, p) != NULL;
-    pclose(p);
-    if (ok)
-        out[strcspn(out, "\r\n")] = '\0';
-    return ok && executable(out);
-}
-
-/* Finds a disassembler; 0 when there is none. */
+/* Finds a disassembler (nvdisasm, else cuobjdump); 0 when there is none. */
 static int find_disasm(disasm *d)
 {
-    const char *env[2] = {getenv("TMAP_NVDISASM"), getenv("TMAP_CUOBJDUMP")};
-    const char *fixed[2] = {"/usr/local/cuda/bin/nvdisasm", "/usr/local/cuda/bin/cuobjdump"};
     const char *names[2] = {"nvdisasm", "cuobjdump"};
     for (int k = 0; k < 2; k++)
-        if (executable(env[k])) {
-            snprintf(d->path, sizeof d->path, "%s", env[k]);
-            d->is_nvdisasm = k == 0;
-            return 1;
-        }
-    for (int k = 0; k < 2; k++)
-        if (executable(fixed[k])) {
-            snprintf(d->path, sizeof d->path, "%s", fixed[k]);
-            d->is_nvdisasm = k == 0;
-            return 1;
-        }
-    for (int k = 0; k < 2; k++)
-        if (from_path(names[k], d->path, sizeof d->path)) {
+        if (tmap_sass_tool_find(names[k], d->path, sizeof d->path, NULL) == TMAP_OK) {
             d->is_nvdisasm = k == 0;
             return 1;
         }

@@ -73,7 +73,7 @@ static void test_hand_computed(void **state)
     double lat[3] = {10, 100, 1};
     test_cfg c;
     loop_cfg(&c);
-    tmap_model_params p = {40, 2, 1};
+    tmap_model_params p = {.block_size = 40, .nsms = 2, .blocks_per_sm = 1};
     tmap_metrics m;
     assert_int_equal(tmap_metrics_compute(&bbv, lat, NULL, &c.cfg, &p, &m, &err), TMAP_OK);
     assert_int_equal(m.nwarps, 2);
@@ -123,7 +123,7 @@ static void test_branch_estimates(void **state)
         r[2] = 1 - r[1];
     }
     double lat[4] = {1, 1, 1, 1};
-    tmap_model_params p = {64, 1, 1};
+    tmap_model_params p = {.block_size = 64, .nsms = 1, .blocks_per_sm = 1};
     tmap_metrics m;
     assert_int_equal(tmap_metrics_compute(&bbv, lat, NULL, &c.cfg, &p, &m, &err), TMAP_OK);
     assert_true(m.divergent_branches == 1);
@@ -159,13 +159,24 @@ static void test_predicated_exit(void **state)
         bbv.counts[t * 2 + 1] = t >= 10;
     }
     double lat[2] = {3, 4};
-    tmap_model_params p = {32, 1, 1};
+    tmap_model_params p = {.block_size = 32, .nsms = 1, .blocks_per_sm = 1};
     tmap_metrics m;
     assert_int_equal(tmap_metrics_compute(&bbv, lat, NULL, &c.cfg, &p, &m, &err), TMAP_OK);
     assert_true(m.divergent_branches == 1);
     /* (3*32 + 4*22) thread-instructions over 7 warp-instructions */
     assert_true(fabs(m.simd_efficiency - (3.0 * 32 + 4.0 * 22) / 7.0) < 1e-12);
     tmap_metrics_free(&m);
+    /* SASS weights replace the PTX counts: 2 and 9 instructions */
+    double w[2] = {2, 9};
+    p.simd_weights = w;
+    assert_int_equal(tmap_metrics_compute(&bbv, lat, NULL, &c.cfg, &p, &m, &err), TMAP_OK);
+    assert_true(fabs(m.simd_efficiency - (2.0 * 32 + 9.0 * 22) / 11.0) < 1e-12);
+    assert_true(m.bbv_weighted == 7); /* times keep the latencies */
+    tmap_metrics_free(&m);
+    w[1] = NAN;
+    assert_int_equal(tmap_metrics_compute(&bbv, lat, NULL, &c.cfg, &p, &m, &err),
+                     TMAP_ERR_INVALID);
+    assert_non_null(strstr(err.message, "SIMD weight 1"));
     tmap_bbv_free(&bbv);
 }
 
@@ -179,7 +190,7 @@ static void test_permutation(void **state)
     for (uint32_t t = 0; t < 64; t++)
         bbv.counts[t] = t % 2 ? 10 : 1;
     double lat[1] = {1};
-    tmap_model_params p = {64, 1, 1};
+    tmap_model_params p = {.block_size = 64, .nsms = 1, .blocks_per_sm = 1};
     tmap_metrics m;
     assert_int_equal(tmap_metrics_compute(&bbv, lat, NULL, NULL, &p, &m, &err), TMAP_OK);
     assert_true(m.warp_cost[0] == 10 && m.warp_cost[1] == 10 && m.block_cost[0] == 20);
@@ -210,7 +221,7 @@ static void test_partial_warps_and_blocks(void **state)
     for (uint32_t t = 0; t < 70; t++)
         bbv.counts[t] = 1;
     double lat[1] = {5};
-    tmap_model_params p = {64, 4, 1};
+    tmap_model_params p = {.block_size = 64, .nsms = 4, .blocks_per_sm = 1};
     tmap_metrics m;
     /* block 0: warps of 32 + 32; block 1: 6 threads, one partial warp. */
     assert_int_equal(tmap_metrics_compute(&bbv, lat, NULL, NULL, &p, &m, &err), TMAP_OK);
@@ -297,7 +308,7 @@ static void test_fig5_ordered_queue(void **state)
         perm[t] = (5 - t / 32) * 32 + t % 32;
     }
     double lat[1] = {1};
-    tmap_model_params p = {32, 3, 1};
+    tmap_model_params p = {.block_size = 32, .nsms = 3, .blocks_per_sm = 1};
     tmap_metrics m;
     assert_int_equal(tmap_metrics_compute(&bbv, lat, NULL, NULL, &p, &m, &err), TMAP_OK);
     assert_true(m.bbv_weighted == 7 && m.bbv_weighted_scheduled == 9);

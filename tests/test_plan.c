@@ -21,7 +21,7 @@ static void two_class(tmap_bbv *b, size_t n, uint32_t long_trips)
 static tmap_plan_opts opts(void)
 {
     tmap_plan_opts o = {0};
-    o.model = (tmap_model_params){256, 4, 2};
+    o.model = (tmap_model_params){.block_size = 256, .nsms = 4, .blocks_per_sm = 2};
     o.regroup.groupsize = 32;
     o.regroup.scope = TMAP_REGROUP_GRID;
     o.threshold = 0.05;

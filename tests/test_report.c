@@ -30,7 +30,7 @@ static void two_class(tmap_bbv *b, size_t n, uint32_t trips)
 
 static const double lat[2] = {10, 20};
 static const char *const block_names[2] = {"k/entry", "k/loop_with_a_rather_long_label"};
-static const tmap_model_params params = {256, 4, 2};
+static const tmap_model_params params = {.block_size = 256, .nsms = 4, .blocks_per_sm = 2};
 
 /* A plan and the report built from it, as `threadmap report` builds it. */
 typedef struct fixture {

@@ -181,6 +181,29 @@ tmap_status tmap_cfg_build(const tmap_ptx_module *m, const char *kernel,
                            tmap_cfg **out, tmap_error *err);
 void tmap_cfg_free(tmap_cfg *cfg);
 
+/* ------------------------------------------------- SASS instruction counts */
+
+/*
+ * counts[b] = the SASS instructions of CFG block b, for cfg = the CFG of
+ * `ptx` (the text it was built from: lines must match).  ptxas -arch=ARCH
+ * (NULL: sm_90) assembles the PTX with -lineinfo and loop unrolling off (a
+ * module-scope .pragma "nounroll", so each block's count is per execution),
+ * nvdisasm -gp lists the SASS with the PTX line of each instruction, and an
+ * instruction counts for the block holding that line.  Not counted: NOPs,
+ * the padding loop after the last instruction, and ptxas's own subroutines
+ * (e.g. the slow path of a division), which run rarely.  The tools are
+ * found by tmap_sass_tool_find.  Without them: TMAP_ERR_UNSUPPORTED.
+ */
+tmap_status tmap_sass_block_counts(const char *ptx, const tmap_cfg *cfg, const char *arch,
+                                   double *counts, tmap_error *err);
+/* The counting of tmap_sass_block_counts on a listing of `nvdisasm -gp`. */
+tmap_status tmap_sass_count_listing(const char *listing, const tmap_cfg *cfg, double *counts,
+                                    tmap_error *err);
+/* Finds a CUDA tool ("ptxas", "nvdisasm"): $TMAP_PTXAS / $TMAP_NVDISASM,
+ * $CUDA_HOME/bin, $CUDA_PATH/bin, the toolkit threadmap was built with,
+ * then PATH. */
+tmap_status tmap_sass_tool_find(const char *name, char *path, size_t size, tmap_error *err);
+
 /* ------------------------------------------------------ BBV counter pass */
 
 /* Module-scope variables the counter pass adds; the runtime sets them with

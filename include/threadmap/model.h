@@ -194,6 +194,10 @@ typedef struct tmap_model_params {
     size_t block_size;    /* threads per thread block (S) */
     size_t nsms;          /* #SM */
     size_t blocks_per_sm; /* resident blocks per SM (occupancy) */
+    const double *simd_weights; /* [nblocks] instructions per execution of
+                                   each block for SIMD efficiency, e.g. SASS
+                                   counts (tmap_sass_block_counts); NULL:
+                                   the CFG's PTX instruction counts */
 } tmap_model_params;
 
 typedef struct tmap_metrics {

@@ -1,0 +1,378 @@
+/*
+ * sass.c -- SASS instructions per execution of each CFG block.  The PTX is
+ * assembled by ptxas (-lineinfo, loop unrolling off) and disassembled by
+ * nvdisasm -gp, whose listing names the PTX line of each SASS instruction;
+ * an instruction counts for the block holding that line.  Both tools come
+ * with the CUDA toolkit (docs/model.md, "SIMD efficiency").
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "instrument/base.h"
+
+extern char **environ;
+
+#ifndef TMAP_PTXAS_DEFAULT
+#define TMAP_PTXAS_DEFAULT "/usr/local/cuda/bin/ptxas"
+#endif
+
+static int executable(const char *p) { return p && *p && access(p, X_OK) == 0; }
+
+/* dir/name into out if executable. */
+static int try_dir(const char *dir, size_t dirlen, const char *name, char *out, size_t size)
+{
+    if (!dir || !dirlen)
+        return 0;
+    int n = snprintf(out, size, "%.*s/%s", (int)dirlen, dir, name);
+    return n > 0 && (size_t)n < size && executable(out);
+}
+
+tmap_status tmap_sass_tool_find(const char *name, char *path, size_t size, tmap_error *err)
+{
+    char env[64];
+    snprintf(env, sizeof env, "TMAP_%s", name);
+    for (char *c = env; *c; c++)
+        *c = (char)(*c >= 'a' && *c <= 'z' ? *c - 'a' + 'A' : *c);
+    const char *given = getenv(env);
+    if (given && *given) {
+        if (executable(given) && strlen(given) < size) {
+            snprintf(path, size, "%s", given);
+            return TMAP_OK;
+        }
+        return tmap_fail(err, TMAP_ERR_UNSUPPORTED, "%s=%s is not an executable", env, given);
+    }
+    const char *homes[2] = {getenv("CUDA_HOME"), getenv("CUDA_PATH")};
+    char bin[1024];
+    for (int k = 0; k < 2; k++)
+        if (homes[k] && snprintf(bin, sizeof bin, "%s/bin", homes[k]) < (int)sizeof bin &&
+            try_dir(bin, strlen(bin), name, path, size))
+            return TMAP_OK;
+    const char *built = strrchr(TMAP_PTXAS_DEFAULT, '/');
+    if (built && try_dir(TMAP_PTXAS_DEFAULT, (size_t)(built - TMAP_PTXAS_DEFAULT), name, path,
+                         size))
+        return TMAP_OK;
+    for (const char *p = getenv("PATH"); p && *p;) {
+        size_t n = strcspn(p, ":");
+        if (try_dir(p, n, name, path, size))
+            return TMAP_OK;
+        p += n + (p[n] == ':');
+    }
+    return tmap_fail(err, TMAP_ERR_UNSUPPORTED,
+                     "%s not found: set %s, or CUDA_HOME, or put the CUDA toolkit's bin on PATH%s",
+                     name, env,
+                     strcmp(name, "nvdisasm") ? ""
+                                              : " (the PyPI package nvidia-cuda-nvdisasm has it)");
+}
+
+/* Runs argv with stdout to out_path (NULL: the log) and stderr to a log
+ * that is quoted in the error when the tool fails. */
+static tmap_status run_tool(char *const argv[], const char *out_path, tmap_error *err)
+{
+    char log[] = "/tmp/tmap_sass_log_XXXXXX";
+    int lfd = mkstemp(log);
+    if (lfd < 0)
+        return tmap_fail(err, TMAP_ERR_IO, "temporary file: %s", strerror(errno));
+    close(lfd);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 1, out_path ? out_path : log,
+                                     O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    posix_spawn_file_actions_addopen(&fa, 2, log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    pid_t pid;
+    int rc = posix_spawn(&pid, argv[0], &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    int status = 0;
+    tmap_status st = TMAP_OK;
+    if (rc != 0)
+        st = tmap_fail(err, TMAP_ERR_IO, "cannot run %s: %s", argv[0], strerror(rc));
+    else if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        char *text = NULL;
+        tmap_file_read(log, &text, NULL, NULL);
+        st = tmap_fail(err, TMAP_ERR_IO, "%s failed: %.1500s", argv[0], text ? text : "");
+        free(text);
+    }
+    unlink(log);
+    return st;
+}
+
+/* ------------------------------------------------------ listing parser */
+
+/* An instruction of a function of the CFG, in listing order. */
+typedef struct sass_insn {
+    size_t block;      /* CFG block of its PTX line; SIZE_MAX: not counted */
+    int64_t loop_from; /* a backward branch: the index it jumps to, else -1 */
+} sass_insn;
+
+typedef struct sass_label {
+    char name[64];
+    size_t at;         /* index of the instruction it labels */
+} sass_label;
+
+typedef struct listing_state {
+    const tmap_cfg *cfg;
+    int func;            /* CFG function whose code this is, -1: none (a
+                            section or subroutine outside the CFG) */
+    uint32_t line;       /* PTX line of the following instructions, 0: none yet */
+    char label[128];     /* label just before the current instruction, or "" */
+    sass_insn *insn;
+    size_t ninsn, cap;
+    sass_label *labels;  /* the current function's labels seen so far */
+    size_t nlabels, lcap;
+    int oom;
+} listing_state;
+
+static int cfg_func(const tmap_cfg *cfg, const char *name, size_t len)
+{
+    for (size_t f = 0; f < cfg->nfuncs; f++)
+        if (strlen(cfg->funcs[f].name) == len && !strncmp(cfg->funcs[f].name, name, len))
+            return (int)f;
+    return -1;
+}
+
+/* The block of function f holding PTX line `line`: the last block starting
+ * at or before it (blocks are in text order); lines before the first block
+ * (the function's header) belong to the first. */
+static size_t line_block(const tmap_cfg *cfg, int f, uint32_t line)
+{
+    const tmap_cfg_func *fn = &cfg->funcs[f];
+    size_t b = fn->first_block;
+    for (size_t k = fn->first_block; k < fn->first_block + fn->nblocks; k++)
+        if (cfg->blocks[k].line <= line)
+            b = k;
+    return b;
+}
+
+static const char *skip_space(const char *s)
+{
+    while (*s == ' ' || *s == '\t')
+        s++;
+    return s;
+}
+
+/* The index of an earlier label of this function named by the branch
+ * target in s ("... `(.L_x_3) ;"), or -1. */
+static int64_t backward_target(const listing_state *st, const char *s)
+{
+    const char *t = strstr(s, "`(");
+    if (!t)
+        return -1;
+    t += 2;
+    size_t n = strcspn(t, ")");
+    for (size_t k = 0; k < st->nlabels; k++)
+        if (strlen(st->labels[k].name) == n && !strncmp(st->labels[k].name, t, n))
+            return (int64_t)st->labels[k].at;
+    return -1;
+}
+
+/* One SASS instruction (the text after its address comment). */
+static void on_instruction(listing_state *st, const char *s)
+{
+    if (st->func < 0)
+        return;
+    if (tmap_grow(&st->insn, &st->cap, st->ninsn + 1, sizeof *st->insn)) {
+        st->oom = 1;
+        return;
+    }
+    sass_insn *in = &st->insn[st->ninsn++];
+    in->block = line_block(st->cfg, st->func, st->line);
+    in->loop_from = strstr(s, "BRA") ? backward_target(st, s) : -1;
+    /* not counted: NOPs, and the padding loop "L: BRA `(L)" after the last
+     * instruction */
+    if (!strncmp(s, "NOP", 3) && (s[3] == ' ' || s[3] == ';'))
+        in->block = SIZE_MAX;
+    if (st->label[0] && !strncmp(s, "BRA `(", 6)) {
+        size_t n = strlen(st->label);
+        if (!strncmp(s + 6, st->label, n) && s[6 + n] == ')')
+            in->block = SIZE_MAX;
+    }
+}
+
+static void on_label(listing_state *st, const char *s, size_t n)
+{
+    /* a function symbol starts that function's code: the kernel's own, a
+     * .func ptxas placed after it ("$kernel$func"), or one of ptxas's
+     * subroutines (a division's slow path), not counted; local labels
+     * (.L_x_N) keep the state */
+    if (s[0] != '.') {
+        st->func = cfg_func(st->cfg, s, n);
+        const char *d = s[0] == '$' ? memchr(s + 1, '$', n - 1) : NULL;
+        if (st->func < 0 && d)
+            st->func = cfg_func(st->cfg, d + 1, n - (size_t)(d + 1 - s));
+        st->line = 0;
+        st->nlabels = 0;
+    }
+    snprintf(st->label, sizeof st->label, "%.*s", (int)n, s);
+    if (st->func < 0 || n >= sizeof st->labels->name)
+        return;
+    if (tmap_grow(&st->labels, &st->lcap, st->nlabels + 1, sizeof *st->labels)) {
+        st->oom = 1;
+        return;
+    }
+    sass_label *l = &st->labels[st->nlabels++];
+    snprintf(l->name, sizeof l->name, "%.*s", (int)n, s);
+    l->at = st->ninsn;
+}
+
+static void on_line(listing_state *st, const char *s)
+{
+    s = skip_space(s);
+    if (!strncmp(s, ".section", 8) && strstr(s, ".text.")) {
+        st->func = -1;
+        st->line = 0;
+        st->label[0] = '\0';
+        return;
+    }
+    const char *ann = "//## File ";
+    if (!strncmp(s, ann, strlen(ann))) {
+        const char *l = strstr(s, ", line ");
+        if (l)
+            st->line = (uint32_t)strtoul(l + 7, NULL, 10);
+        return;
+    }
+    if (s[0] == '/' && s[1] == '*') {
+        const char *e = strstr(s, "*/");
+        if (e) {
+            on_instruction(st, skip_space(e + 2));
+            st->label[0] = '\0';
+        }
+        return;
+    }
+    size_t n = strcspn(s, ": \t");
+    if (n && s[n] == ':' && s[n + 1] == '\0')
+        on_label(st, s, n);
+}
+
+/* counts[b] = b's instructions at the deepest SASS loop level any of them
+ * is at.  A loop is the span from a backward branch's target to the
+ * branch.  Instructions of b that ptxas hoisted out of b's loop (loop
+ * invariants, a rotated loop's first test) run once per loop, not once per
+ * execution of b, so they do not count. */
+static tmap_status count_deepest(const listing_state *st, double *counts, tmap_error *err)
+{
+    size_t n = st->ninsn, nb = st->cfg->nblocks;
+    int64_t *depth = calloc(n + 1, sizeof *depth);
+    int64_t *deepest = malloc((nb ? nb : 1) * sizeof *deepest);
+    if (!depth || !deepest) {
+        free(depth);
+        free(deepest);
+        return tmap_fail(err, TMAP_ERR_NOMEM, "sass: %zu instructions", n);
+    }
+    for (size_t i = 0; i < n; i++)
+        if (st->insn[i].loop_from >= 0) {
+            depth[st->insn[i].loop_from]++;
+            depth[i + 1]--;
+        }
+    for (size_t i = 1; i <= n; i++)
+        depth[i] += depth[i - 1];
+    for (size_t b = 0; b < nb; b++)
+        deepest[b] = -1;
+    for (size_t i = 0; i < n; i++) {
+        size_t b = st->insn[i].block;
+        if (b != SIZE_MAX && depth[i] > deepest[b])
+            deepest[b] = depth[i];
+    }
+    memset(counts, 0, nb * sizeof *counts);
+    for (size_t i = 0; i < n; i++) {
+        size_t b = st->insn[i].block;
+        if (b != SIZE_MAX && depth[i] == deepest[b])
+            counts[b] += 1;
+    }
+    free(depth);
+    free(deepest);
+    return TMAP_OK;
+}
+
+tmap_status tmap_sass_count_listing(const char *listing, const tmap_cfg *cfg, double *counts,
+                                    tmap_error *err)
+{
+    if (!listing || !cfg || !counts)
+        return tmap_fail(err, TMAP_ERR_INVALID, "sass: NULL argument");
+    listing_state st = {.cfg = cfg, .func = -1};
+    char line[4096];
+    for (const char *p = listing; *p && !st.oom;) {
+        size_t n = strcspn(p, "\n");
+        snprintf(line, sizeof line, "%.*s", (int)(n < sizeof line ? n : sizeof line - 1), p);
+        on_line(&st, line);
+        p += n + (p[n] == '\n');
+    }
+    tmap_status s = st.oom ? tmap_fail(err, TMAP_ERR_NOMEM, "sass: listing")
+                           : count_deepest(&st, counts, err);
+    free(st.insn);
+    free(st.labels);
+    if (s)
+        return s;
+    double total = 0;
+    for (size_t b = 0; b < cfg->nblocks; b++)
+        total += counts[b];
+    if (total == 0)
+        return tmap_fail(err, TMAP_ERR_PARSE,
+                         "sass: the listing has no instruction of kernel %s (is it nvdisasm -gp "
+                         "output of this PTX?)", cfg->funcs[0].name);
+    return TMAP_OK;
+}
+
+/* ------------------------------------------------------ ptxas, nvdisasm */
+
+/* The PTX with a module-scope .pragma "nounroll" appended to the
+ * .address_size line, so that line numbers stay those of the input. */
+static tmap_status nounroll(const char *ptx, tmap_buf *out, tmap_error *err)
+{
+    const char *d = strstr(ptx, ".address_size");
+    if (!d)
+        return tmap_fail(err, TMAP_ERR_UNSUPPORTED,
+                         "sass: the PTX has no .address_size directive");
+    const char *eol = d + strcspn(d, "\n");
+    const char *cmt = strstr(d, "//");
+    if (cmt && cmt < eol)
+        eol = cmt;
+    tmap_buf_put(out, ptx, (size_t)(eol - ptx));
+    tmap_buf_puts(out, " .pragma \"nounroll\"; ");
+    tmap_buf_puts(out, eol);
+    return out->oom ? tmap_fail(err, TMAP_ERR_NOMEM, "sass: PTX copy") : TMAP_OK;
+}
+
+tmap_status tmap_sass_block_counts(const char *ptx, const tmap_cfg *cfg, const char *arch,
+                                   double *counts, tmap_error *err)
+{
+    char ptxas[1024], nvdisasm[1024];
+    tmap_status st = tmap_sass_tool_find("ptxas", ptxas, sizeof ptxas, err);
+    if (!st)
+        st = tmap_sass_tool_find("nvdisasm", nvdisasm, sizeof nvdisasm, err);
+    if (st)
+        return st;
+    char dir[] = "/tmp/tmap_sass_XXXXXX";
+    if (!mkdtemp(dir))
+        return tmap_fail(err, TMAP_ERR_IO, "temporary directory: %s", strerror(errno));
+    char in[64], cubin[64], lst[64], archopt[64];
+    snprintf(in, sizeof in, "%s/k.ptx", dir);
+    snprintf(cubin, sizeof cubin, "%s/k.cubin", dir);
+    snprintf(lst, sizeof lst, "%s/k.sass", dir);
+    snprintf(archopt, sizeof archopt, "-arch=%s", arch ? arch : "sm_90");
+    tmap_buf text = {0};
+    char *listing = NULL;
+    st = nounroll(ptx, &text, err);
+    if (!st)
+        st = tmap_file_write(in, text.data, text.len, err);
+    char *as[] = {ptxas, archopt, "-lineinfo", "-o", cubin, in, NULL};
+    char *dis[] = {nvdisasm, "-gp", "-c", cubin, NULL};
+    if (!st)
+        st = run_tool(as, NULL, err);
+    if (!st)
+        st = run_tool(dis, lst, err);
+    if (!st)
+        st = tmap_file_read(lst, &listing, NULL, err);
+    if (!st)
+        st = tmap_sass_count_listing(listing, cfg, counts, err);
+    free(listing);
+    tmap_buf_free(&text);
+    unlink(in);
+    unlink(cubin);
+    unlink(lst);
+    rmdir(dir);
+    return st;
+}

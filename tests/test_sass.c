@@ -1,0 +1,173 @@
+/*
+ * test_sass.c -- SASS instruction counts per CFG block (instrument/sass.c):
+ * the listing parser on recorded `nvdisasm -gp` listings, whose per-function
+ * totals were counted by hand (every instruction from the function's label
+ * on, less NOPs, the padding loop and what was hoisted out of a loop), and
+ * the whole ptxas + nvdisasm path when the tools are here.
+ */
+#include "testutil.h"
+
+typedef struct fixture {
+    char *ptx;
+    tmap_ptx_module *m;
+    tmap_cfg *cfg;
+    double *counts;
+} fixture;
+
+static void fixture_load(fixture *f, const char *name)
+{
+    char path[256];
+    snprintf(path, sizeof path, "tests/sass/%s.ptx", name);
+    f->ptx = test_read(path);
+    TMAP_CHECK(tmap_ptx_parse(f->ptx, strlen(f->ptx), path, &f->m, err));
+    TMAP_CHECK(tmap_cfg_build(f->m, name, &f->cfg, err));
+    f->counts = calloc(f->cfg->nblocks, sizeof *f->counts);
+    assert_non_null(f->counts);
+}
+
+static void fixture_free(fixture *f)
+{
+    free(f->counts);
+    tmap_cfg_free(f->cfg);
+    tmap_ptx_free(f->m);
+    free(f->ptx);
+}
+
+static double func_total(const fixture *f, size_t fn)
+{
+    double s = 0;
+    const tmap_cfg_func *F = &f->cfg->funcs[fn];
+    for (size_t b = F->first_block; b < F->first_block + F->nblocks; b++)
+        s += f->counts[b];
+    return s;
+}
+
+static size_t block_named(const tmap_cfg *cfg, const char *name)
+{
+    for (size_t b = 0; b < cfg->nblocks; b++)
+        if (!strcmp(cfg->blocks[b].name, name))
+            return b;
+    fail_msg("no block %s", name);
+    return 0;
+}
+
+/* switch_case: a division's 14 SASS instructions in its block, the slow-path
+ * subroutine (110 instructions) and the padding not counted. */
+static void test_listing_switch(void **state)
+{
+    (void)state;
+    fixture f;
+    fixture_load(&f, "switch_case");
+    char *lst = test_read("tests/sass/switch_case.sass");
+    TMAP_CHECK(tmap_sass_count_listing(lst, f.cfg, f.counts, err));
+    static const double want[22] = {9, 11, 0, 2, 2, 2, 0, 2, 2, 2, 2,
+                                    0, 2, 2, 2, 3, 2, 2, 14, 3, 1, 1};
+    assert_int_equal(f.cfg->nblocks, 22);
+    for (size_t b = 0; b < 22; b++)
+        if (f.counts[b] != want[b])
+            fail_msg("block %zu (%s): %g SASS instructions, want %g", b, f.cfg->blocks[b].name,
+                     f.counts[b], want[b]);
+    assert_true(func_total(&f, 0) == 66); /* 0x0000..0x0410 */
+    size_t div = block_named(f.cfg, "switch_case/$L__BB0_13");
+    assert_string_equal(f.cfg->blocks[div].opcodes[0], "div.rn.f32");
+    assert_true(f.counts[div] == 14);
+    free(lst);
+    fixture_free(&f);
+}
+
+/* device_call: two .func bodies that ptxas put after the kernel, in its
+ * section, as "$device_call$<name>"; the Collatz loop (0x01c0..0x0240, 9
+ * instructions) has a constant of its mad.lo hoisted in front of it
+ * (0x01b0, PTX line 32): that one runs once per call, not per iteration. */
+static void test_listing_funcs(void **state)
+{
+    (void)state;
+    fixture f;
+    fixture_load(&f, "device_call");
+    char *lst = test_read("tests/sass/device_call.sass");
+    TMAP_CHECK(tmap_sass_count_listing(lst, f.cfg, f.counts, err));
+    assert_int_equal(f.cfg->nfuncs, 3);
+    double totals[3] = {0};
+    for (size_t fn = 0; fn < 3; fn++) {
+        const char *name = f.cfg->funcs[fn].name;
+        size_t k = !strcmp(name, "device_call") ? 0 : strstr(name, "collatz") ? 1 : 2;
+        totals[k] = func_total(&f, fn);
+    }
+    assert_true(totals[0] == 23 && totals[1] == 17 && totals[2] == 6);
+    assert_true(f.counts[block_named(f.cfg, "_Z13collatz_stepsj/$L__BB0_2")] == 9);
+    /* lines before a function's first block (its header) count for it */
+    assert_true(f.counts[block_named(f.cfg, "_Z13collatz_stepsj/+0")] == 3);
+    free(lst);
+    fixture_free(&f);
+}
+
+static void test_listing_errors(void **state)
+{
+    (void)state;
+    fixture f;
+    fixture_load(&f, "switch_case");
+    tmap_error e = {0};
+    /* another kernel's listing names none of this CFG's functions */
+    char *lst = test_read("tests/sass/device_call.sass");
+    assert_int_equal(tmap_sass_count_listing(lst, f.cfg, f.counts, &e), TMAP_ERR_PARSE);
+    assert_non_null(strstr(e.message, "switch_case"));
+    assert_int_equal(tmap_sass_count_listing("", f.cfg, f.counts, &e), TMAP_ERR_PARSE);
+    assert_int_equal(tmap_sass_count_listing(NULL, f.cfg, f.counts, &e), TMAP_ERR_INVALID);
+    free(lst);
+    fixture_free(&f);
+}
+
+/* The whole path: ptxas and nvdisasm of this toolkit.  Their code may
+ * differ from the recorded one, so properties are checked, and that a
+ * wrong architecture is reported with ptxas's message. */
+static void test_tools(void **state)
+{
+    (void)state;
+    char path[1024];
+    tmap_error e = {0};
+    if (tmap_sass_tool_find("ptxas", path, sizeof path, &e) ||
+        tmap_sass_tool_find("nvdisasm", path, sizeof path, &e)) {
+        print_message("[  SKIPPED ] %s\n", e.message);
+        skip();
+    }
+    fixture f;
+    fixture_load(&f, "switch_case");
+    TMAP_CHECK(tmap_sass_block_counts(f.ptx, f.cfg, "sm_90", f.counts, err));
+    size_t div = block_named(f.cfg, "switch_case/$L__BB0_13");
+    assert_true(f.counts[div] >= 5 * f.cfg->blocks[div].ninstr); /* expanded */
+    double total = func_total(&f, 0);
+    assert_true(total > 30 && total < 150); /* the slow path is not counted */
+    assert_int_equal(tmap_sass_block_counts(f.ptx, f.cfg, "sm_1", f.counts, &e), TMAP_ERR_IO);
+    assert_non_null(strstr(e.message, "ptxas"));
+    fixture_free(&f);
+}
+
+static void test_tool_not_found(void **state)
+{
+    (void)state;
+    char path[64];
+    tmap_error e = {0};
+    const char *was = getenv("TMAP_NVDISASM");
+    char *saved = was ? strdup(was) : NULL;
+    setenv("TMAP_NVDISASM", "/nonexistent/nvdisasm", 1);
+    assert_int_equal(tmap_sass_tool_find("nvdisasm", path, sizeof path, &e),
+                     TMAP_ERR_UNSUPPORTED);
+    assert_non_null(strstr(e.message, "TMAP_NVDISASM"));
+    if (saved)
+        setenv("TMAP_NVDISASM", saved, 1);
+    else
+        unsetenv("TMAP_NVDISASM");
+    free(saved);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_listing_switch),
+        cmocka_unit_test(test_listing_funcs),
+        cmocka_unit_test(test_listing_errors),
+        cmocka_unit_test(test_tools),
+        cmocka_unit_test(test_tool_not_found),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
