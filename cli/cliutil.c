@@ -1,8 +1,9 @@
 /*
- * cliutil.c -- number parsing, usage errors and device descriptions shared
- * by the subcommands.
+ * cliutil.c -- number parsing, usage errors, device descriptions and JSON
+ * printing shared by the subcommands.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,4 +74,26 @@ json_t *tmap_cli_device_json(const tmap_device_info *d)
     return json_pack("{s:s, s:s, s:i, s:i, s:i, s:s}", "name", d->name, "arch", cc, "sms", d->sms,
                      "sm_clock_mhz", d->clock_khz / 1000, "mem_clock_mhz", d->mem_clock_khz / 1000,
                      "driver", drv);
+}
+
+json_t *tmap_cli_json_num(double v)
+{
+    return isfinite(v) ? json_real(v) : json_null();
+}
+
+json_t *tmap_cli_json_str(const char *s)
+{
+    return s && *s ? json_string(s) : json_null();
+}
+
+int tmap_cli_print_json(const char *cmd, json_t *root)
+{
+    char *s = root ? json_dumps(root, JSON_INDENT(2) | JSON_REAL_PRECISION(17)) : NULL;
+    int ok = s && puts(s) >= 0 && fflush(stdout) == 0;
+    free(s);
+    json_decref(root);
+    if (ok)
+        return TMAP_EXIT_OK;
+    fprintf(stderr, "threadmap %s: writing the JSON output failed\n", cmd);
+    return TMAP_EXIT_FAIL;
 }

@@ -40,17 +40,11 @@ int tmap_cmd_device(int argc, char **argv)
     tmap_cuda_close(c);
     if (st)
         return tmap_cli_fail("device", &err);
-    if (json) {
-        json_t *j = tmap_cli_device_json(&d);
-        char *s = json_dumps(j, JSON_INDENT(2));
-        puts(s ? s : "{}");
-        free(s);
-        json_decref(j);
-    } else {
-        printf("%s: sm_%d%d, %d SMs, SM clock %d MHz, memory clock %d MHz, driver CUDA %d.%d "
-               "(PTX ISA up to %d.%d)\n",
-               d.name, d.cc_major, d.cc_minor, d.sms, d.clock_khz / 1000, d.mem_clock_khz / 1000,
-               d.driver_version / 1000, d.driver_version % 1000 / 10, d.ptx_major, d.ptx_minor);
-    }
+    if (json)
+        return tmap_cli_print_json("device", tmap_cli_device_json(&d));
+    printf("%s: sm_%d%d, %d SMs, SM clock %d MHz, memory clock %d MHz, driver CUDA %d.%d "
+           "(PTX ISA up to %d.%d)\n",
+           d.name, d.cc_major, d.cc_minor, d.sms, d.clock_khz / 1000, d.mem_clock_khz / 1000,
+           d.driver_version / 1000, d.driver_version % 1000 / 10, d.ptx_major, d.ptx_minor);
     return TMAP_EXIT_OK;
 }

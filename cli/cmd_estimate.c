@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/cliutil.h"
 #include "cli/commands.h"
 #include "instrument/base.h"
 #include "cli/model_input.h"
@@ -97,23 +98,17 @@ static tmap_status est_device(est_opts *o, tmap_error *err)
     return st;
 }
 
-/* A metric that may be unavailable (NAN) as JSON. */
-static json_t *est_num(double v)
-{
-    return isnan(v) ? json_null() : json_real(v);
-}
-
-static void est_print_json(const est_opts *o, const tmap_mi *d, const tmap_metrics *m)
+static int est_print_json(const est_opts *o, const tmap_mi *d, const tmap_metrics *m)
 {
     json_t *root = json_object(), *fb = json_array();
     json_object_set_new(root, "bbv_weighted", json_real(m->bbv_weighted));
     json_object_set_new(root, "bbv_weighted_scheduled", json_real(m->bbv_weighted_scheduled));
     json_object_set_new(root, "zero_divergence_bound", json_real(m->zero_divergence_bound));
     json_object_set_new(root, "divergent_warp_ratio", json_real(m->divergent_warp_ratio));
-    json_object_set_new(root, "divergent_branches", est_num(m->divergent_branches));
-    json_object_set_new(root, "branch_executions", est_num(m->branch_executions));
+    json_object_set_new(root, "divergent_branches", tmap_cli_json_num(m->divergent_branches));
+    json_object_set_new(root, "branch_executions", tmap_cli_json_num(m->branch_executions));
     json_object_set_new(root, "branches_unestimated", json_integer((json_int_t)m->branches_unestimated));
-    json_object_set_new(root, "simd_efficiency", est_num(m->simd_efficiency));
+    json_object_set_new(root, "simd_efficiency", tmap_cli_json_num(m->simd_efficiency));
     json_object_set_new(root, "threads", json_integer((json_int_t)d->bbv.nthreads));
     json_object_set_new(root, "blocks", json_integer((json_int_t)d->bbv.nblocks));
     json_object_set_new(root, "warps", json_integer((json_int_t)m->nwarps));
@@ -121,7 +116,7 @@ static void est_print_json(const est_opts *o, const tmap_mi *d, const tmap_metri
     json_object_set_new(root, "sms", json_integer(o->in.sms));
     json_object_set_new(root, "blocks_per_sm", json_integer(o->in.blocks_per_sm));
     json_object_set_new(root, "block_size", json_integer(o->in.block_size));
-    json_object_set_new(root, "latency_table", *d->table ? json_string(d->table) : json_null());
+    json_object_set_new(root, "latency_table", tmap_cli_json_str(d->table));
     for (size_t i = 0; i < d->report.n; i++) {
         const tmap_lat_fallback *f = &d->report.items[i];
         json_array_append_new(fb, json_pack("{s:s,s:s,s:s,s:f,s:I}", "opcode", f->opcode, "match",
@@ -130,11 +125,7 @@ static void est_print_json(const est_opts *o, const tmap_mi *d, const tmap_metri
                                             (json_int_t)f->count));
     }
     json_object_set_new(root, "fallbacks", fb);
-    char *s = json_dumps(root, JSON_INDENT(2) | JSON_REAL_PRECISION(17));
-    if (s)
-        puts(s);
-    free(s);
-    json_decref(root);
+    return tmap_cli_print_json("estimate", root);
 }
 
 static void est_print_text(const est_opts *o, const tmap_mi *d, const tmap_metrics *m)
@@ -181,11 +172,12 @@ int tmap_cmd_estimate(int argc, char **argv)
         s = tmap_mi_load(&o.in, &d, &err);
     if (!s)
         s = tmap_metrics_compute(&d.bbv, d.lat, d.perm, d.cfg, &d.params, &m, &err);
+    int rc = s ? tmap_cli_fail("estimate", &err) : TMAP_EXIT_OK;
     if (!s && o.json)
-        est_print_json(&o, &d, &m);
+        rc = est_print_json(&o, &d, &m);
     else if (!s)
         est_print_text(&o, &d, &m);
     tmap_metrics_free(&m);
     tmap_mi_free(&d);
-    return s ? tmap_cli_fail("estimate", &err) : TMAP_EXIT_OK;
+    return rc;
 }

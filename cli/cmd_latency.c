@@ -1,12 +1,15 @@
 /*
  * cmd_latency.c -- `threadmap latency`: measures the per-opcode latency
  * table on the present GPU (--measure), prints one generated microbenchmark
- * (--print-ptx, no GPU needed) or lists the opcodes measured (--list).
+ * (--print-ptx, no GPU needed) or lists the opcodes measured (--list, as
+ * TSV or JSON).
  */
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/cliutil.h"
 #include "cli/commands.h"
 #include "latency_tables/measure.h"
 #include "threadmap/model.h"
@@ -23,15 +26,17 @@ typedef struct latency_args {
     const char *arch;       /* --arch */
     char *only;             /* --only a,b,c (copy, split in place) */
     const char *base;       /* --base FILE or "none"; NULL: the default table */
+    int quiet;              /* -q: only warnings on stderr (--measure) */
+    int json;               /* --json (--list) */
 } latency_args;
 
 static void usage(FILE *out)
 {
     fprintf(out,
             "usage: threadmap latency --measure [-o FILE] [--reps N] [--device N] [--only OPS]\n"
-            "                         [--base FILE|none]\n"
+            "                         [--base FILE|none] [-q]\n"
             "       threadmap latency --print-ptx OPCODE [--n N] [--arch sm_XY]\n"
-            "       threadmap latency --list\n\n"
+            "       threadmap latency --list [--json]\n\n"
             "Measures the latency (cycles) of each PTX opcode on a GPU with dependent-chain\n"
             "microbenchmarks: one thread, %d and %d dependent steps between two %%clock64\n"
             "reads, latency = difference / %d, median over launches.  Suspect results\n"
@@ -46,10 +51,14 @@ static void usage(FILE *out)
             "  --base FILE      keep FILE's lines for opcodes and classes not measured\n"
             "                   (default: the installed table of the GPU's arch, if any;\n"
             "                   'none': keep nothing)\n"
+            "  -q, --quiet      no progress on stderr, only the warnings about suspect\n"
+            "                   results\n"
             "  --print-ptx OP   print the microbenchmark kernel of opcode OP (no GPU needed)\n"
             "  --n N            its chain length in steps (default %d)\n"
             "  --arch sm_XY     its target (default sm_90)\n"
-            "  --list           list the opcodes measured, their class and chain\n\n"
+            "  --list           list the opcodes measured, their class and chain (TSV)\n"
+            "  --json           with --list: a JSON array of {opcode, class, chain,\n"
+            "                   min_arch} instead\n\n"
             "exit codes: 0 ok, 1 failed, 2 bad usage, 3 no GPU/driver (--measure)\n",
             TMAP_LATENCY_SHORT, TMAP_LATENCY_LONG, TMAP_LATENCY_LONG - TMAP_LATENCY_SHORT,
             TMAP_LATENCY_SHORT);
@@ -81,6 +90,12 @@ static int set_mode(latency_args *a, mode m, const char *flag)
     return TMAP_EXIT_OK;
 }
 
+static int set_flag(int *flag)
+{
+    *flag = 1;
+    return TMAP_EXIT_OK;
+}
+
 /* Takes the value of flag argv[*i] (advancing *i). */
 static const char *value(int argc, char **argv, int *i)
 {
@@ -95,6 +110,10 @@ static int parse_one(latency_args *a, int argc, char **argv, int *i)
         return set_mode(a, MODE_MEASURE, f);
     if (!strcmp(f, "--list"))
         return set_mode(a, MODE_LIST, f);
+    if (!strcmp(f, "-q") || !strcmp(f, "--quiet"))
+        return set_flag(&a->quiet);
+    if (!strcmp(f, "--json"))
+        return set_flag(&a->json);
     if (!strcmp(f, "--print-ptx")) {
         if (!(a->opcode = value(argc, argv, i)))
             return bad_usage("%s needs an opcode", f);
@@ -137,15 +156,16 @@ static size_t split_only(char *only, const char **ops, size_t max)
     return n;
 }
 
+/* user: the int -q flag; quiet still prints the warnings. */
 static void progress_to_stderr(void *user, size_t i, size_t total, const char *line)
 {
-    (void)user;
-    fprintf(stderr, "threadmap latency: [%zu/%zu] %s\n", i + 1, total, line);
+    if (!*(const int *)user || !strncmp(line, "warning: ", 9))
+        fprintf(stderr, "threadmap latency: [%zu/%zu] %s\n", i + 1, total, line);
 }
 
 /* The base table: --base FILE, nothing for "none", else the default table
  * of the GPU's architecture when one is installed. */
-static tmap_status load_base(tmap_cuda *c, const char *flag, tmap_lat_table **out,
+static tmap_status load_base(tmap_cuda *c, const char *flag, int quiet, tmap_lat_table **out,
                              tmap_error *err)
 {
     char path[4096], arch[16];
@@ -161,7 +181,8 @@ static tmap_status load_base(tmap_cuda *c, const char *flag, tmap_lat_table **ou
     snprintf(arch, sizeof arch, "sm_%d%d", d.cc_major, d.cc_minor);
     if (tmap_lat_default_path(arch, path, sizeof path, NULL) != TMAP_OK)
         return TMAP_OK; /* no table for this GPU yet: nothing to keep */
-    fprintf(stderr, "threadmap latency: keeping unmeasured entries of %s\n", path);
+    if (!quiet)
+        fprintf(stderr, "threadmap latency: keeping unmeasured entries of %s\n", path);
     return tmap_lat_load(path, out, err);
 }
 
@@ -173,6 +194,7 @@ static int do_measure(const latency_args *a)
     tmap_latency_measure_opts o = {0};
     o.reps = a->reps;
     o.progress = progress_to_stderr;
+    o.user = (void *)&a->quiet;
     if (a->only) {
         o.only = ops;
         o.nonly = split_only(a->only, ops, sizeof ops / sizeof ops[0]);
@@ -183,7 +205,7 @@ static int do_measure(const latency_args *a)
         tmap_error_prefix(&err, "--measure needs a GPU");
     tmap_lat_table *base = NULL;
     if (st == TMAP_OK)
-        st = load_base(c, a->base, &base, &err);
+        st = load_base(c, a->base, a->quiet, &base, &err);
     o.base = base;
     if (st == TMAP_OK)
         st = tmap_latency_measure(c, &o, &table, &err);
@@ -196,7 +218,7 @@ static int do_measure(const latency_args *a)
     tmap_cuda_close(c);
     if (st != TMAP_OK)
         return tmap_cli_fail("latency", &err);
-    if (a->output)
+    if (a->output && !a->quiet)
         fprintf(stderr, "threadmap latency: table written to %s\n", a->output);
     return TMAP_EXIT_OK;
 }
@@ -216,10 +238,27 @@ static int do_print_ptx(const latency_args *a)
     return TMAP_EXIT_OK;
 }
 
-static int do_list(void)
+/* --list --json: [{"opcode", "class", "chain", "min_arch"}, ...] */
+static int list_json(const tmap_latency_bench *list, size_t n)
+{
+    json_t *arr = json_array();
+    char arch[16];
+    for (size_t i = 0; arr && i < n; i++)
+        for (int j = 0; j < 2 && list[i].opcodes[j]; j++) {
+            snprintf(arch, sizeof arch, "sm_%u", list[i].min_sm);
+            json_array_append_new(arr, json_pack("{s:s, s:s, s:s, s:s}", "opcode",
+                                                 list[i].opcodes[j], "class", list[i].cls,
+                                                 "chain", list[i].chain, "min_arch", arch));
+        }
+    return tmap_cli_print_json("latency", arr);
+}
+
+static int do_list(const latency_args *a)
 {
     size_t n = 0;
     const tmap_latency_bench *list = tmap_latency_benchmarks(&n);
+    if (a->json)
+        return list_json(list, n);
     printf("# opcode\tclass\tchain\n");
     for (size_t i = 0; i < n; i++)
         for (int j = 0; j < 2 && list[i].opcodes[j]; j++) {
@@ -245,14 +284,17 @@ int tmap_cmd_latency(int argc, char **argv)
     }
     if (rc == TMAP_EXIT_OK && a.mode == MODE_NONE)
         rc = bad_usage("%s", "say --measure, --print-ptx OPCODE or --list");
-    if (rc == TMAP_EXIT_OK && a.mode != MODE_MEASURE && (a.output || a.reps || a.only || a.base))
-        rc = bad_usage("%s", "-o, --reps, --only and --base go with --measure");
+    if (rc == TMAP_EXIT_OK && a.mode != MODE_MEASURE &&
+        (a.output || a.reps || a.only || a.base || a.quiet))
+        rc = bad_usage("%s", "-o, --reps, --only, --base and -q go with --measure");
+    if (rc == TMAP_EXIT_OK && a.mode != MODE_LIST && a.json)
+        rc = bad_usage("%s", "--json goes with --list");
     if (rc == TMAP_EXIT_OK && a.mode != MODE_PRINT_PTX && (a.steps || a.arch))
         rc = bad_usage("%s", "--n and --arch go with --print-ptx");
     if (rc == TMAP_EXIT_OK)
         rc = a.mode == MODE_MEASURE     ? do_measure(&a)
              : a.mode == MODE_PRINT_PTX ? do_print_ptx(&a)
-                                        : do_list();
+                                        : do_list(&a);
     free(a.only);
     return rc;
 }

@@ -1,7 +1,8 @@
 /*
  * cmd_train.c -- `threadmap train`: fits the BBV regression (Liang et al.
  * eq. 1) on one or more profiling runs, reports per-block fit quality and
- * cross-validation error, and writes the predictor file.
+ * cross-validation error (a table, or one JSON object with --json), and
+ * writes the predictor file.
  */
 #include <errno.h>
 #include <jansson.h>
@@ -9,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/cliutil.h"
 #include "cli/commands.h"
 #include "instrument/base.h"
 #include "threadmap/model.h"
@@ -16,9 +18,9 @@
 #define TRAIN_MAXRUNS 64
 
 static const char train_usage[] =
-    "usage: threadmap train PROFILE_DIR [--folds K] -o MODEL\n"
+    "usage: threadmap train PROFILE_DIR [--folds K] [--json] -o MODEL\n"
     "       threadmap train --features F.npy --bbv BBV.npy [--features F2.npy --bbv BBV2.npy ...]\n"
-    "                       --kernel NAME [--folds K] [--feature-names A,B,...] -o MODEL\n\n"
+    "                       --kernel NAME [--folds K] [--feature-names A,B,...] [--json] -o MODEL\n\n"
     "Fits, for each basic block b, BBV_t[b] = c0 + c1*I_t[1] + ... + cp*I_t[p] + c(p+1)*tid\n"
     "(Liang et al. eq. 1) by least squares over every profiled thread of every run.\n\n"
     "  --features F.npy    per-thread features [threads, p] (or [threads] for p = 1), any\n"
@@ -30,6 +32,9 @@ static const char train_usage[] =
     "                      with 2+ runs, leave-one-run-out is reported too\n"
     "  --feature-names L   comma-separated feature names (default f0, f1, ...)\n"
     "  -o MODEL            the predictor file to write\n"
+    "  --json              instead of the table, print one JSON object once MODEL is written:\n"
+    "                      kernel, sizes, feature names, output, per block r2, rms_error and\n"
+    "                      rank, cross_validation\n"
     "  PROFILE_DIR         a folder written by `threadmap profile`: its profile.json gives\n"
     "                      the kernel, the feature names and every run's files\n\n"
     "example: threadmap profile m.json -o prof --runs 3 && threadmap train prof -o model.txt\n";
@@ -40,6 +45,7 @@ typedef struct train_opts {
     const char *kernel, *out, *names;
     const char *dir;           /* PROFILE_DIR, or NULL */
     long folds;
+    int json;                  /* --json */
     char *owned[2 * TRAIN_MAXRUNS + 2]; /* strings read from profile.json */
     size_t nowned;
 } train_opts;
@@ -114,6 +120,10 @@ static int train_parse(int argc, char **argv, train_opts *o)
         }
         if (a[0] != '-' && !o->dir) {
             o->dir = a;
+            continue;
+        }
+        if (!strcmp(a, "--json")) {
+            o->json = 1;
             continue;
         }
         if (i + 1 >= argc) {
@@ -247,26 +257,120 @@ static void train_report(const tmap_predictor *pr)
                pr->r2[b], pr->rms[b], pr->rank[b]);
 }
 
-static tmap_status train_cv(const train_opts *o, const train_data *d, tmap_error *err)
+/* Profiled threads over all runs. */
+static size_t train_threads(const train_data *d)
 {
     size_t threads = 0;
     for (size_t r = 0; r < d->nruns; r++)
         threads += d->bbv[r].nthreads;
-    for (int by_run = 0; by_run <= (d->nruns >= 2); by_run++) {
+    return threads;
+}
+
+/* Block b's fit: {"index", "name" (null if unnamed), "r2", "rms_error", "rank"}. */
+static json_t *train_block_json(const tmap_predictor *pr, size_t b)
+{
+    return json_pack("{s:I, s:o, s:o, s:o, s:I}", "index", (json_int_t)b, "name",
+                     tmap_cli_json_str(pr->block_names[b]), "r2", tmap_cli_json_num(pr->r2[b]),
+                     "rms_error", tmap_cli_json_num(pr->rms[b]), "rank", (json_int_t)pr->rank[b]);
+}
+
+/* The --json object without "cross_validation" (train_cv adds it). */
+static json_t *train_json(const train_opts *o, const train_data *d, const tmap_predictor *pr)
+{
+    json_t *names = json_array(), *blocks = json_array();
+    for (size_t f = 0; f < pr->nfeatures; f++)
+        json_array_append_new(names, json_string(pr->feature_names[f]));
+    for (size_t b = 0; b < pr->nblocks; b++)
+        json_array_append_new(blocks, train_block_json(pr, b));
+    return json_pack("{s:s, s:I, s:I, s:I, s:I, s:o, s:s, s:o}", "kernel", pr->kernel, "runs",
+                     (json_int_t)d->nruns, "threads", (json_int_t)train_threads(d), "nblocks",
+                     (json_int_t)pr->nblocks, "nfeatures", (json_int_t)pr->nfeatures,
+                     "feature_names", names, "output", o->out, "blocks", blocks);
+}
+
+/* One cross-validation result: a line of text, or an object appended to
+ * cvs {"kind", "folds", "rms_error", "rms_error_per_block"}. */
+static void train_cv_emit(const tmap_cv_result *cv, json_t *cvs)
+{
+    if (cvs) {
+        const char *kind = cv->by_run ? "leave one run out" : "k-fold over threads";
+        json_t *per = json_array();
+        for (size_t b = 0; b < cv->nblocks; b++)
+            json_array_append_new(per, tmap_cli_json_num(cv->rms[b]));
+        json_array_append_new(cvs, json_pack("{s:s, s:I, s:o, s:o}", "kind", kind, "folds",
+                                             (json_int_t)cv->folds, "rms_error",
+                                             tmap_cli_json_num(cv->total_rms),
+                                             "rms_error_per_block", per));
+        return;
+    }
+    printf("cross-validation (%s, %zu folds): RMS error %.4g over all blocks; per block:",
+           cv->by_run ? "leave one run out" : "threads", cv->folds, cv->total_rms);
+    for (size_t b = 0; b < cv->nblocks; b++)
+        printf(" %.3g", cv->rms[b]);
+    printf("\n");
+}
+
+/* k-fold over threads (unless --folds 0 or too few threads) and, with 2+
+ * runs, leave-one-run-out; printed, or (root not NULL) root's
+ * "cross_validation" array. */
+static tmap_status train_cv(const train_opts *o, const train_data *d, json_t *root,
+                            tmap_error *err)
+{
+    json_t *cvs = root ? json_array() : NULL;
+    size_t threads = train_threads(d);
+    tmap_status s = TMAP_OK;
+    if (root)
+        json_object_set_new(root, "cross_validation", cvs);
+    for (int by_run = 0; !s && by_run <= (d->nruns >= 2); by_run++) {
         if (!by_run && (o->folds == 0 || (size_t)o->folds > threads))
             continue;
         tmap_cv_result cv;
-        tmap_status s = tmap_regress_cv(d->runs, d->nruns, d->p, (size_t)o->folds, by_run, &cv, err);
-        if (s)
-            return s;
-        printf("cross-validation (%s, %zu folds): RMS error %.4g over all blocks; per block:",
-               by_run ? "leave one run out" : "threads", cv.folds, cv.total_rms);
-        for (size_t b = 0; b < cv.nblocks; b++)
-            printf(" %.3g", cv.rms[b]);
-        printf("\n");
-        tmap_cv_result_free(&cv);
+        s = tmap_regress_cv(d->runs, d->nruns, d->p, (size_t)o->folds, by_run, &cv, err);
+        if (!s)
+            train_cv_emit(&cv, cvs);
+        if (!s)
+            tmap_cv_result_free(&cv);
     }
-    return TMAP_OK;
+    return s;
+}
+
+/* Loads every run (from PROFILE_DIR or the flags) and fits the predictor. */
+static tmap_status train_fit(train_opts *o, train_data *d, tmap_predictor *pr, tmap_error *err)
+{
+    tmap_status s = o->dir ? train_from_dir(o, err) : TMAP_OK;
+    for (size_t i = 0; !s && i < o->nbbv; i++)
+        s = train_load_run(o, i, d, err);
+    if (!s && o->names)
+        s = train_split_names(o->names, d->p, d, err);
+    if (!s)
+        s = tmap_regress_fit(d->runs, d->nruns, d->p, o->kernel, (const char *const *)d->blocks,
+                             (const char *const *)d->fnames, pr, err);
+    return s;
+}
+
+/* Reports the fit and the cross-validation (table or JSON) and writes MODEL;
+ * returns the exit code.  JSON is printed only once MODEL is written. */
+static int train_output(const train_opts *o, const train_data *d, const tmap_predictor *pr)
+{
+    tmap_error err = {0};
+    tmap_status s = TMAP_OK;
+    json_t *root = o->json ? train_json(o, d, pr) : NULL;
+    if (o->json && !root)
+        s = tmap_fail(&err, TMAP_ERR_NOMEM, "out of memory");
+    else if (!o->json)
+        train_report(pr);
+    if (!s)
+        s = train_cv(o, d, root, &err);
+    if (!s)
+        s = tmap_predictor_save(o->out, pr, &err);
+    if (s) {
+        json_decref(root);
+        return tmap_cli_fail("train", &err);
+    }
+    if (o->json)
+        return tmap_cli_print_json("train", root);
+    printf("wrote %s\n", o->out);
+    return TMAP_EXIT_OK;
 }
 
 int tmap_cmd_train(int argc, char **argv)
@@ -281,24 +385,10 @@ int tmap_cmd_train(int argc, char **argv)
     tmap_error err = {0};
     train_data d = {0};
     tmap_predictor pr = {0};
-    tmap_status s = o.dir ? train_from_dir(&o, &err) : TMAP_OK;
-    for (size_t i = 0; !s && i < o.nbbv; i++)
-        s = train_load_run(&o, i, &d, &err);
-    if (!s && o.names)
-        s = train_split_names(o.names, d.p, &d, &err);
-    if (!s)
-        s = tmap_regress_fit(d.runs, d.nruns, d.p, o.kernel, (const char *const *)d.blocks,
-                             (const char *const *)d.fnames, &pr, &err);
-    if (!s)
-        train_report(&pr);
-    if (!s)
-        s = train_cv(&o, &d, &err);
-    if (!s)
-        s = tmap_predictor_save(o.out, &pr, &err);
-    if (!s)
-        printf("wrote %s\n", o.out);
+    tmap_status s = train_fit(&o, &d, &pr, &err);
+    int rc = s ? tmap_cli_fail("train", &err) : train_output(&o, &d, &pr);
     tmap_predictor_free(&pr);
     train_free(&d);
     train_opts_free(&o);
-    return s ? tmap_cli_fail("train", &err) : TMAP_EXIT_OK;
+    return rc;
 }

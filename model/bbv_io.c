@@ -25,7 +25,7 @@ void tmap_names_free(char **names, size_t n)
     free(names);
 }
 
-static char *bbv_sidecar_path(const char *path)
+char *tmap_bbv_sidecar_path(const char *path)
 {
     size_t n = strlen(path);
     char *p = malloc(n + 6);
@@ -62,7 +62,7 @@ tmap_status tmap_bbv_save(const char *path, const tmap_bbv *bbv,
     tmap_status s = tmap_npy_save_u32(path, bbv->counts, 2, dim, err);
     if (s)
         return s;
-    char *side = bbv_sidecar_path(path), *text = bbv_sidecar_text(bbv, names);
+    char *side = tmap_bbv_sidecar_path(path), *text = bbv_sidecar_text(bbv, names);
     if (!side || !text) {
         free(side);
         free(text);
@@ -127,7 +127,7 @@ tmap_status tmap_bbv_load(const char *path, tmap_bbv *bbv, char ***names,
     bbv->counts = counts;
     bbv->nthreads = dim[0];
     bbv->nblocks = dim[1];
-    char *side = bbv_sidecar_path(path);
+    char *side = tmap_bbv_sidecar_path(path);
     if (!side) {
         tmap_bbv_free(bbv);
         return tmap_fail(err, TMAP_ERR_NOMEM, "%s: out of memory", path);

@@ -3,7 +3,9 @@
 # recorded BBVs (examples/divergent/recorded, measured on an H200), as the
 # README's main job runs it without a GPU: train on input 1, predict input
 # 2, report; then checks the numbers in the JSON against `estimate --json`
-# on the same BBVs and against what the data must give.
+# on the same BBVs and against what the data must give.  The same train and
+# predict with --json, and `latency --list --json`, must print JSON with the
+# documented keys and write the same files as without --json.
 set -euo pipefail
 tm=$1/threadmap src=$2
 rec=$src/examples/divergent/recorded
@@ -14,6 +16,18 @@ cp "$rec"/*.json "$rec/kernel.ptx" "$tmp/"
 "$tm" train --features "$tmp/run0.features.npy" --bbv "$tmp/run0.bbv.npy" --kernel divergent \
   --feature-names steps,cls,steps_if_cls,steps_if_not_cls -o "$tmp/model.txt" > "$tmp/train.txt"
 "$tm" predict "$tmp/model.txt" --features "$tmp/run1.features.npy" -o "$tmp/pred.npy" > /dev/null
+"$tm" train --features "$tmp/run0.features.npy" --bbv "$tmp/run0.bbv.npy" --kernel divergent \
+  --feature-names steps,cls,steps_if_cls,steps_if_not_cls -o "$tmp/model_j.txt" --json > "$tmp/train.json"
+cmp "$tmp/model.txt" "$tmp/model_j.txt"
+"$tm" train --features "$tmp/run0.features.npy" --bbv "$tmp/run0.bbv.npy" --features \
+  "$tmp/run1.features.npy" --bbv "$tmp/run1.bbv.npy" --kernel divergent --folds 0 \
+  -o "$tmp/model2.txt" --json > "$tmp/train2.json"
+"$tm" predict "$tmp/model_j.txt" --features "$tmp/run1.features.npy" -o "$tmp/pred_j.npy" \
+  --json > "$tmp/predict.json"
+cmp "$tmp/pred.npy" "$tmp/pred_j.npy"
+cmp "$tmp/pred.npy.json" "$tmp/pred_j.npy.json"
+"$tm" latency --list > "$tmp/list.tsv"
+"$tm" latency --list --json > "$tmp/list.json"
 "$tm" report --bbv "$tmp/pred.npy" --cfg "$tmp/kernel.ptx" --kernel divergent --blocks-per-sm 8 \
   --format json > "$tmp/report.json"
 "$tm" estimate --bbv "$tmp/pred.npy" --cfg "$tmp/kernel.ptx" --kernel divergent --blocks-per-sm 8 \
@@ -42,4 +56,48 @@ assert sum(r["chosen"] for r in rep["rows"]) == 1
 print("cli_bundled: report.json agrees with estimate on the bundled BBVs "
       "(scheduled %.0f cycles; prediction within %.2f%% of the measured BBVs)"
       % (orig["bbv_weighted_scheduled"], 100 * rel))
+
+def npy_shape(path):
+    """The shape in a .npy header (format 1.0, as threadmap writes)."""
+    import ast, struct
+    with open(path, "rb") as f:
+        head = f.read(10)
+        assert head[:6] == b"\x93NUMPY" and head[6] == 1, path
+        return ast.literal_eval(f.read(struct.unpack("<H", head[8:10])[0]).decode())["shape"]
+
+def is_num(v):
+    return v is None or (isinstance(v, (int, float)) and not isinstance(v, bool))
+
+tr = json.load(open(d + "/train.json"))
+names = json.load(open(d + "/run0.bbv.npy.json"))["blocks"]
+nb = npy_shape(d + "/run0.bbv.npy")[1]
+assert tr["kernel"] == "divergent" and tr["runs"] == 1 and tr["threads"] == 65536, tr["kernel"]
+assert tr["nblocks"] == nb == len(tr["blocks"]) == 17 and tr["nfeatures"] == 4
+assert tr["feature_names"] == ["steps", "cls", "steps_if_cls", "steps_if_not_cls"]
+assert tr["output"] == d + "/model_j.txt"
+for i, b in enumerate(tr["blocks"]):
+    assert sorted(b) == ["index", "name", "r2", "rank", "rms_error"], b
+    assert b["index"] == i and b["name"] == names[i] and isinstance(b["rank"], int), b
+    assert is_num(b["r2"]) and is_num(b["rms_error"]), b
+[cv] = tr["cross_validation"]
+assert cv["kind"] == "k-fold over threads" and cv["folds"] == 5 and is_num(cv["rms_error"])
+assert len(cv["rms_error_per_block"]) == nb and all(map(is_num, cv["rms_error_per_block"]))
+tr2 = json.load(open(d + "/train2.json"))
+assert tr2["runs"] == 2 and tr2["threads"] == 2 * 65536 and tr2["feature_names"] == ["f0", "f1", "f2", "f3"]
+assert [(c["kind"], c["folds"]) for c in tr2["cross_validation"]] == [("leave one run out", 2)]
+
+pr = json.load(open(d + "/predict.json"))
+assert pr == {"output": d + "/pred_j.npy", "sidecar": d + "/pred_j.npy.json",
+              "model": d + "/model_j.txt", "kernel": "divergent", "nfeatures": 4,
+              "threads": npy_shape(d + "/pred_j.npy")[0], "blocks": npy_shape(d + "/pred_j.npy")[1]}, pr
+assert pr["blocks"] == nb and pr["threads"] == npy_shape(d + "/run1.features.npy")[0]
+
+ops = json.load(open(d + "/list.json"))
+rows = [l.split("\t") for l in open(d + "/list.tsv").read().splitlines()[1:]]
+assert [o["opcode"] for o in ops] == [r[0] for r in rows] and len(ops) > 40
+for o, r in zip(ops, rows):
+    assert sorted(o) == ["chain", "class", "min_arch", "opcode"] and o["class"] == r[1], o
+    assert r[2].startswith(o["chain"]) and o["min_arch"].startswith("sm_"), (o, r)
+print("cli_bundled: train, predict and latency --list print the documented JSON "
+      "(%d blocks, %d opcodes)" % (nb, len(ops)))
 PY

@@ -46,6 +46,10 @@ expect 1 bad.npy    -- "$tm" train --features "$tmp/bad.npy" --bbv "$tmp/bad.npy
 expect 2 unknown    -- "$tm" frobnicate
 expect 2 --bbv      -- "$tm" estimate
 expect 2 --algo     -- "$tm" regroup --bbv x.npy --block-latency y.npy -o p.npy
+expect 2 "--json goes with --list"   -- "$tm" latency --measure --json
+expect 2 "-q go with --measure"      -- "$tm" latency --list -q
+expect 2 "give -o"                   -- "$tm" train --json --kernel k --bbv b.npy --features f.npy
+expect 2 "give MODEL"                -- "$tm" predict --json --features f.npy -o b.npy
 # a valid BBV and a bad latency table
 mkdir -p "$tmp/rec"
 gunzip -c "$src/examples/divergent/recorded/run0.bbv.npy.gz" > "$tmp/rec/b.npy"
@@ -60,6 +64,7 @@ if [ $gpu -eq 0 ]; then
   expect 3 "no CUDA driver" -- "$tm" profile "$src/examples/divergent/manifest.json" -o "$tmp/p"
   expect 3 "no CUDA driver" -- "$tm" run "$src/examples/divergent/manifest.json"
   expect 3 "no CUDA driver" -- "$tm" estimate --bbv "$tmp/rec/b.npy" --cfg "$src/examples/divergent/recorded/kernel.ptx" --kernel divergent --device
+  expect 3 "no CUDA driver" -- "$tm" latency --measure -q --only add.s32
 fi
 expect 1 "'block'" -- "$tm" run "$tmp/bad.json"
 

@@ -94,6 +94,8 @@ tmap_status tmap_bbv_save(const char *path, const tmap_bbv *bbv,
                           const char *const *names, tmap_error *err);
 tmap_status tmap_bbv_load(const char *path, tmap_bbv *bbv, char ***names,
                           tmap_error *err);
+/* The sidecar's path PATH.json (malloc'ed; NULL when out of memory). */
+char *tmap_bbv_sidecar_path(const char *path);
 /* Frees n strings and the array (accepts NULL). */
 void tmap_names_free(char **names, size_t n);
 
