@@ -1,5 +1,6 @@
 /*
- * classes.c -- distinct rows by hashing, members by a counting sort.
+ * classes.c -- distinct rows by hashing, in one streaming pass over the
+ * matrix; members by a counting sort.
  */
 #include "regroup/classes.h"
 
@@ -9,78 +10,103 @@
 #include "instrument/base.h"
 #include "regroup/rowset.h"
 
-typedef struct rows_ctx {
-    const uint32_t *rows;
-    size_t nblocks;
-} rows_ctx;
-
-static const uint32_t *row_of(const void *ctx, uint32_t t)
-{
-    const rows_ctx *r = ctx;
-    return r->rows + (size_t)t * r->nblocks;
-}
+/* Rows this many bytes ahead are prefetched: while a row is hashed, the
+ * hardware prefetcher alone leaves memory bandwidth unused. */
+#define AHEAD 4096
+#if defined(__GNUC__)
+#define PREFETCH(p) __builtin_prefetch(p)
+#else
+#define PREFETCH(p) ((void)(p))
+#endif
 
 void tmap_regroup_classes_free(tmap_regroup_classes *c)
 {
     free(c->of);
+    free(c->first);
     free(c->start);
     free(c->member);
     memset(c, 0, sizeof *c);
 }
 
-/* c->of filled; builds start[] and member[] (stable, so ascending). */
-static int bucket(tmap_regroup_classes *c)
+/* Appends thread t as the first member of class c->count (cap: first[]'s
+ * room, doubled as needed).  0 or -1 (no memory). */
+static int new_class(tmap_regroup_classes *c, size_t *cap, uint32_t t)
 {
-    c->start = calloc(c->count + 1, sizeof *c->start);
-    c->member = malloc(c->n * sizeof *c->member);
-    if (!c->start || !c->member)
-        return -1;
-    for (size_t t = 0; t < c->n; t++)
-        c->start[c->of[t] + 1]++;
-    for (size_t k = 0; k < c->count; k++)
-        c->start[k + 1] += c->start[k];
-    uint32_t *fill = malloc(c->count * sizeof *fill);
-    if (!fill)
-        return -1;
-    memcpy(fill, c->start, c->count * sizeof *fill);
-    for (size_t t = 0; t < c->n; t++)
-        c->member[fill[c->of[t]]++] = (uint32_t)t;
-    free(fill);
+    if (c->count == *cap) {
+        size_t m = *cap ? 2 * *cap : 64;
+        uint32_t *f = realloc(c->first, m * sizeof *f);
+        if (!f)
+            return -1;
+        c->first = f;
+        *cap = m;
+    }
+    c->first[c->count++] = t;
     return 0;
+}
+
+tmap_status tmap_regroup_classes_find(const tmap_regroup_part *p,
+                                      tmap_regroup_classes *c,
+                                      tmap_error *err)
+{
+    memset(c, 0, sizeof *c);
+    c->n = p->n;
+    size_t nb = p->nblocks, cap = 0;
+    tmap_regroup_rowset set;
+    c->of = malloc(p->n * sizeof *c->of);
+    int bad = !c->of || tmap_regroup_rowset_init(&set, nb);
+    size_t rb = nb * sizeof *p->rows, total = p->n * rb;
+    /* the set names a class by its first member, translated through of[] */
+    for (size_t t = 0; t < p->n && !bad; t++) {
+        const uint32_t *r = p->rows + t * nb;
+        if (t * rb + AHEAD + rb <= total)
+            for (size_t o = 0; o < rb; o += 64)
+                PREFETCH((const char *)r + AHEAD + o);
+        /* inside a run of equal rows (a warp's threads often take one
+         * path), compare with the previous row before hashing */
+        if (t >= 2 && c->of[t - 1] == c->of[t - 2] &&
+            tmap_regroup_same(r, r - nb, nb)) {
+            c->of[t] = c->of[t - 1];
+            continue;
+        }
+        uint32_t first;
+        int added = tmap_regroup_rowset_add(&set, p->rows, r,
+                                            tmap_regroup_hash(r, nb),
+                                            (uint32_t)t, &first);
+        if (added < 0 || (added && new_class(c, &cap, (uint32_t)t)))
+            bad = 1;
+        else
+            c->of[t] = added ? (uint32_t)c->count - 1 : c->of[first];
+    }
+    tmap_regroup_rowset_free(&set);
+    if (bad) {
+        tmap_regroup_classes_free(c);
+        return tmap_fail(err, TMAP_ERR_NOMEM, "regroup: class table");
+    }
+    return TMAP_OK;
 }
 
 tmap_status tmap_regroup_classes_build(const tmap_regroup_part *p,
                                        tmap_regroup_classes *c,
                                        tmap_error *err)
 {
-    memset(c, 0, sizeof *c);
-    c->n = p->n;
-    rows_ctx ctx = {p->rows, p->nblocks};
-    tmap_regroup_rowset set;
-    c->of = malloc(p->n * sizeof *c->of);
-    if (!c->of || tmap_regroup_rowset_init(&set, p->nblocks, row_of, &ctx)) {
-        free(c->of);
-        c->of = NULL;
-        return tmap_fail(err, TMAP_ERR_NOMEM, "regroup: class table");
-    }
-    /* class ids are handed out in order of first member; the set names a
-     * class by its first member, translated to the class id through of[] */
-    int bad = 0;
-    for (size_t t = 0; t < p->n && !bad; t++) {
-        const uint32_t *r = row_of(&ctx, (uint32_t)t);
-        uint32_t first;
-        int added = tmap_regroup_rowset_add(&set, r,
-                                            tmap_regroup_hash(r, p->nblocks),
-                                            (uint32_t)t, &first);
-        if (added < 0)
-            bad = 1;
-        else
-            c->of[t] = added ? (uint32_t)c->count++ : c->of[first];
-    }
-    tmap_regroup_rowset_free(&set);
-    if (bad || bucket(c)) {
+    tmap_status st = tmap_regroup_classes_find(p, c, err);
+    if (st != TMAP_OK)
+        return st;
+    c->start = calloc(c->count + 1, sizeof *c->start);
+    c->member = malloc(c->n * sizeof *c->member);
+    if (!c->start || !c->member) {
         tmap_regroup_classes_free(c);
         return tmap_fail(err, TMAP_ERR_NOMEM, "regroup: class table");
     }
+    for (size_t t = 0; t < c->n; t++)
+        c->start[c->of[t] + 1]++;
+    for (size_t k = 0; k < c->count; k++)
+        c->start[k + 1] += c->start[k];
+    /* start[k] runs ahead while class k is filled, then is restored */
+    for (size_t t = 0; t < c->n; t++)
+        c->member[c->start[c->of[t]]++] = (uint32_t)t;
+    for (size_t k = c->count; k > 0; k--)
+        c->start[k] = c->start[k - 1];
+    c->start[0] = 0;
     return TMAP_OK;
 }

@@ -124,9 +124,8 @@ static uint32_t heap_second(const id_heap *h)
 
 /* --------------------------------------------------------------- types */
 
-static const uint32_t *type_vec(const void *ctx, uint32_t t)
+static const uint32_t *type_vec(const gr_state *s, uint32_t t)
 {
-    const gr_state *s = ctx;
     return s->vec + (size_t)t * 2 * s->nb;
 }
 
@@ -190,7 +189,7 @@ static tmap_status find_type(gr_state *s, uint32_t *t, tmap_error *err)
             return tmap_fail(err, TMAP_ERR_NOMEM, "greedy: type table");
     }
     memcpy(s->vec + s->ntypes * w, s->scratch, w * sizeof *s->vec);
-    int added = tmap_regroup_rowset_add(&s->set, s->scratch,
+    int added = tmap_regroup_rowset_add(&s->set, s->vec, s->scratch,
                                         tmap_regroup_hash(s->scratch, w),
                                         (uint32_t)s->ntypes, t);
     if (added < 0)
@@ -418,7 +417,7 @@ static tmap_status gr_init(gr_state *s, const tmap_regroup_part *p,
     s->scratch = malloc(2 * s->nb * sizeof *s->scratch);
     int bad = !s->next || !s->head || !s->tail || !s->size || !s->type ||
               !s->scratch ||
-              tmap_regroup_rowset_init(&s->set, 2 * s->nb, type_vec, s);
+              tmap_regroup_rowset_init(&s->set, 2 * s->nb);
     if (bad) {
         gr_free(s);
         return tmap_fail(err, TMAP_ERR_NOMEM, "greedy: %zu threads", n);

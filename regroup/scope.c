@@ -103,8 +103,9 @@ tmap_status tmap_regroup_run(tmap_regroup_fn fn, const tmap_regroup_input *in,
                 tmap_error_prefix(err, "thread block %zu", first / span);
             return st;
         }
-        for (size_t i = 0; i < p.n; i++)
-            perm[first + i] += (uint32_t)first;
+        if (first) /* local indices to global ones */
+            for (size_t i = 0; i < p.n; i++)
+                perm[first + i] += (uint32_t)first;
     }
     return TMAP_OK;
 }

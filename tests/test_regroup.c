@@ -1,8 +1,9 @@
 /*
  * test_regroup.c -- the regrouping algorithms: valid permutations in both
- * scopes, Sorting's zero divergence on two classes, fast == literal Greedy
- * and Greedy-Max on random inputs, hand-worked cases, Greedy-Max's group
- * order, and argument errors.
+ * scopes, Sorting's zero divergence on two classes, Sorting == its
+ * definition (a stable sort of the rows) on random inputs, fast == literal
+ * Greedy and Greedy-Max on random inputs, hand-worked cases, Greedy-Max's
+ * group order, and argument errors.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -149,6 +150,79 @@ static void test_sort_two_classes(void **state)
         if (i % 64)
             assert_true(perm[i] > perm[i - 1]); /* stable */
     }
+    tmap_bbv_free(&b);
+}
+
+/* Sorting's definition: thread indices sorted by row, lexicographically,
+ * ties by index (qsort has no context: the rows are file-scope). */
+static const uint32_t *def_rows;
+static size_t def_nb;
+
+static int cmp_def(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    int c = tmap_regroup_row_cmp(def_rows + (size_t)x * def_nb,
+                                 def_rows + (size_t)y * def_nb, def_nb);
+    return c ? c : (x > y) - (x < y);
+}
+
+static void check_sort_definition(const tmap_bbv *b, tmap_regroup_opts o)
+{
+    size_t n = b->nthreads;
+    size_t span = o.scope == TMAP_REGROUP_BLOCK ? o.block_size : n;
+    uint32_t *perm = malloc(n * sizeof *perm), *want = malloc(n * sizeof *want);
+    for (size_t t = 0; t < n; t++)
+        want[t] = (uint32_t)t;
+    def_rows = b->counts;
+    def_nb = b->nblocks;
+    for (size_t first = 0; first < n; first += span)
+        qsort(want + first, n - first < span ? n - first : span,
+              sizeof *want, cmp_def);
+    assert_int_equal(tmap_regroup_sort(b, &o, perm, NULL), TMAP_OK);
+    for (size_t i = 0; i < n; i++)
+        if (perm[i] != want[i])
+            fail_msg("sort n=%zu nb=%zu scope=%d: slot %zu has %u, want %u",
+                     n, b->nblocks, (int)o.scope, i, perm[i], want[i]);
+    free(perm);
+    free(want);
+}
+
+/* Many duplicate rows (ties), leading columns equal in every row, and one
+ * problem with over 64 Ki distinct rows whose two leading varying words
+ * often tie (the radix ranking and its tie-breaking by whole rows). */
+static void test_sort_definition(void **state)
+{
+    uint64_t seed = 2024;
+    size_t distincts[] = {1, 2, 3, 7, 40, 0};
+    for (int rep = 0; rep < 4; rep++)
+        for (size_t d = 0; d < 6; d++)
+            for (int scope = 0; scope < 2; scope++) {
+                size_t n = 1 + rnd(&seed) % 700, nb = 1 + rnd(&seed) % 7;
+                tmap_bbv b;
+                random_bbv(&b, n, nb, distincts[d],
+                           2 + (uint32_t)(rnd(&seed) % 4), &seed);
+                if (rep % 2) /* leading columns equal in every row */
+                    for (size_t t = 0; t < n; t++)
+                        for (size_t j = 0; j + 1 < nb && j < 2; j++)
+                            b.counts[t * nb + j] = 9;
+                check_sort_definition(&b, (tmap_regroup_opts){32, scope, 128});
+                tmap_bbv_free(&b);
+            }
+    size_t n = 160000, nb = 4;
+    tmap_bbv b;
+    assert_int_equal(tmap_bbv_create(&b, n, nb, NULL), TMAP_OK);
+    for (size_t t = 0; t < n; t++) {
+        uint32_t *r = b.counts + t * nb;
+        if (t && rnd(&seed) % 4 == 0) { /* a copy of an earlier row */
+            memcpy(r, b.counts + rnd(&seed) % t * nb, nb * sizeof *r);
+            continue;
+        }
+        r[0] = 5;
+        r[1] = (uint32_t)(rnd(&seed) % 8);
+        r[2] = (uint32_t)(rnd(&seed) % 8);
+        r[3] = (uint32_t)(rnd(&seed) % (1u << 20));
+    }
+    check_sort_definition(&b, (tmap_regroup_opts){32, TMAP_REGROUP_GRID, 0});
     tmap_bbv_free(&b);
 }
 
@@ -460,6 +534,7 @@ int main(void)
         cmocka_unit_test(test_valid_permutations),
         cmocka_unit_test(test_check_rejects),
         cmocka_unit_test(test_sort_two_classes),
+        cmocka_unit_test(test_sort_definition),
         cmocka_unit_test(test_identical_together),
         cmocka_unit_test(test_fast_equals_literal),
         cmocka_unit_test(test_greedy_hand),
