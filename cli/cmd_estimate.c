@@ -109,6 +109,8 @@ static int est_print_json(const est_opts *o, const tmap_mi *d, const tmap_metric
     json_object_set_new(root, "branch_executions", tmap_cli_json_num(m->branch_executions));
     json_object_set_new(root, "branches_unestimated", json_integer((json_int_t)m->branches_unestimated));
     json_object_set_new(root, "simd_efficiency", tmap_cli_json_num(m->simd_efficiency));
+    json_object_set_new(root, "thread_instructions", tmap_cli_json_num(m->thread_instructions));
+    json_object_set_new(root, "warp_instructions", tmap_cli_json_num(m->warp_instructions));
     json_object_set_new(root, "threads", json_integer((json_int_t)d->bbv.nthreads));
     json_object_set_new(root, "blocks", json_integer((json_int_t)d->bbv.nblocks));
     json_object_set_new(root, "warps", json_integer((json_int_t)m->nwarps));
@@ -145,9 +147,9 @@ static void est_print_text(const est_opts *o, const tmap_mi *d, const tmap_metri
     else
         printf("divergent_branches      %.0f of %.0f branch executions (estimate; %zu branch "
                "blocks not estimable)\nsimd_efficiency         %.2f active threads per warp "
-               "instruction\n",
+               "instruction (%.4g thread, %.4g warp instructions)\n",
                m->divergent_branches, m->branch_executions, m->branches_unestimated,
-               m->simd_efficiency);
+               m->simd_efficiency, m->thread_instructions, m->warp_instructions);
     for (size_t i = 0; i < d->report.n; i++) {
         const tmap_lat_fallback *f = &d->report.items[i];
         printf("%s %-22s -> %s (%s, %g cycles) x%zu\n", i ? "        " : "fallback", f->opcode,

@@ -456,6 +456,8 @@ tmap_status tmap_metrics_compute(const tmap_bbv *bbv, const double *lat,
     }
     m.divergent_warp_ratio = m.nwarps ? 100.0 * (double)c.divergent_warps / (double)m.nwarps : 0;
     m.simd_efficiency = cfg && c.simd_den > 0 ? c.simd_num / c.simd_den : NAN;
+    m.thread_instructions = cfg ? c.simd_num : NAN;
+    m.warp_instructions = cfg ? c.simd_den : NAN;
     m.divergent_branches = cfg ? c.div_branches : NAN;
     m.branch_executions = cfg ? c.branch_execs : NAN;
     m.branches_unestimated = unestimated;

@@ -171,6 +171,7 @@ static void test_predicated_exit(void **state)
     p.simd_weights = w;
     assert_int_equal(tmap_metrics_compute(&bbv, lat, NULL, &c.cfg, &p, &m, &err), TMAP_OK);
     assert_true(fabs(m.simd_efficiency - (2.0 * 32 + 9.0 * 22) / 11.0) < 1e-12);
+    assert_true(m.thread_instructions == 2.0 * 32 + 9.0 * 22 && m.warp_instructions == 11);
     assert_true(m.bbv_weighted == 7); /* times keep the latencies */
     tmap_metrics_free(&m);
     w[1] = NAN;

@@ -216,6 +216,10 @@ typedef struct tmap_metrics {
                                       successor count (see docs) */
     double simd_efficiency;        /* active threads per warp instruction,
                                       0..32; NAN without a CFG */
+    double thread_instructions;    /* its numerator and denominator, the  */
+    double warp_instructions;      /* counterparts of ncu's smsp__thread_
+                                      inst_executed.sum and smsp__inst_
+                                      executed.sum; NAN without a CFG */
     double *warp_cost;   /* T_w, eq. 3, per warp slot [nwarps] */
     double *block_cost;  /* TT_B, eq. 4, per thread block [nthread_blocks] */
     double *ideal_warp_cost; /* per warp at mean counts [nwarps] */
