@@ -5,51 +5,31 @@
  * without a GPU.
  */
 #include "tests/testutil.h"
-#include "runtime/manifest.h"
+#include "tests/testgpu.h"
 
-
-/* Copies of the output arrays after one launch, plain or by layout. */
+/* Copies of the arrays after one launch, plain or by layout with perm. */
 static void **launch(tmap_cuda *c, const char *rel, const uint32_t *perm)
 {
-    char path[4096];
-    snprintf(path, sizeof path, "%s/%s", TMAP_SOURCE_DIR, rel);
-    tmap_manifest *m;
-    char *ptx, *entry;
-    tmap_launch l;
+    test_bound b;
     tmap_kernel *k;
-    TMAP_CHECK(tmap_manifest_load(path, &m, err));
-    TMAP_CHECK(tmap_manifest_ptx(m, NULL, &ptx, &entry, err));
-    TMAP_CHECK(tmap_manifest_generate(m, 42, err));
-    TMAP_CHECK(tmap_manifest_bind(m, c, &l, err));
-    TMAP_CHECK(tmap_kernel_load(c, ptx, entry, &k, err));
+    test_bound_open(c, rel, &b);
+    TMAP_CHECK(tmap_kernel_load(c, b.ptx, b.entry, &k, err));
     if (!perm) {
-        TMAP_CHECK(tmap_kernel_run(k, &l, err));
+        TMAP_CHECK(tmap_kernel_run(k, &b.l, err));
     } else {
-        size_t n = tmap_launch_threads(&l), na;
-        uint64_t dperm;
+        size_t n = tmap_launch_threads(&b.l), na;
+        uint64_t dperm = test_upload_perm(c, perm, n);
         tmap_thread_array *arrays;
-        TMAP_CHECK(tmap_cuda_alloc(c, n * 4, &dperm, err));
-        TMAP_CHECK(tmap_cuda_upload(c, dperm, perm, n * 4, err));
-        TMAP_CHECK(tmap_manifest_thread_arrays(m, &arrays, &na, err));
+        TMAP_CHECK(tmap_manifest_thread_arrays(b.m, &arrays, &na, err));
         float ms[3];
-        TMAP_CHECK(tmap_layout_launch(c, k, &l, dperm, arrays, na, ms, err));
+        TMAP_CHECK(tmap_layout_launch(c, k, &b.l, dperm, arrays, na, ms, err));
         assert_true(ms[0] >= 0 && ms[1] >= 0 && ms[2] >= 0);
         free(arrays);
         tmap_cuda_free(c, dperm);
     }
-    void **outs = calloc(m->narrays + 1, sizeof *outs);
-    for (size_t i = 0; i < m->narrays; i++) {
-        tmap_array_view v;
-        TMAP_CHECK(tmap_manifest_fetch(m, m->arrays[i].name, err));
-        TMAP_CHECK(tmap_manifest_array(m, i, &v));
-        outs[i] = malloc(v.count * v.elem_size + sizeof(size_t));
-        *(size_t *)outs[i] = v.count * v.elem_size;
-        memcpy((char *)outs[i] + sizeof(size_t), v.host, v.count * v.elem_size);
-    }
+    void **outs = test_bound_outputs(&b);
     tmap_kernel_free(k);
-    tmap_manifest_free(m);
-    free(ptx);
-    free(entry);
+    test_bound_close(&b);
     return outs;
 }
 
@@ -59,20 +39,10 @@ static void same_outputs(void **state, const char *rel, size_t threads)
     void **want = launch(c, rel, NULL);
     for (uint64_t seed = 1; seed <= 3; seed++) {
         uint32_t *perm = test_random_perm(threads, seed);
-        void **got = launch(c, rel, perm);
-        for (size_t i = 0; want[i]; i++) {
-            size_t bytes = *(size_t *)want[i];
-            assert_int_equal(bytes, *(size_t *)got[i]);
-            assert_memory_equal((char *)want[i] + sizeof(size_t), (char *)got[i] + sizeof(size_t),
-                                bytes);
-            free(got[i]);
-        }
-        free(got);
+        test_outputs_equal(want, launch(c, rel, perm));
         free(perm);
     }
-    for (size_t i = 0; want[i]; i++)
-        free(want[i]);
-    free(want);
+    test_outputs_free(want);
 }
 
 static int setup(void **state)

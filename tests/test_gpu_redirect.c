@@ -7,18 +7,9 @@
  * D[i]: the redirection is exact.  Skips cleanly without a GPU.
  */
 #include "tests/testutil.h"
-#include "runtime/manifest.h"
+#include "tests/testgpu.h"
 
 enum { SEED = 20160 };
-
-
-static uint64_t upload_perm(tmap_cuda *c, const uint32_t *perm, size_t n)
-{
-    uint64_t d = 0;
-    TMAP_CHECK(tmap_cuda_alloc(c, n * 4, &d, err));
-    TMAP_CHECK(tmap_cuda_upload(c, d, perm, n * 4, err));
-    return d;
-}
 
 /* ------------------------------------------------------------ manifests */
 
@@ -27,71 +18,38 @@ static uint64_t upload_perm(tmap_cuda *c, const uint32_t *perm, size_t n)
  * random permutation of seed `seed` (redirect 2). */
 static void **manifest_launch(tmap_cuda *c, const char *rel, int redirect, uint64_t seed)
 {
-    char path[4096];
-    snprintf(path, sizeof path, "%s/%s", TMAP_SOURCE_DIR, rel);
-    tmap_manifest *m;
-    char *ptx, *entry;
-    tmap_launch l;
+    test_bound b;
     tmap_kernel *k;
-    TMAP_CHECK(tmap_manifest_load(path, &m, err));
-    TMAP_CHECK(tmap_manifest_ptx(m, NULL, &ptx, &entry, err));
-    TMAP_CHECK(tmap_manifest_generate(m, 42, err));
-    TMAP_CHECK(tmap_manifest_bind(m, c, &l, err));
+    test_bound_open(c, rel, &b);
     uint64_t dperm = 0;
     if (redirect) {
-        TMAP_CHECK(tmap_redirect_load(c, ptx, entry, &k, err));
+        TMAP_CHECK(tmap_redirect_load(c, b.ptx, b.entry, &k, err));
         if (redirect == 2) {
-            size_t n = tmap_launch_threads(&l);
+            size_t n = tmap_launch_threads(&b.l);
             uint32_t *perm = test_random_perm(n, seed);
-            dperm = upload_perm(c, perm, n);
+            dperm = test_upload_perm(c, perm, n);
             free(perm);
             TMAP_CHECK(tmap_redirect_set(k, dperm, err));
         }
     } else {
-        TMAP_CHECK(tmap_kernel_load(c, ptx, entry, &k, err));
+        TMAP_CHECK(tmap_kernel_load(c, b.ptx, b.entry, &k, err));
     }
-    TMAP_CHECK(tmap_kernel_run(k, &l, err));
-    void **outs = calloc(m->narrays + 1, sizeof *outs);
-    for (size_t i = 0; i < m->narrays; i++) {
-        tmap_array_view v;
-        TMAP_CHECK(tmap_manifest_fetch(m, m->arrays[i].name, err));
-        TMAP_CHECK(tmap_manifest_array(m, i, &v));
-        outs[i] = malloc(v.count * v.elem_size + sizeof(size_t));
-        *(size_t *)outs[i] = v.count * v.elem_size;
-        memcpy((char *)outs[i] + sizeof(size_t), v.host, v.count * v.elem_size);
-    }
+    TMAP_CHECK(tmap_kernel_run(k, &b.l, err));
+    void **outs = test_bound_outputs(&b);
     if (dperm)
         tmap_cuda_free(c, dperm);
     tmap_kernel_free(k);
-    tmap_manifest_free(m);
-    free(ptx);
-    free(entry);
+    test_bound_close(&b);
     return outs;
-}
-
-static void free_outs(void **outs)
-{
-    for (size_t i = 0; outs[i]; i++)
-        free(outs[i]);
-    free(outs);
 }
 
 static void manifest_same_outputs(tmap_cuda *c, const char *rel)
 {
     void **want = manifest_launch(c, rel, 0, 0);
-    for (int mode = 1; mode <= 2; mode++) {
-        for (uint64_t seed = SEED; seed < SEED + (mode == 2 ? 2 : 1); seed++) {
-            void **got = manifest_launch(c, rel, mode, seed);
-            for (size_t i = 0; want[i]; i++) {
-                size_t bytes = *(size_t *)want[i];
-                assert_int_equal(bytes, *(size_t *)got[i]);
-                assert_memory_equal((char *)want[i] + sizeof(size_t),
-                                    (char *)got[i] + sizeof(size_t), bytes);
-            }
-            free_outs(got);
-        }
-    }
-    free_outs(want);
+    for (int mode = 1; mode <= 2; mode++)
+        for (uint64_t seed = SEED; seed < SEED + (mode == 2 ? 2 : 1); seed++)
+            test_outputs_equal(want, manifest_launch(c, rel, mode, seed));
+    test_outputs_free(want);
 }
 
 /* ------------------------------------------------- analytic.ptx kernels */
@@ -137,7 +95,7 @@ static run_result analytic_run(tmap_cuda *cu, const char *ptx, const analytic_ca
         TMAP_CHECK(tmap_redirect_instrument(m, ac->kernel, err));
         TMAP_CHECK(tmap_ptx_print(m, &text, err));
         tmap_ptx_free(m);
-        dperm = upload_perm(cu, perm, n);
+        dperm = test_upload_perm(cu, perm, n);
     }
     const char *load = text ? text : ptx;
     tmap_kernel *k = NULL;
