@@ -125,6 +125,19 @@ static tmap_status one_kernel(tmap_ptx_module *m, const char *name, json_t *kern
     return TMAP_OK;
 }
 
+/* cfg's own option: -f FMT into *(cfg_format *)fmt. */
+static int format_option(int c, const char *arg, void *fmt)
+{
+    static const char *const names[] = {"text", "dot", "json"}; /* cfg_format order */
+    if (c != 'f')
+        return -1;
+    for (int i = 0; i <= FMT_JSON; i++)
+        if (!strcmp(arg, names[i]))
+            return *(cfg_format *)fmt = (cfg_format)i, 0;
+    fprintf(stderr, "threadmap cfg: unknown format '%s'\n", arg);
+    return -1;
+}
+
 int tmap_cmd_cfg(int argc, char **argv)
 {
     static const struct option opts[] = {{"kernel", required_argument, NULL, 'k'},
@@ -132,44 +145,10 @@ int tmap_cmd_cfg(int argc, char **argv)
                                           {"help", no_argument, NULL, 'h'},
                                           TMAP_CLI_SOURCE_OPTIONS,
                                           {NULL, 0, NULL, 0}};
-    const char *kernel = NULL;
     cfg_format fmt = FMT_TEXT;
-    tmap_cli_source src = {0};
-    int c;
-    while ((c = getopt_long(argc, argv, "k:f:I:h", opts, NULL)) != -1) {
-        int shared = tmap_cli_source_option(&src, c, optarg);
-        if (shared < 0)
-            return TMAP_EXIT_USAGE;
-        if (shared)
-            continue;
-        switch (c) {
-        case 'k':
-            kernel = optarg;
-            break;
-        case 'f':
-            if (!strcmp(optarg, "text"))
-                fmt = FMT_TEXT;
-            else if (!strcmp(optarg, "dot"))
-                fmt = FMT_DOT;
-            else if (!strcmp(optarg, "json"))
-                fmt = FMT_JSON;
-            else {
-                fprintf(stderr, "threadmap cfg: unknown format '%s'\n%s", optarg, usage_text);
-                return TMAP_EXIT_USAGE;
-            }
-            break;
-        case 'h':
-            fputs(usage_text, stdout);
-            return TMAP_EXIT_OK;
-        default:
-            fputs(usage_text, stderr);
-            return TMAP_EXIT_USAGE;
-        }
-    }
-    if (optind != argc - 1) {
-        fputs(usage_text, stderr);
-        return TMAP_EXIT_USAGE;
-    }
-    return tmap_cli_each_kernel("cfg", argv[optind], &src, kernel, fmt == FMT_JSON, one_kernel,
-                                &fmt);
+    tmap_cli_input in;
+    int r = tmap_cli_input_args(argc, argv, opts, "k:f:I:h", usage_text, format_option, &fmt, &in);
+    if (r)
+        return r > 0 ? TMAP_EXIT_OK : TMAP_EXIT_USAGE;
+    return tmap_cli_each_kernel("cfg", &in, fmt == FMT_JSON, one_kernel, &fmt);
 }

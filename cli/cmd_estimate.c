@@ -161,11 +161,8 @@ int tmap_cmd_estimate(int argc, char **argv)
 {
     est_opts o;
     int r = est_parse(argc, argv, &o);
-    if (r) {
-        if (r < 0)
-            est_usage(stderr);
-        return r > 0 ? TMAP_EXIT_OK : TMAP_EXIT_USAGE;
-    }
+    if (r)
+        return r > 0 ? TMAP_EXIT_OK : (est_usage(stderr), TMAP_EXIT_USAGE);
     tmap_error err = {0};
     tmap_mi d = {0};
     tmap_metrics m = {0};

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/cliutil.h"
 #include "cli/commands.h"
 #include "cli/ptx_input.h"
 #include "instrument/base.h"
@@ -101,9 +102,9 @@ static tmap_status instrument_all(tmap_ptx_module *m, const char *path, const ch
 }
 
 typedef struct job {
-    const char *in, *out, *kernel, *blocks_path;
+    tmap_cli_input in;
+    const char *out, *blocks_path;
     int redirect;
-    tmap_cli_source src;
 } job;
 
 static int run(const job *j)
@@ -111,8 +112,8 @@ static int run(const job *j)
     tmap_error err;
     tmap_ptx_module *m = NULL;
     char *only = NULL;
-    const char *in = j->in, *out = j->out, *blocks_path = j->blocks_path;
-    if (tmap_cli_load_source(in, &j->src, j->kernel, &m, &only, &err) != TMAP_OK)
+    const char *in = j->in.path, *out = j->out, *blocks_path = j->blocks_path;
+    if (tmap_cli_load_source(in, &j->in.src, j->in.kernel, &m, &only, &err) != TMAP_OK)
         return tmap_cli_fail("instrument", &err);
     json_t *table = json_array();
     char *text = NULL;
@@ -137,6 +138,18 @@ static int run(const job *j)
     return st == TMAP_OK ? TMAP_EXIT_OK : tmap_cli_fail("instrument", &err);
 }
 
+/* instrument's own options, into *(job *)ctx. */
+static int job_option(int c, const char *arg, void *ctx)
+{
+    job *j = ctx;
+    switch (c) {
+    case 'o': j->out = arg; return 0;
+    case 'b': j->blocks_path = arg; return 0;
+    case 'r': j->redirect = 1; return 0;
+    default: return -1;
+    }
+}
+
 int tmap_cmd_instrument(int argc, char **argv)
 {
     static const struct option opts[] = {{"output", required_argument, NULL, 'o'},
@@ -147,38 +160,10 @@ int tmap_cmd_instrument(int argc, char **argv)
                                           TMAP_CLI_SOURCE_OPTIONS,
                                           {NULL, 0, NULL, 0}};
     job j = {0};
-    int c;
-    while ((c = getopt_long(argc, argv, "o:k:b:rI:h", opts, NULL)) != -1) {
-        int shared = tmap_cli_source_option(&j.src, c, optarg);
-        if (shared < 0)
-            return TMAP_EXIT_USAGE;
-        if (shared)
-            continue;
-        switch (c) {
-        case 'o':
-            j.out = optarg;
-            break;
-        case 'k':
-            j.kernel = optarg;
-            break;
-        case 'b':
-            j.blocks_path = optarg;
-            break;
-        case 'r':
-            j.redirect = 1;
-            break;
-        case 'h':
-            fputs(usage_text, stdout);
-            return TMAP_EXIT_OK;
-        default:
-            fputs(usage_text, stderr);
-            return TMAP_EXIT_USAGE;
-        }
-    }
-    if (optind != argc - 1 || !j.out || (j.redirect && j.blocks_path)) {
-        fputs(usage_text, stderr);
-        return TMAP_EXIT_USAGE;
-    }
-    j.in = argv[optind];
+    int r = tmap_cli_input_args(argc, argv, opts, "o:k:b:rI:h", usage_text, job_option, &j, &j.in);
+    if (r)
+        return r > 0 ? TMAP_EXIT_OK : TMAP_EXIT_USAGE;
+    if (!j.out || (j.redirect && j.blocks_path))
+        return tmap_cli_usage(usage_text);
     return run(&j);
 }

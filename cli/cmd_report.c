@@ -194,11 +194,8 @@ int tmap_cmd_report(int argc, char **argv)
 {
     rp_opts o;
     int r = parse(argc, argv, &o);
-    if (r) {
-        if (r < 0)
-            usage(stderr);
-        return r > 0 ? TMAP_EXIT_OK : TMAP_EXIT_USAGE;
-    }
+    if (r)
+        return r > 0 ? TMAP_EXIT_OK : (usage(stderr), TMAP_EXIT_USAGE);
     tmap_error err = {0};
     tmap_mi d = {0};
     tmap_status s = tmap_mi_load(&o.in, &d, &err);

@@ -83,6 +83,15 @@ static tmap_status one_kernel(tmap_ptx_module *m, const char *name, json_t *kern
     return TMAP_OK;
 }
 
+/* safety's own option: -j sets *(int *)json. */
+static int json_option(int c, const char *arg, void *json)
+{
+    if (c != 'j')
+        return -1;
+    *(int *)json = 1;
+    return 0;
+}
+
 int tmap_cmd_safety(int argc, char **argv)
 {
     static const struct option opts[] = {{"kernel", required_argument, NULL, 'k'},
@@ -90,33 +99,10 @@ int tmap_cmd_safety(int argc, char **argv)
                                           {"help", no_argument, NULL, 'h'},
                                           TMAP_CLI_SOURCE_OPTIONS,
                                           {NULL, 0, NULL, 0}};
-    const char *kernel = NULL;
-    int json = 0, c;
-    tmap_cli_source src = {0};
-    while ((c = getopt_long(argc, argv, "k:jI:h", opts, NULL)) != -1) {
-        int shared = tmap_cli_source_option(&src, c, optarg);
-        if (shared < 0)
-            return TMAP_EXIT_USAGE;
-        if (shared)
-            continue;
-        switch (c) {
-        case 'k':
-            kernel = optarg;
-            break;
-        case 'j':
-            json = 1;
-            break;
-        case 'h':
-            fputs(usage_text, stdout);
-            return TMAP_EXIT_OK;
-        default:
-            fputs(usage_text, stderr);
-            return TMAP_EXIT_USAGE;
-        }
-    }
-    if (optind != argc - 1) {
-        fputs(usage_text, stderr);
-        return TMAP_EXIT_USAGE;
-    }
-    return tmap_cli_each_kernel("safety", argv[optind], &src, kernel, json, one_kernel, NULL);
+    int json = 0;
+    tmap_cli_input in;
+    int r = tmap_cli_input_args(argc, argv, opts, "k:jI:h", usage_text, json_option, &json, &in);
+    if (r)
+        return r > 0 ? TMAP_EXIT_OK : TMAP_EXIT_USAGE;
+    return tmap_cli_each_kernel("safety", &in, json, one_kernel, NULL);
 }

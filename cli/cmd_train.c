@@ -377,11 +377,8 @@ int tmap_cmd_train(int argc, char **argv)
 {
     train_opts o;
     int r = train_parse(argc, argv, &o);
-    if (r) {
-        if (r < 0)
-            fputs(train_usage, stderr);
-        return r > 0 ? TMAP_EXIT_OK : TMAP_EXIT_USAGE;
-    }
+    if (r)
+        return r > 0 ? TMAP_EXIT_OK : (fputs(train_usage, stderr), TMAP_EXIT_USAGE);
     tmap_error err = {0};
     train_data d = {0};
     tmap_predictor pr = {0};

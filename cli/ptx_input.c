@@ -11,7 +11,9 @@
 #include "cli/commands.h"
 #include "instrument/base.h"
 
-int tmap_cli_source_option(tmap_cli_source *s, int c, const char *arg)
+/* Takes getopt code c with argument arg if it is a shared option: 1 taken,
+ * 0 not one of them, -1 too many (a message is printed). */
+static int source_option(tmap_cli_source *s, int c, const char *arg)
 {
     size_t cap = sizeof s->include / sizeof s->include[0];
     switch (c) {
@@ -33,6 +35,35 @@ int tmap_cli_source_option(tmap_cli_source *s, int c, const char *arg)
     }
     fprintf(stderr, "threadmap: more than %zu -I/--option values\n", cap);
     return -1;
+}
+
+int tmap_cli_input_args(int argc, char **argv, const struct option *opts, const char *shorts,
+                        const char *usage, tmap_cli_opt_fn own, void *ctx, tmap_cli_input *in)
+{
+    memset(in, 0, sizeof *in);
+    for (int c; (c = getopt_long(argc, argv, shorts, opts, NULL)) != -1;) {
+        int shared = source_option(&in->src, c, optarg);
+        if (shared < 0)
+            return -1;
+        if (shared)
+            continue;
+        if (c == 'h') {
+            fputs(usage, stdout);
+            return 1;
+        }
+        if (c == 'k') {
+            in->kernel = optarg;
+        } else if (own(c, optarg, ctx) < 0) {
+            fputs(usage, stderr);
+            return -1;
+        }
+    }
+    if (optind != argc - 1) {
+        fputs(usage, stderr);
+        return -1;
+    }
+    in->path = argv[optind];
+    return 0;
 }
 
 static int is_cuda(const char *path)
@@ -102,13 +133,14 @@ tmap_status tmap_cli_load_ptx(const char *path, tmap_ptx_module **m, tmap_error 
     return tmap_cli_load_source(path, NULL, NULL, m, NULL, err);
 }
 
-int tmap_cli_each_kernel(const char *cmd, const char *path, const tmap_cli_source *src,
-                         const char *kernel, int json, tmap_cli_kernel_fn fn, void *ctx)
+int tmap_cli_each_kernel(const char *cmd, const tmap_cli_input *in, int json,
+                         tmap_cli_kernel_fn fn, void *ctx)
 {
     tmap_error err;
     tmap_ptx_module *m = NULL;
     char *only = NULL;
-    if (tmap_cli_load_source(path, src, kernel, &m, &only, &err) != TMAP_OK)
+    const char *path = in->path;
+    if (tmap_cli_load_source(path, &in->src, in->kernel, &m, &only, &err) != TMAP_OK)
         return tmap_cli_fail(cmd, &err);
     json_t *kernels = json ? json_array() : NULL;
     tmap_status st = TMAP_OK;

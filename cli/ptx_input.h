@@ -32,9 +32,23 @@ enum { TMAP_OPT_ARCH = 0x1000, TMAP_OPT_OPTION };
     "  -I, --include DIR    .cu input: include directory (repeatable)\n"            \
     "  --option OPT         .cu input: one more NVRTC option, e.g. -lineinfo\n"
 
-/* Takes getopt code c with argument arg if it is a shared option: 1 taken,
- * 0 not one of them, -1 too many (a message is printed). */
-int tmap_cli_source_option(tmap_cli_source *s, int c, const char *arg);
+/* The operand and shared options of a subcommand on one FILE.{ptx,cu}. */
+typedef struct tmap_cli_input {
+    const char *path;
+    const char *kernel; /* --kernel NAME; NULL: every kernel */
+    tmap_cli_source src;
+} tmap_cli_input;
+
+/* Takes a subcommand's own getopt code c with argument arg: 0 taken, -1 a
+ * usage error (any message printed; the usage text follows). */
+typedef int (*tmap_cli_opt_fn)(int c, const char *arg, void *ctx);
+
+/* Parses argv with getopt_long (opts and shorts list every option, the
+ * shared ones included): the one operand, -k/--kernel and the source
+ * options into *in, -h/--help (usage to stdout), the rest through own.
+ * 0 run, 1 help printed, -1 usage error (the usage or a message printed). */
+int tmap_cli_input_args(int argc, char **argv, const struct option *opts, const char *shorts,
+                        const char *usage, tmap_cli_opt_fn own, void *ctx, tmap_cli_input *in);
 
 /*
  * Reads and parses path: PTX as is, or .cu compiled by NVRTC (then PTX line
@@ -51,12 +65,12 @@ tmap_status tmap_cli_load_source(const char *path, const tmap_cli_source *s,
 typedef tmap_status (*tmap_cli_kernel_fn)(tmap_ptx_module *m, const char *name,
                                           json_t *kernels, void *ctx, tmap_error *err);
 
-/* Loads path (tmap_cli_load_source) and runs fn on each kernel, or on
- * `kernel` only (an error if there is no such kernel); with json, prints
+/* Loads in->path (tmap_cli_load_source) and runs fn on each kernel, or on
+ * in->kernel only (an error if there is no such kernel); with json, prints
  * {"file": path, "kernels": [...]}.  Returns the exit code; failures are
  * reported as `threadmap CMD: message`. */
-int tmap_cli_each_kernel(const char *cmd, const char *path, const tmap_cli_source *src,
-                         const char *kernel, int json, tmap_cli_kernel_fn fn, void *ctx);
+int tmap_cli_each_kernel(const char *cmd, const tmap_cli_input *in, int json,
+                         tmap_cli_kernel_fn fn, void *ctx);
 
 /* PTX only (no kernel name resolution): tmap_cli_load_source with defaults. */
 tmap_status tmap_cli_load_ptx(const char *path, tmap_ptx_module **m, tmap_error *err);

@@ -405,82 +405,81 @@ static tmap_status npy_elem_error(const char *path, const tmap_npy_array *a, siz
                      i / a->dim[1], i % a->dim[1], npy_get_f64(a, i), what);
 }
 
-tmap_status tmap_npy_load_u32(const char *path, tmap_npy_rank rank, uint32_t **data,
-                              size_t dim[2], tmap_error *err)
+/* Converts element i of a into *out; returns NULL, or what the element is not. */
+typedef const char *(*npy_convert)(const tmap_npy_array *a, size_t i, void *out);
+
+static const char *npy_to_u32(const tmap_npy_array *a, size_t i, void *out)
+{
+    int64_t x;
+    if (!npy_get_i64(a, i, &x) || x < 0 || x > (int64_t)UINT32_MAX)
+        return "not an integer in [0, 2^32-1]";
+    *(uint32_t *)out = (uint32_t)x;
+    return NULL;
+}
+
+static const char *npy_to_i64(const tmap_npy_array *a, size_t i, void *out)
+{
+    return npy_get_i64(a, i, out) ? NULL : "not a 64-bit integer";
+}
+
+static const char *npy_to_f64(const tmap_npy_array *a, size_t i, void *out)
+{
+    *(double *)out = npy_get_f64(a, i);
+    return NULL;
+}
+
+/* What the typed loads share: reads path, checks its rank and converts each
+ * element with conv into a malloc'ed array of `size`-byte items; sets *data
+ * and dim only on success. */
+static tmap_status npy_load(const char *path, tmap_npy_rank rank, size_t size,
+                            npy_convert conv, void **data, size_t dim[2], tmap_error *err)
 {
     tmap_npy_array a;
     tmap_status s = npy_load_checked(path, rank, &a, err);
     if (s)
         return s;
     size_t n = a.dim[0] * a.dim[1];
-    uint32_t *v = malloc((n ? n : 1) * sizeof *v);
+    unsigned char *v = malloc((n ? n : 1) * size);
     if (!v) {
         tmap_npy_array_free(&a);
         return tmap_fail(err, TMAP_ERR_NOMEM, "%s: out of memory", path);
     }
     for (size_t i = 0; i < n; i++) {
-        int64_t x;
-        if (!npy_get_i64(&a, i, &x) || x < 0 || x > (int64_t)UINT32_MAX) {
-            s = npy_elem_error(path, &a, i, "not an integer in [0, 2^32-1]", err);
+        const char *bad = conv(&a, i, v + i * size);
+        if (bad) {
+            s = npy_elem_error(path, &a, i, bad, err);
             free(v);
             tmap_npy_array_free(&a);
             return s;
         }
-        v[i] = (uint32_t)x;
     }
     dim[0] = a.dim[0];
     dim[1] = a.dim[1];
     tmap_npy_array_free(&a);
     *data = v;
     return TMAP_OK;
+}
+
+tmap_status tmap_npy_load_u32(const char *path, tmap_npy_rank rank, uint32_t **data,
+                              size_t dim[2], tmap_error *err)
+{
+    void *v;
+    tmap_status s = npy_load(path, rank, sizeof **data, npy_to_u32, &v, dim, err);
+    return s ? s : (*data = v, TMAP_OK);
 }
 
 tmap_status tmap_npy_load_i64(const char *path, tmap_npy_rank rank, int64_t **data,
                               size_t dim[2], tmap_error *err)
 {
-    tmap_npy_array a;
-    tmap_status s = npy_load_checked(path, rank, &a, err);
-    if (s)
-        return s;
-    size_t n = a.dim[0] * a.dim[1];
-    int64_t *v = malloc((n ? n : 1) * sizeof *v);
-    if (!v) {
-        tmap_npy_array_free(&a);
-        return tmap_fail(err, TMAP_ERR_NOMEM, "%s: out of memory", path);
-    }
-    for (size_t i = 0; i < n; i++) {
-        if (!npy_get_i64(&a, i, &v[i])) {
-            s = npy_elem_error(path, &a, i, "not a 64-bit integer", err);
-            free(v);
-            tmap_npy_array_free(&a);
-            return s;
-        }
-    }
-    dim[0] = a.dim[0];
-    dim[1] = a.dim[1];
-    tmap_npy_array_free(&a);
-    *data = v;
-    return TMAP_OK;
+    void *v;
+    tmap_status s = npy_load(path, rank, sizeof **data, npy_to_i64, &v, dim, err);
+    return s ? s : (*data = v, TMAP_OK);
 }
 
 tmap_status tmap_npy_load_f64(const char *path, tmap_npy_rank rank, double **data,
                               size_t dim[2], tmap_error *err)
 {
-    tmap_npy_array a;
-    tmap_status s = npy_load_checked(path, rank, &a, err);
-    if (s)
-        return s;
-    size_t n = a.dim[0] * a.dim[1];
-    double *v = malloc((n ? n : 1) * sizeof *v);
-    if (!v) {
-        tmap_npy_array_free(&a);
-        return tmap_fail(err, TMAP_ERR_NOMEM, "%s: out of memory", path);
-    }
-    for (size_t i = 0; i < n; i++)
-        v[i] = npy_get_f64(&a, i);
-    dim[0] = a.dim[0];
-    dim[1] = a.dim[1];
-    tmap_npy_array_free(&a);
-    *data = v;
-    return TMAP_OK;
+    void *v;
+    tmap_status s = npy_load(path, rank, sizeof **data, npy_to_f64, &v, dim, err);
+    return s ? s : (*data = v, TMAP_OK);
 }

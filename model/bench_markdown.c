@@ -42,6 +42,13 @@ double tmap_bench_bound_speedup(const tmap_bench_kernel *k)
     return o->bound > 0 && isfinite(o->scheduled) ? o->scheduled / o->bound : NAN;
 }
 
+/* Writes sep, then s escaped as Markdown (a table cell's text). */
+static void md_cell(FILE *f, const char *sep, const char *s)
+{
+    fputs(sep, f);
+    tmap_bench_md(f, s);
+}
+
 #define CELL(i, fmt, v) tmap_bench_cell(c[i], sizeof c[i], fmt, v)
 
 static void header(const tmap_bench_run *r, FILE *f)
@@ -103,8 +110,7 @@ static void table_iv(const tmap_bench_run *r, FILE *f)
         if (!k->ok)
             continue;
         const tmap_bench_option *o = &k->opt[0];
-        fputs("| ", f);
-        tmap_bench_md(f, k->name);
+        md_cell(f, "| ", k->name);
         fprintf(f, " | %zu | %zu | %s%% | %s | %s | %s | %s | %s | %s |\n", k->threads, k->nwarps,
                 CELL(0, "%.1f", o->div_warps), CELL(1, "%.0f", o->div_branches),
                 CELL(2, "%.0f", k->branch_executions), CELL(3, "%.2f", o->simd),
@@ -140,8 +146,7 @@ static void table_v(const tmap_bench_run *r, const tmap_bench_summary *s, FILE *
         const tmap_bench_kernel *k = &r->k[i];
         if (!k->ok)
             continue;
-        fputs("| ", f);
-        tmap_bench_md(f, k->name);
+        md_cell(f, "| ", k->name);
         fprintf(f, " | %s | %s | %s | %s | %s | %zu |\n", tmap_bench_bound_word(k->memory_bound),
                 CELL(2, "%.1f", k->error_pp[TMAP_BM_SCHEDULED]), CELL(3, "%.1f", k->error_pp[TMAP_BM_WEIGHTED]),
                 CELL(4, "%.1f", k->error_pp[TMAP_BM_DIV_WARPS]),
@@ -167,8 +172,7 @@ static void table_improvement(const tmap_bench_run *r, FILE *f)
             const tmap_bench_option *o = &k->opt[j];
             if (!o->available)
                 continue;
-            fputs("| ", f);
-            tmap_bench_md(f, k->name);
+            md_cell(f, "| ", k->name);
             fprintf(f, " | %s%s | %s | %s | %s | %s | %s | %s |\n", o->name,
                     o->outputs_equal == 0 ? " (outputs differ)" : "",
                     CELL(6, "%.1f", 100 * o->measured_impr), CELL(7, "%.1f", 100 * o->measured_impr_total),
@@ -211,8 +215,7 @@ static void table_speedup(const tmap_bench_run *r, const tmap_bench_summary *s, 
         const tmap_bench_kernel *k = &r->k[i];
         if (!k->ok)
             continue;
-        fputs("| ", f);
-        tmap_bench_md(f, k->name);
+        md_cell(f, "| ", k->name);
         fprintf(f, "%s | %s |", k->divergent ? "" : " (not divergent)", CELL(4, "%.3f", k->opt[0].kernel_ms));
         for (int a = 0; a < TMAP_BENCH_NALGOS; a++)
             speedup_cell(f, k, tmap_bench_algos[a]);
@@ -250,8 +253,7 @@ static void table_bound(const tmap_bench_run *r, FILE *f)
         for (size_t j = 1; j < k->noptions; j++)
             if (k->opt[j].valid && (best < 0 || k->opt[j].kernel_ms < k->opt[best].kernel_ms))
                 best = (int)j;
-        fputs("| ", f);
-        tmap_bench_md(f, k->name);
+        md_cell(f, "| ", k->name);
         fprintf(f, " | %s | %s | %s | %s | %s | %s |\n", CELL(0, "%.1f%%", 100 * k->headroom),
                 CELL(1, "%.2fx", tmap_bench_bound_speedup(k)), CELL(2, "%.2f", g >= 0 ? k->opt[g].bound_model : NAN),
                 CELL(3, "%.2f", g >= 0 ? k->opt[g].bound_measured : NAN), best >= 0 ? k->opt[best].name : "-",
@@ -273,8 +275,7 @@ static void table_choice(const tmap_bench_run *r, FILE *f)
         if (!k->ok)
             continue;
         const tmap_bench_option *ch = &k->opt[k->chosen];
-        fputs("| ", f);
-        tmap_bench_md(f, k->name);
+        md_cell(f, "| ", k->name);
         fprintf(f, " | %s | %s | %s | %s | %s | %s | ", ch->name, CELL(5, "%.3f", ch->total_ms),
                 k->best >= 0 ? k->opt[k->best].name : "-",
                 CELL(6, "%.3f", k->best >= 0 ? k->opt[k->best].total_ms : NAN),
@@ -312,10 +313,8 @@ static void table_training(const tmap_bench_run *r, FILE *f)
             if (!(k->r2[b] >= lo))
                 lo = k->r2[b];
         }
-        fputs("| ", f);
-        tmap_bench_md(f, k->name);
-        fputs(" | ", f);
-        tmap_bench_md(f, k->model);
+        md_cell(f, "| ", k->name);
+        md_cell(f, " | ", k->model);
         fprintf(f, " | %zu | %s | %s | %s%s | %s | %s | %.1f | %d |\n", k->train_threads, CELL(0, "%.3f", lo),
                 CELL(1, "%.3f", k->nr2 && k->r2 ? sum / (double)k->nr2 : NAN), CELL(2, "%.3g", k->cv_rms),
                 isfinite(k->cv_rms) ? (k->cv_by_run ? " (leave one run out)" : " (k-fold)") : "",
@@ -335,12 +334,9 @@ static void failures(const tmap_bench_run *r, const tmap_bench_summary *s, FILE 
         const tmap_bench_kernel *k = &r->k[i];
         if (k->ok)
             continue;
-        fputs("| ", f);
-        tmap_bench_md(f, k->name);
-        fputs(" | ", f);
-        tmap_bench_md(f, k->manifest);
-        fputs(" | ", f);
-        tmap_bench_md(f, k->error);
+        md_cell(f, "| ", k->name);
+        md_cell(f, " | ", k->manifest);
+        md_cell(f, " | ", k->error);
         fputs(" |\n", f);
     }
     fputc('\n', f);

@@ -107,15 +107,19 @@ static void budget_keeps_loops_first(void **state)
     free(t);
 }
 
+/* The start of a kernel k(a) whose LOOP block runs a times (%r1 = a, %p1
+ * and %p2 free): the guarded-exit tests append their endings. */
+#define LOOP_A_HEAD                                                                   \
+    ".visible .entry k(.param .u32 a)\n{\n"                                           \
+    "\t.reg .pred %p<3>;\n\t.reg .b32 %r<3>;\n"                                       \
+    "\tld.param.u32 %r1, [a];\n\tmov.u32 %r2, 0;\n"                                   \
+    "LOOP:\n\tadd.u32 %r2, %r2, 1;\n\tsetp.lt.u32 %p0, %r2, %r1;\n\t@%p0 bra LOOP;\n"
+
 /* @%p ret and @!%p ret, then a plain ret: three flushes with their guards. */
 static void guarded_ret(void **state)
 {
     (void)state;
-    static const char ptx[] =
-        ".visible .entry k(.param .u32 a)\n{\n"
-        "\t.reg .pred %p<3>;\n\t.reg .b32 %r<3>;\n"
-        "\tld.param.u32 %r1, [a];\n\tmov.u32 %r2, 0;\n"
-        "LOOP:\n\tadd.u32 %r2, %r2, 1;\n\tsetp.lt.u32 %p0, %r2, %r1;\n\t@%p0 bra LOOP;\n"
+    static const char ptx[] = LOOP_A_HEAD
         "\tsetp.eq.u32 %p1, %r1, 0;\n\t@%p1 ret;\n"
         "\tsetp.eq.u32 %p2, %r1, 1;\n\t@!%p2 ret;\n"
         "\tmov.u32 %r2, 3;\n\tret;\n}\n";
@@ -140,11 +144,7 @@ static void guarded_ret(void **state)
 static void guarded_exit_and_fall_off(void **state)
 {
     (void)state;
-    static const char ptx[] =
-        ".visible .entry k(.param .u32 a)\n{\n"
-        "\t.reg .pred %p<3>;\n\t.reg .b32 %r<3>;\n"
-        "\tld.param.u32 %r1, [a];\n\tmov.u32 %r2, 0;\n"
-        "LOOP:\n\tadd.u32 %r2, %r2, 1;\n\tsetp.lt.u32 %p0, %r2, %r1;\n\t@%p0 bra LOOP;\n"
+    static const char ptx[] = LOOP_A_HEAD
         "\tsetp.eq.u32 %p1, %r1, 0;\n\t@%p1 exit;\n"
         "\tadd.u32 %r1, %r1, 1;\n}\n";
     tmap_bbv_check_stats s;
