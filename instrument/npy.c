@@ -463,7 +463,7 @@ static tmap_status npy_load(const char *path, tmap_npy_rank rank, size_t size,
 tmap_status tmap_npy_load_u32(const char *path, tmap_npy_rank rank, uint32_t **data,
                               size_t dim[2], tmap_error *err)
 {
-    void *v;
+    void *v = NULL;
     tmap_status s = npy_load(path, rank, sizeof **data, npy_to_u32, &v, dim, err);
     return s ? s : (*data = v, TMAP_OK);
 }
@@ -471,7 +471,7 @@ tmap_status tmap_npy_load_u32(const char *path, tmap_npy_rank rank, uint32_t **d
 tmap_status tmap_npy_load_i64(const char *path, tmap_npy_rank rank, int64_t **data,
                               size_t dim[2], tmap_error *err)
 {
-    void *v;
+    void *v = NULL;
     tmap_status s = npy_load(path, rank, sizeof **data, npy_to_i64, &v, dim, err);
     return s ? s : (*data = v, TMAP_OK);
 }
@@ -479,7 +479,7 @@ tmap_status tmap_npy_load_i64(const char *path, tmap_npy_rank rank, int64_t **da
 tmap_status tmap_npy_load_f64(const char *path, tmap_npy_rank rank, double **data,
                               size_t dim[2], tmap_error *err)
 {
-    void *v;
+    void *v = NULL;
     tmap_status s = npy_load(path, rank, sizeof **data, npy_to_f64, &v, dim, err);
     return s ? s : (*data = v, TMAP_OK);
 }
