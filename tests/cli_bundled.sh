@@ -5,7 +5,9 @@
 # 2, report; then checks the numbers in the JSON against `estimate --json`
 # on the same BBVs and against what the data must give.  The same train and
 # predict with --json, and `latency --list --json`, must print JSON with the
-# documented keys and write the same files as without --json.
+# documented keys and write the same files as without --json.  With
+# nvdisasm (SASS counts), `estimate --sass` must change only the SIMD
+# efficiency, whose thread and warp instruction totals it prints.
 set -euo pipefail
 tm=$1/threadmap src=$2
 rec=$src/examples/divergent/recorded
@@ -101,3 +103,27 @@ for o, r in zip(ops, rows):
 print("cli_bundled: train, predict and latency --list print the documented JSON "
       "(%d blocks, %d opcodes)" % (nb, len(ops)))
 PY
+
+if "$tm" estimate --bbv "$tmp/run1.bbv.npy" --cfg "$tmp/kernel.ptx" --kernel divergent \
+    --blocks-per-sm 8 --sass sm_90 --json > "$tmp/sass.json" 2> "$tmp/sass.err"; then
+  python3 - "$tmp" <<'PY'
+import json, sys
+d = sys.argv[1]
+ptx = json.load(open(d + "/measured.json"))
+sass = json.load(open(d + "/sass.json"))
+for k in ("bbv_weighted", "bbv_weighted_scheduled", "zero_divergence_bound",
+          "divergent_warp_ratio", "divergent_branches"):
+    assert sass[k] == ptx[k], (k, sass[k], ptx[k])
+t, w = sass["thread_instructions"], sass["warp_instructions"]
+assert 0 < w <= t <= 32 * w, (t, w)
+assert abs(sass["simd_efficiency"] - t / w) < 1e-9 * t / w
+assert sass["warp_instructions"] != ptx["warp_instructions"]  # other weights
+print("cli_bundled: estimate --sass: SIMD efficiency %.2f with SASS weights, %.2f with PTX"
+      % (sass["simd_efficiency"], ptx["simd_efficiency"]))
+PY
+elif grep -q "not found" "$tmp/sass.err"; then
+  echo "cli_bundled: SKIPPED estimate --sass: $(cat "$tmp/sass.err")"
+else
+  cat "$tmp/sass.err" >&2
+  exit 1
+fi
