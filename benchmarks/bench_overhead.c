@@ -67,12 +67,6 @@ static tmap_status measure(const char *path, tmap_cuda *c, const char *arch, int
     return st;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 int main(int argc, char **argv)
 {
     int reps = 20, warmup = 3;
@@ -126,8 +120,7 @@ int main(int argc, char **argv)
         fflush(stdout);
     }
     if (ok) {
-        qsort(ratios, ok, sizeof *ratios, cmp_double);
-        double med = ok % 2 ? ratios[ok / 2] : 0.5 * (ratios[ok / 2 - 1] + ratios[ok / 2]);
+        double med = tmap_median(ratios, ok); /* sorts ratios */
         printf("\nmedian overhead over %zu kernels: %.2fx (target <= 1.5x: %s); range %.2fx to %.2fx\n",
                ok, med, med <= 1.5 ? "met" : "MISSED", ratios[0], ratios[ok - 1]);
     }

@@ -48,6 +48,10 @@ tmap_status tmap_file_write(const char *path, const void *data, size_t n,
 /* mkdir -p: creates dir and any missing parents (existing ones are fine). */
 tmap_status tmap_dir_make(const char *dir, tmap_error *err);
 
+/* Sorts v[0..n) ascending and returns its median, the mean of the two
+ * middle values when n is even; n >= 1. */
+double tmap_median(double *v, size_t n);
+
 /* Grows *array (of *cap elements of size elem) to hold at least need. */
 int tmap_grow(void *array, size_t *cap, size_t need, size_t elem);
 

@@ -9,15 +9,6 @@
 #include "instrument/base.h"
 #include "instrument/nvrtc.h"
 
-static char *dup_str(const char *s)
-{
-    size_t n = strlen(s) + 1;
-    char *d = malloc(n);
-    if (d)
-        memcpy(d, s, n);
-    return d;
-}
-
 /* The option strings NVRTC gets: --gpu-architecture, -I..., user options,
  * and -default-device so kernels need no __global__ decoration quirks.
  * Invariant: every entry of opts->v is malloc'ed and owned here. */
@@ -74,7 +65,7 @@ static char *program_log(nvrtcProgram prog)
 {
     size_t n = 0;
     if (nvrtcGetProgramLogSize(prog, &n) != NVRTC_SUCCESS || n == 0)
-        return dup_str("");
+        return strdup("");
     char *log = malloc(n + 1);
     if (!log)
         return NULL;
@@ -129,8 +120,8 @@ static tmap_status fetch_names(nvrtcProgram prog, const char *file,
         if (r != NVRTC_SUCCESS)
             return tmap_fail(err, TMAP_ERR_INVALID, "%s: no kernel named '%s' (%s)",
                              file, opts->names[i], nvrtcGetErrorString(r));
-        out->names[i] = dup_str(opts->names[i]);
-        out->lowered[i] = dup_str(low);
+        out->names[i] = strdup(opts->names[i]);
+        out->lowered[i] = strdup(low);
         if (!out->names[i] || !out->lowered[i])
             return tmap_fail(err, TMAP_ERR_NOMEM, "%s: out of memory", file);
     }

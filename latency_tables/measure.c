@@ -18,19 +18,6 @@ typedef struct lat_gpu {
     uint64_t in, out;    /* TMAP_LAT_IN_BYTES / TMAP_LAT_OUT_BYTES */
 } lat_gpu;
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* Median of v[n] (sorts v); n >= 1. */
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 /* (max - min) / median of sorted v[n]. */
 static double spread_of(const double *sorted, int n, double med)
 {
@@ -166,8 +153,8 @@ static tmap_status time_pair(lat_gpu *g, tmap_kernel *ks, tmap_kernel *kl, int r
     }
     if (st == TMAP_OK) {
         r->reps = reps;
-        r->t_short = median(ts, reps);
-        r->t_long = median(tl, reps);
+        r->t_short = tmap_median(ts, reps);
+        r->t_long = tmap_median(tl, reps);
         double s1 = spread_of(ts, reps, r->t_short), s2 = spread_of(tl, reps, r->t_long);
         r->spread = s1 > s2 ? s1 : s2;
         r->ok = tmap_latency_check(r->t_short, r->t_long, &r->per_step, r->note,

@@ -14,12 +14,6 @@
 #include "latency_tables/measure.h"
 #include "threadmap/model.h"
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 static void put_header(tmap_buf *out, const tmap_device_info *info, const char *date)
 {
     char now[32];
@@ -86,8 +80,7 @@ static size_t class_median(const tmap_latency_result *r, size_t n, const char *c
             tmap_buf_printf(names, "%s%s", m > 1 ? ", " : "", op);
         }
     if (m) {
-        qsort(v, m, sizeof *v, cmp_double);
-        *med = m % 2 ? v[m / 2] : 0.5 * (v[m / 2 - 1] + v[m / 2]);
+        *med = tmap_median(v, m);
     }
     return m;
 }

@@ -27,18 +27,6 @@ static double wall_ms(void)
     return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 /* Everything the steps share. */
 typedef struct ctx {
     tmap_cuda *cuda;
@@ -174,7 +162,7 @@ static tmap_status step_original(ctx *x, tmap_error *err)
     for (int i = 0; !st && i < n; i++)
         v[i] = ms[i];
     if (!st)
-        x->e->original_ms = median(v, n);
+        x->e->original_ms = tmap_median(v, n);
     free(ms);
     free(v);
     return st;
@@ -209,8 +197,8 @@ static tmap_status time_regrouped(ctx *x, tmap_mechanism m, double *kernel_ms, d
         a[i] = ms[0] + ms[2];
     }
     if (!st) {
-        *kernel_ms = median(k, n);
-        *apply_ms = median(a, n);
+        *kernel_ms = tmap_median(k, n);
+        *apply_ms = tmap_median(a, n);
     }
     free(k);
     free(a);

@@ -16,15 +16,6 @@
 
 enum { MAX_NAME = 128 };
 
-static char *dup_str(const char *s)
-{
-    size_t n = strlen(s) + 1;
-    char *d = malloc(n);
-    if (d)
-        memcpy(d, s, n);
-    return d;
-}
-
 static const struct { const char *name; tmap_elem kind; size_t size; } types[] = {
     {"i32", TMAP_I32, 4}, {"u32", TMAP_U32, 4}, {"i64", TMAP_I64, 8}, {"u64", TMAP_U64, 8},
     {"f32", TMAP_F32, 4}, {"f64", TMAP_F64, 8}, {"u8", TMAP_U8, 1},   {"i8", TMAP_I8, 1},
@@ -97,7 +88,7 @@ static tmap_status get_string(ctx *c, json_t *obj, const char *key, int required
         return required ? bad(c, key, "missing") : TMAP_OK;
     if (!json_is_string(v))
         return bad(c, key, "must be a string");
-    if (!(*out = dup_str(json_string_value(v))))
+    if (!(*out = strdup(json_string_value(v))))
         return tmap_fail(c->err, TMAP_ERR_NOMEM, "out of memory");
     return TMAP_OK;
 }
@@ -140,7 +131,7 @@ static tmap_status parse_options(ctx *c, json_t *root, tmap_manifest *m)
         json_t *e = json_array_get(v, i);
         if (!json_is_string(e))
             return bad(c, "options", "must be an array of strings");
-        if (!(m->options[m->noptions++] = dup_str(json_string_value(e))))
+        if (!(m->options[m->noptions++] = strdup(json_string_value(e))))
             return tmap_fail(c->err, TMAP_ERR_NOMEM, "out of memory");
     }
     return TMAP_OK;
@@ -216,7 +207,7 @@ static tmap_status parse_init(ctx *c, json_t *init, const tmap_manifest *m, tmap
         if (!json_is_string(v))
             return bad(c, field, "a file name is needed");
         a->init = kind[0] == 'r' ? TMAP_INIT_RAW : TMAP_INIT_NPY;
-        if (!(a->file = dup_str(json_string_value(v))))
+        if (!(a->file = strdup(json_string_value(v))))
             return tmap_fail(c->err, TMAP_ERR_NOMEM, "out of memory");
         return TMAP_OK;
     }
@@ -356,8 +347,8 @@ static tmap_status parse_features(ctx *c, json_t *root, tmap_manifest *m)
         tmap_mfeature *f = &m->features[i];
         m->nfeatures = i + 1;
         if (json_is_string(e)) {
-            f->name = dup_str(json_string_value(e));
-            f->expr = dup_str(json_string_value(e));
+            f->name = strdup(json_string_value(e));
+            f->expr = strdup(json_string_value(e));
         } else if (json_is_object(e)) {
             tmap_status st = get_string(c, e, "name", 1, &f->name);
             if (st == TMAP_OK)
@@ -443,7 +434,7 @@ static char *stem_of(const char *path)
 {
     const char *s = strrchr(path, '/');
     s = s ? s + 1 : path;
-    char *d = dup_str(s);
+    char *d = strdup(s);
     if (d && strrchr(d, '.'))
         *strrchr(d, '.') = '\0';
     return d;
@@ -458,14 +449,14 @@ tmap_status tmap_manifest_load(const char *path, tmap_manifest **out, tmap_error
         return tmap_fail(err, je.line > 0 ? TMAP_ERR_PARSE : TMAP_ERR_IO, "%s:%d: %s", path,
                          je.line, je.text);
     tmap_manifest *m = calloc(1, sizeof *m);
-    char *pcopy = dup_str(path);
+    char *pcopy = strdup(path);
     if (!m || !pcopy) {
         json_decref(root);
         free(m), free(pcopy);
         return tmap_fail(err, TMAP_ERR_NOMEM, "out of memory");
     }
-    m->path = dup_str(path);
-    m->dir = dup_str(dirname(pcopy));
+    m->path = strdup(path);
+    m->dir = strdup(dirname(pcopy));
     free(pcopy);
     ctx c = {path, err};
     tmap_status st = m->path && m->dir ? parse_root(&c, root, m)
