@@ -80,9 +80,13 @@ static tmap_status run_tool(char *const argv[], const char *out_path, tmap_error
     close(lfd);
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 1, out_path ? out_path : log,
-                                     O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    /* one open file for stdout and stderr when both go to the log, so that
+     * neither overwrites the other */
     posix_spawn_file_actions_addopen(&fa, 2, log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (out_path)
+        posix_spawn_file_actions_addopen(&fa, 1, out_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    else
+        posix_spawn_file_actions_adddup2(&fa, 2, 1);
     pid_t pid;
     int rc = posix_spawn(&pid, argv[0], &fa, NULL, argv, environ);
     posix_spawn_file_actions_destroy(&fa);
