@@ -13,6 +13,17 @@
 /* Rows this many bytes ahead are prefetched: while a row is hashed, the
  * hardware prefetcher alone leaves memory bandwidth unused. */
 #define AHEAD 4096
+/* The hint cache: direct-mapped, from the hash of a row's first HINT_WORDS
+ * words to the first member (+ 1, 0 = empty) of the last class seen with
+ * that hash.  A hint is only a guess, checked against the whole row, so a
+ * stale or colliding one costs one comparison and never names a wrong
+ * class; on a miss the exact set (rowset.h) decides.  Rows of different
+ * classes nearly always differ in their first cache line, so the whole row
+ * is hashed only for the first thread of each class (64 blocks: a quarter
+ * of the multiplies).  Rows that share their first words fall back to the
+ * set each time: one short hash and one comparison more than without. */
+#define HINT_WORDS 16
+#define HINT_SLOTS 4096 /* 16 KiB: stays in L1/L2 */
 #if defined(__GNUC__)
 #define PREFETCH(p) __builtin_prefetch(p)
 #else
@@ -23,24 +34,29 @@ void tmap_regroup_classes_free(tmap_regroup_classes *c)
 {
     free(c->of);
     free(c->first);
+    free(c->size);
     free(c->start);
     free(c->member);
     memset(c, 0, sizeof *c);
 }
 
-/* Appends thread t as the first member of class c->count (cap: first[]'s
- * room, doubled as needed).  0 or -1 (no memory). */
+/* Appends thread t as the first member of class c->count (cap: the room
+ * in first[] and size[], doubled as needed).  0 or -1 (no memory). */
 static int new_class(tmap_regroup_classes *c, size_t *cap, uint32_t t)
 {
     if (c->count == *cap) {
         size_t m = *cap ? 2 * *cap : 64;
         uint32_t *f = realloc(c->first, m * sizeof *f);
-        if (!f)
+        if (f)
+            c->first = f;
+        uint32_t *z = f ? realloc(c->size, m * sizeof *z) : NULL;
+        if (!z)
             return -1;
-        c->first = f;
+        c->size = z;
         *cap = m;
     }
-    c->first[c->count++] = t;
+    c->first[c->count] = t;
+    c->size[c->count++] = 0;
     return 0;
 }
 
@@ -51,9 +67,11 @@ tmap_status tmap_regroup_classes_find(const tmap_regroup_part *p,
     memset(c, 0, sizeof *c);
     c->n = p->n;
     size_t nb = p->nblocks, cap = 0;
-    tmap_regroup_rowset set;
+    size_t hw = nb < HINT_WORDS ? nb : HINT_WORDS;
+    tmap_regroup_rowset set = {0}; /* freeable if init is not reached */
     c->of = malloc(p->n * sizeof *c->of);
-    int bad = !c->of || tmap_regroup_rowset_init(&set, nb);
+    uint32_t *hint = calloc(HINT_SLOTS, sizeof *hint);
+    int bad = !c->of || !hint || tmap_regroup_rowset_init(&set, nb);
     size_t rb = nb * sizeof *p->rows, total = p->n * rb;
     /* the set names a class by its first member, translated through of[] */
     for (size_t t = 0; t < p->n && !bad; t++) {
@@ -63,21 +81,35 @@ tmap_status tmap_regroup_classes_find(const tmap_regroup_part *p,
                 PREFETCH((const char *)r + AHEAD + o);
         /* inside a run of equal rows (a warp's threads often take one
          * path), compare with the previous row before hashing */
+        uint32_t k;
+        uint64_t ph;
+        uint32_t *guess = NULL;
         if (t >= 2 && c->of[t - 1] == c->of[t - 2] &&
             tmap_regroup_same(r, r - nb, nb)) {
-            c->of[t] = c->of[t - 1];
-            continue;
+            k = c->of[t - 1];
+        } else if (ph = tmap_regroup_hash(r, hw),
+                   guess = &hint[ph & (HINT_SLOTS - 1)],
+                   *guess && tmap_regroup_same(
+                                 p->rows + (size_t)(*guess - 1) * nb, r, nb)) {
+            k = c->of[*guess - 1];
+        } else {
+            /* tmap_regroup_hash(r, nb) == ph when the prefix is the row */
+            uint32_t first;
+            int added = tmap_regroup_rowset_add(
+                &set, p->rows, r, hw == nb ? ph : tmap_regroup_hash(r, nb),
+                (uint32_t)t, &first);
+            if (added < 0 || (added && new_class(c, &cap, (uint32_t)t))) {
+                bad = 1;
+                break;
+            }
+            k = added ? (uint32_t)c->count - 1 : c->of[first];
+            *guess = first + 1;
         }
-        uint32_t first;
-        int added = tmap_regroup_rowset_add(&set, p->rows, r,
-                                            tmap_regroup_hash(r, nb),
-                                            (uint32_t)t, &first);
-        if (added < 0 || (added && new_class(c, &cap, (uint32_t)t)))
-            bad = 1;
-        else
-            c->of[t] = added ? (uint32_t)c->count - 1 : c->of[first];
+        c->of[t] = k;
+        c->size[k]++;
     }
     tmap_regroup_rowset_free(&set);
+    free(hint);
     if (bad) {
         tmap_regroup_classes_free(c);
         return tmap_fail(err, TMAP_ERR_NOMEM, "regroup: class table");
@@ -98,10 +130,8 @@ tmap_status tmap_regroup_classes_build(const tmap_regroup_part *p,
         tmap_regroup_classes_free(c);
         return tmap_fail(err, TMAP_ERR_NOMEM, "regroup: class table");
     }
-    for (size_t t = 0; t < c->n; t++)
-        c->start[c->of[t] + 1]++;
     for (size_t k = 0; k < c->count; k++)
-        c->start[k + 1] += c->start[k];
+        c->start[k + 1] = c->start[k] + c->size[k];
     /* start[k] runs ahead while class k is filled, then is restored */
     for (size_t t = 0; t < c->n; t++)
         c->member[c->start[c->of[t]]++] = (uint32_t)t;

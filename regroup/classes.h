@@ -14,12 +14,13 @@ typedef struct tmap_regroup_classes {
     size_t count;      /* classes, numbered in order of first member */
     uint32_t *of;      /* [n] class of each thread */
     uint32_t *first;   /* [count] lowest thread of each class, ascending */
+    uint32_t *size;    /* [count] members of each class */
     uint32_t *start;   /* [count + 1], NULL after classes_find */
     uint32_t *member;  /* [n]: class c is member[start[c] .. start[c+1]),
                           ascending; NULL after classes_find */
 } tmap_regroup_classes;
 
-/* n, count, of[] and first[]: one pass over the rows. */
+/* n, count, of[], first[] and size[]: one pass over the rows. */
 tmap_status tmap_regroup_classes_find(const tmap_regroup_part *p,
                                       tmap_regroup_classes *c,
                                       tmap_error *err);

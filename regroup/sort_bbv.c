@@ -89,20 +89,17 @@ static tmap_status sort_part(const tmap_regroup_part *p, uint32_t *out,
         return st;
     size_t C = c.count;
     uint32_t *order = malloc(C * sizeof *order);
-    uint32_t *next = calloc(C, sizeof *next);
+    uint32_t *next = malloc(C * sizeof *next);
     if (!order || !next || rank_classes(p, &c, order)) {
         st = tmap_fail(err, TMAP_ERR_NOMEM, "sort: %zu classes", C);
         goto done;
     }
-    for (size_t t = 0; t < c.n; t++)
-        next[c.of[t]]++;
     /* next[k]: the slot of class k's next thread; the classes' slot ranges
      * follow in row order */
     uint32_t slot = 0;
     for (size_t i = 0; i < C; i++) {
-        uint32_t size = next[order[i]];
         next[order[i]] = slot;
-        slot += size;
+        slot += c.size[order[i]];
     }
     for (size_t t = 0; t < c.n; t++)
         out[next[c.of[t]]++] = (uint32_t)t;

@@ -224,6 +224,23 @@ static void test_sort_definition(void **state)
     }
     check_sort_definition(&b, (tmap_regroup_opts){32, TMAP_REGROUP_GRID, 0});
     tmap_bbv_free(&b);
+    /* rows wider than the 16 words the classes pass's hint cache hashes,
+     * sharing those words in five families and differing after them, with
+     * more distinct rows than hint slots: hints collide, go stale and miss */
+    n = 30000, nb = 40;
+    assert_int_equal(tmap_bbv_create(&b, n, nb, NULL), TMAP_OK);
+    for (size_t t = 0; t < n; t++) {
+        uint32_t *r = b.counts + t * nb, f = (uint32_t)(rnd(&seed) % 5);
+        if (t && rnd(&seed) % 3 == 0) {
+            memcpy(r, b.counts + rnd(&seed) % t * nb, nb * sizeof *r);
+            continue;
+        }
+        for (size_t j = 0; j < nb; j++)
+            r[j] = j < 16 ? f + (uint32_t)j
+                   : j < 22 ? (uint32_t)(rnd(&seed) % 4) : 3;
+    }
+    check_sort_definition(&b, (tmap_regroup_opts){32, TMAP_REGROUP_GRID, 0});
+    tmap_bbv_free(&b);
 }
 
 /* Sets of identical threads whose sizes are multiples of the group size
