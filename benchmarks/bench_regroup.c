@@ -205,7 +205,16 @@ int main(int argc, char **argv)
     size_t max_threads = 10000000;
     int reps = 5;
     uint64_t seed0 = 1;
-    for (int i = 1; i + 1 < argc; i += 2) {
+    const char *usage = "usage: %s [--max-threads N] [--reps R (1..32)] [--seed S]\n";
+    for (int i = 1; i < argc; i += 2) {
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            printf(usage, argv[0]);
+            return 0;
+        }
+        if (i + 1 == argc || argv[i + 1][0] < '0' || argv[i + 1][0] > '9') {
+            fprintf(stderr, usage, argv[0]);
+            return 2;
+        }
         if (!strcmp(argv[i], "--max-threads"))
             max_threads = strtoull(argv[i + 1], NULL, 10);
         else if (!strcmp(argv[i], "--reps"))
@@ -213,12 +222,14 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--seed"))
             seed0 = strtoull(argv[i + 1], NULL, 10);
         else {
-            fprintf(stderr, "usage: %s [--max-threads N] [--reps R] [--seed S]\n", argv[0]);
+            fprintf(stderr, usage, argv[0]);
             return 2;
         }
     }
-    if (reps < 1 || reps > 32)
-        reps = 5;
+    if (reps < 1 || reps > 32) {
+        fprintf(stderr, usage, argv[0]);
+        return 2;
+    }
     cpu_model();
     printf("groupsize 32, one thread, median of up to %d runs (1 when a run "
            "takes > %.0f s); blk256 = block scope, 256 threads per block\n",
