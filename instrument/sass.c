@@ -2,7 +2,7 @@
  * sass.c -- SASS instructions per execution of each CFG block.  The PTX is
  * assembled by ptxas (-lineinfo, loop unrolling off) and disassembled by
  * nvdisasm -gp, whose listing names the PTX line of each SASS instruction;
- * an instruction counts for the block holding that line.  Both tools come
+ * each SASS basic block counts for the block holding most of its lines.  Both tools come
  * with the CUDA toolkit (docs/model.md, "SIMD efficiency").
  */
 #include <errno.h>
@@ -110,6 +110,8 @@ static tmap_status run_tool(char *const argv[], const char *out_path, tmap_error
 typedef struct sass_insn {
     size_t block;      /* CFG block of its PTX line; SIZE_MAX: not counted */
     int64_t loop_from; /* a backward branch: the index it jumps to, else -1 */
+    int leads;         /* a label or a function starts here */
+    int ends;          /* it may transfer control: BRA, EXIT, BSYNC... */
 } sass_insn;
 
 typedef struct sass_label {
@@ -173,6 +175,22 @@ static int64_t backward_target(const listing_state *st, const char *s)
     return -1;
 }
 
+/* Whether the instruction (s: its text, a predicate first if any) may leave
+ * its SASS basic block or change which threads run on: branches, calls,
+ * returns, exits and the reconvergence barriers' waits. */
+static int transfers(const char *s)
+{
+    if (*s == '@')
+        s = skip_space(s + strcspn(s, " \t"));
+    static const char *const ops[] = {"BRA", "BRX", "JMP", "JMX", "CALL", "RET", "EXIT",
+                                      "BSYNC", "BREAK", "KILL", "WARPSYNC", "BPT"};
+    size_t n = strcspn(s, " .;");
+    for (size_t k = 0; k < sizeof ops / sizeof *ops; k++)
+        if (strlen(ops[k]) == n && !strncmp(s, ops[k], n))
+            return 1;
+    return 0;
+}
+
 /* One SASS instruction (the text after its address comment). */
 static void on_instruction(listing_state *st, const char *s)
 {
@@ -185,6 +203,8 @@ static void on_instruction(listing_state *st, const char *s)
     sass_insn *in = &st->insn[st->ninsn++];
     in->block = line_block(st->cfg, st->func, st->line);
     in->loop_from = strstr(s, "BRA") ? backward_target(st, s) : -1;
+    in->leads = st->label[0] != '\0';
+    in->ends = transfers(s);
     /* not counted: NOPs, and the padding loop "L: BRA `(L)" after the last
      * instruction */
     if (!strncmp(s, "NOP", 3) && (s[3] == ' ' || s[3] == ';'))
@@ -251,19 +271,28 @@ static void on_line(listing_state *st, const char *s)
         on_label(st, s, n);
 }
 
-/* counts[b] = b's instructions at the deepest SASS loop level any of them
- * is at.  A loop is the span from a backward branch's target to the
- * branch.  Instructions of b that ptxas hoisted out of b's loop (loop
- * invariants, a rotated loop's first test) run once per loop, not once per
- * execution of b, so they do not count. */
-static tmap_status count_deepest(const listing_state *st, double *counts, tmap_error *err)
+/* counts[b] = the SASS instructions that run once per execution of b.
+ * - An instruction is b's own if its PTX line is in b and it is at the
+ *   deepest SASS loop level that any of b's instructions is at (a loop is
+ *   the span from a backward branch's target to the branch): ptxas hoists
+ *   loop invariants, and a rotated loop's first test, out of b's loop.
+ * - The instructions of a SASS basic block (from a label, or after a
+ *   control transfer, to the next) all run equally often, with the same
+ *   threads.  All of them count for the CFG block with the most own
+ *   instructions there (the first to reach that number); a SASS block
+ *   without an own instruction counts for none.  So an instruction that
+ *   ptxas moved into a neighbouring block (hoisted, sunk below an exit,
+ *   predicated into its branch's block) runs as often as its new block. */
+static tmap_status count_blocks(const listing_state *st, double *counts, tmap_error *err)
 {
     size_t n = st->ninsn, nb = st->cfg->nblocks;
     int64_t *depth = calloc(n + 1, sizeof *depth);
     int64_t *deepest = malloc((nb ? nb : 1) * sizeof *deepest);
-    if (!depth || !deepest) {
+    size_t *tally = calloc(nb ? nb : 1, sizeof *tally);
+    if (!depth || !deepest || !tally) {
         free(depth);
         free(deepest);
+        free(tally);
         return tmap_fail(err, TMAP_ERR_NOMEM, "sass: %zu instructions", n);
     }
     for (size_t i = 0; i < n; i++)
@@ -281,13 +310,27 @@ static tmap_status count_deepest(const listing_state *st, double *counts, tmap_e
             deepest[b] = depth[i];
     }
     memset(counts, 0, nb * sizeof *counts);
-    for (size_t i = 0; i < n; i++) {
-        size_t b = st->insn[i].block;
-        if (b != SIZE_MAX && depth[i] == deepest[b])
-            counts[b] += 1;
+    for (size_t s = 0, e; s < n; s = e) {
+        for (e = s + 1; e < n && !st->insn[e].leads && !st->insn[e - 1].ends; e++)
+            ;
+        size_t owner = SIZE_MAX, most = 0, counted = 0;
+        for (size_t i = s; i < e; i++) {
+            size_t b = st->insn[i].block;
+            counted += b != SIZE_MAX;
+            if (b != SIZE_MAX && depth[i] == deepest[b] && ++tally[b] > most) {
+                most = tally[b];
+                owner = b;
+            }
+        }
+        for (size_t i = s; i < e; i++) /* tally[] is zero between SASS blocks */
+            if (st->insn[i].block != SIZE_MAX)
+                tally[st->insn[i].block] = 0;
+        if (owner != SIZE_MAX)
+            counts[owner] += (double)counted;
     }
     free(depth);
     free(deepest);
+    free(tally);
     return TMAP_OK;
 }
 
@@ -305,7 +348,7 @@ tmap_status tmap_sass_count_listing(const char *listing, const tmap_cfg *cfg, do
         p += n + (p[n] == '\n');
     }
     tmap_status s = st.oom ? tmap_fail(err, TMAP_ERR_NOMEM, "sass: listing")
-                           : count_deepest(&st, counts, err);
+                           : count_blocks(&st, counts, err);
     free(st.insn);
     free(st.labels);
     if (s)

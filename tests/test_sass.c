@@ -1,9 +1,9 @@
 /*
  * test_sass.c -- SASS instruction counts per CFG block (instrument/sass.c):
- * the listing parser on recorded `nvdisasm -gp` listings, whose per-function
- * totals were counted by hand (every instruction from the function's label
- * on, less NOPs, the padding loop and what was hoisted out of a loop), and
- * the whole ptxas + nvdisasm path when the tools are here.
+ * the listing parser on recorded `nvdisasm -gp` listings, whose counts were
+ * checked by hand (a function's instructions from its label on, less NOPs
+ * and the padding loop; each SASS basic block for one CFG block), and the
+ * whole ptxas + nvdisasm path when the tools are here.
  */
 #include "testutil.h"
 
@@ -33,6 +33,26 @@ static void fixture_free(fixture *f)
     free(f->ptx);
 }
 
+/* fixture_load, and tests/sass/NAME.sass counted into f->counts. */
+static void fixture_count(fixture *f, const char *name)
+{
+    fixture_load(f, name);
+    char path[256];
+    snprintf(path, sizeof path, "tests/sass/%s.sass", name);
+    char *lst = test_read(path);
+    TMAP_CHECK(tmap_sass_count_listing(lst, f->cfg, f->counts, err));
+    free(lst);
+}
+
+static void expect_counts(const fixture *f, const double *want, size_t nb)
+{
+    assert_int_equal(f->cfg->nblocks, nb);
+    for (size_t b = 0; b < nb; b++)
+        if (f->counts[b] != want[b])
+            fail_msg("block %zu (%s): %g SASS instructions, want %g", b, f->cfg->blocks[b].name,
+                     f->counts[b], want[b]);
+}
+
 static double func_total(const fixture *f, size_t fn)
 {
     double s = 0;
@@ -57,35 +77,31 @@ static void test_listing_switch(void **state)
 {
     (void)state;
     fixture f;
-    fixture_load(&f, "switch_case");
-    char *lst = test_read("tests/sass/switch_case.sass");
-    TMAP_CHECK(tmap_sass_count_listing(lst, f.cfg, f.counts, err));
-    static const double want[22] = {9, 11, 0, 2, 2, 2, 0, 2, 2, 2, 2,
-                                    0, 2, 2, 2, 3, 2, 2, 14, 3, 1, 1};
-    assert_int_equal(f.cfg->nblocks, 22);
-    for (size_t b = 0; b < 22; b++)
-        if (f.counts[b] != want[b])
-            fail_msg("block %zu (%s): %g SASS instructions, want %g", b, f.cfg->blocks[b].name,
-                     f.counts[b], want[b]);
+    fixture_count(&f, "switch_case");
+    /* block 1 takes the entry's ULDC (line 20) that ptxas sank below the
+     * range check's EXIT; the last store's block takes the final EXIT (line
+     * 110, the ret block's), as ptxas gave the out-of-range threads their
+     * own EXIT at 0x0070 */
+    static const double want[22] = {8, 12, 0, 2, 2, 2, 0, 2, 2, 2, 2,
+                                    0, 2, 2, 2, 3, 2, 2, 14, 3, 2, 0};
+    expect_counts(&f, want, 22);
     assert_true(func_total(&f, 0) == 66); /* 0x0000..0x0410 */
     size_t div = block_named(f.cfg, "switch_case/$L__BB0_13");
     assert_string_equal(f.cfg->blocks[div].opcodes[0], "div.rn.f32");
     assert_true(f.counts[div] == 14);
-    free(lst);
     fixture_free(&f);
 }
 
 /* device_call: two .func bodies that ptxas put after the kernel, in its
  * section, as "$device_call$<name>"; the Collatz loop (0x01c0..0x0240, 9
  * instructions) has a constant of its mad.lo hoisted in front of it
- * (0x01b0, PTX line 32): that one runs once per call, not per iteration. */
+ * (0x01b0, PTX line 32): that one runs once per call, with the loop's
+ * preheader (PTX line 27), not once per iteration. */
 static void test_listing_funcs(void **state)
 {
     (void)state;
     fixture f;
-    fixture_load(&f, "device_call");
-    char *lst = test_read("tests/sass/device_call.sass");
-    TMAP_CHECK(tmap_sass_count_listing(lst, f.cfg, f.counts, err));
+    fixture_count(&f, "device_call");
     assert_int_equal(f.cfg->nfuncs, 3);
     double totals[3] = {0};
     for (size_t fn = 0; fn < 3; fn++) {
@@ -93,11 +109,34 @@ static void test_listing_funcs(void **state)
         size_t k = !strcmp(name, "device_call") ? 0 : strstr(name, "collatz") ? 1 : 2;
         totals[k] = func_total(&f, fn);
     }
-    assert_true(totals[0] == 23 && totals[1] == 17 && totals[2] == 6);
+    assert_true(totals[0] == 23 && totals[1] == 18 && totals[2] == 6);
     assert_true(f.counts[block_named(f.cfg, "_Z13collatz_stepsj/$L__BB0_2")] == 9);
+    assert_true(f.counts[block_named(f.cfg, "_Z13collatz_stepsj/+1")] == 2);
+    /* 0x0000..0x0070 is block 0 (8); 0x0080..0x0160 (15) runs for the
+     * in-range threads only, and takes the header's ULDC (line 73) and the
+     * ret block's final EXIT (line 127): out-of-range threads leave by the
+     * EXIT at 0x0070 */
+    assert_true(f.counts[block_named(f.cfg, "device_call/+0")] == 8);
+    assert_true(f.counts[block_named(f.cfg, "device_call/+1")] == 15);
+    assert_true(f.counts[block_named(f.cfg, "device_call/$L__BB2_2")] == 0);
     /* lines before a function's first block (its header) count for it */
     assert_true(f.counts[block_named(f.cfg, "_Z13collatz_stepsj/+0")] == 3);
-    free(lst);
+    fixture_free(&f);
+}
+
+/* warp_shuffle: ptxas sinks the last reduction FADD (PTX line 70, block
+ * $L__BB0_2) below the `lane != 0` EXIT at 0x0190, into the SASS block
+ * 0x01a0..0x0210 of lane 0's store (+3), and gives the other lanes their
+ * own EXIT there, so the ret block's EXIT (line 85) runs with +3 too.  The
+ * SASS basic block decides: 26 instructions per warp before the EXIT, 8
+ * with one thread after it, as Nsight Compute counts. */
+static void test_listing_sunk(void **state)
+{
+    (void)state;
+    fixture f;
+    fixture_count(&f, "warp_shuffle");
+    static const double want[5] = {11, 4, 11, 8, 0};
+    expect_counts(&f, want, 5);
     fixture_free(&f);
 }
 
@@ -165,6 +204,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_listing_switch),
         cmocka_unit_test(test_listing_funcs),
+        cmocka_unit_test(test_listing_sunk),
         cmocka_unit_test(test_listing_errors),
         cmocka_unit_test(test_tools),
         cmocka_unit_test(test_tool_not_found),

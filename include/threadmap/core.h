@@ -188,8 +188,9 @@ void tmap_cfg_free(tmap_cfg *cfg);
  * `ptx` (the text it was built from: lines must match).  ptxas -arch=ARCH
  * (NULL: sm_90) assembles the PTX with -lineinfo and loop unrolling off (a
  * module-scope .pragma "nounroll", so each block's count is per execution),
- * nvdisasm -gp lists the SASS with the PTX line of each instruction, and an
- * instruction counts for the block holding that line.  Not counted: NOPs,
+ * nvdisasm -gp lists the SASS with the PTX line of each instruction, and
+ * each SASS basic block counts for the CFG block holding most of its lines
+ * (docs/model.md says how hoisted instructions are told).  Not counted: NOPs,
  * the padding loop after the last instruction, and ptxas's own subroutines
  * (e.g. the slow path of a division), which run rarely.  The tools are
  * found by tmap_sass_tool_find.  Without them: TMAP_ERR_UNSUPPORTED.
