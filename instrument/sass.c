@@ -112,6 +112,7 @@ typedef struct sass_insn {
     int64_t loop_from; /* a backward branch: the index it jumps to, else -1 */
     int leads;         /* a label or a function starts here */
     int ends;          /* it may transfer control: BRA, EXIT, BSYNC... */
+    int guarded;       /* predicated ("@P0 ...") */
 } sass_insn;
 
 typedef struct sass_label {
@@ -205,6 +206,7 @@ static void on_instruction(listing_state *st, const char *s)
     in->loop_from = strstr(s, "BRA") ? backward_target(st, s) : -1;
     in->leads = st->label[0] != '\0';
     in->ends = transfers(s);
+    in->guarded = *s == '@';
     /* not counted: NOPs, and the padding loop "L: BRA `(L)" after the last
      * instruction */
     if (!strncmp(s, "NOP", 3) && (s[3] == ' ' || s[3] == ';'))
@@ -271,6 +273,26 @@ static void on_line(listing_state *st, const char *s)
         on_label(st, s, n);
 }
 
+/* The CFG block with the most instructions i in [s, e) whose vote[i] >=
+ * level (the first to reach that number), or SIZE_MAX if none; tally[] is
+ * zero before and after. */
+static size_t most_votes(const listing_state *st, const unsigned char *vote, size_t s, size_t e,
+                         int level, size_t *tally)
+{
+    size_t owner = SIZE_MAX, most = 0;
+    for (size_t i = s; i < e; i++) {
+        size_t b = st->insn[i].block;
+        if (vote[i] >= level && ++tally[b] > most) {
+            most = tally[b];
+            owner = b;
+        }
+    }
+    for (size_t i = s; i < e; i++)
+        if (vote[i] >= level)
+            tally[st->insn[i].block] = 0;
+    return owner;
+}
+
 /* counts[b] = the SASS instructions that run once per execution of b.
  * - An instruction is b's own if its PTX line is in b and it is at the
  *   deepest SASS loop level that any of b's instructions is at (a loop is
@@ -278,21 +300,27 @@ static void on_line(listing_state *st, const char *s)
  *   loop invariants, and a rotated loop's first test, out of b's loop.
  * - The instructions of a SASS basic block (from a label, or after a
  *   control transfer, to the next) all run equally often, with the same
- *   threads.  All of them count for the CFG block with the most own
- *   instructions there (the first to reach that number); a SASS block
- *   without an own instruction counts for none.  So an instruction that
- *   ptxas moved into a neighbouring block (hoisted, sunk below an exit,
- *   predicated into its branch's block) runs as often as its new block. */
+ *   threads.  All of them count for one CFG block: the one with the most
+ *   own instructions there that are not predicated (or are a branch), the
+ *   first to reach that number; failing those, the most own instructions.
+ *   Predicated ones are mostly a small branch's body that ptxas
+ *   if-converted into its surroundings, whose block runs less often than
+ *   the SASS block does.  A SASS block without an own instruction counts
+ *   for none.  So an instruction that ptxas moved into a neighbouring
+ *   block (hoisted, sunk below an exit, predicated) runs as often as its
+ *   new block. */
 static tmap_status count_blocks(const listing_state *st, double *counts, tmap_error *err)
 {
     size_t n = st->ninsn, nb = st->cfg->nblocks;
     int64_t *depth = calloc(n + 1, sizeof *depth);
     int64_t *deepest = malloc((nb ? nb : 1) * sizeof *deepest);
     size_t *tally = calloc(nb ? nb : 1, sizeof *tally);
-    if (!depth || !deepest || !tally) {
+    unsigned char *vote = malloc(n ? n : 1);
+    if (!depth || !deepest || !tally || !vote) {
         free(depth);
         free(deepest);
         free(tally);
+        free(vote);
         return tmap_fail(err, TMAP_ERR_NOMEM, "sass: %zu instructions", n);
     }
     for (size_t i = 0; i < n; i++)
@@ -309,28 +337,27 @@ static tmap_status count_blocks(const listing_state *st, double *counts, tmap_er
         if (b != SIZE_MAX && depth[i] > deepest[b])
             deepest[b] = depth[i];
     }
+    /* vote: 0 not own, 1 own and predicated, 2 own otherwise */
+    for (size_t i = 0; i < n; i++) {
+        const sass_insn *in = &st->insn[i];
+        vote[i] = in->block == SIZE_MAX || depth[i] != deepest[in->block] ? 0
+                  : in->guarded && !in->ends                               ? 1
+                                                                           : 2;
+    }
     memset(counts, 0, nb * sizeof *counts);
     for (size_t s = 0, e; s < n; s = e) {
         for (e = s + 1; e < n && !st->insn[e].leads && !st->insn[e - 1].ends; e++)
             ;
-        size_t owner = SIZE_MAX, most = 0, counted = 0;
-        for (size_t i = s; i < e; i++) {
-            size_t b = st->insn[i].block;
-            counted += b != SIZE_MAX;
-            if (b != SIZE_MAX && depth[i] == deepest[b] && ++tally[b] > most) {
-                most = tally[b];
-                owner = b;
-            }
-        }
-        for (size_t i = s; i < e; i++) /* tally[] is zero between SASS blocks */
-            if (st->insn[i].block != SIZE_MAX)
-                tally[st->insn[i].block] = 0;
-        if (owner != SIZE_MAX)
-            counts[owner] += (double)counted;
+        size_t owner = most_votes(st, vote, s, e, 2, tally);
+        if (owner == SIZE_MAX)
+            owner = most_votes(st, vote, s, e, 1, tally);
+        for (size_t i = s; i < e && owner != SIZE_MAX; i++)
+            counts[owner] += st->insn[i].block != SIZE_MAX;
     }
     free(depth);
     free(deepest);
     free(tally);
+    free(vote);
     return TMAP_OK;
 }
 

@@ -140,6 +140,22 @@ static void test_listing_sunk(void **state)
     fixture_free(&f);
 }
 
+/* syncthreads_shared: ptxas predicates the reduction's `if (tid < s)` body
+ * (+4: five instructions in 0x0180..0x01d0) into the loop's single SASS
+ * block (0x0170..0x0200), which every thread runs each iteration, so the
+ * whole SASS block counts for the loop's unpredicated latch $L__BB0_5, not
+ * for +4, which has more instructions there; the guarded load (+1) runs
+ * within the entry's SASS block likewise. */
+static void test_listing_predicated(void **state)
+{
+    (void)state;
+    fixture f;
+    fixture_count(&f, "syncthreads_shared");
+    static const double want[9] = {22, 0, 1, 0, 0, 10, 1, 8, 0};
+    expect_counts(&f, want, 9);
+    fixture_free(&f);
+}
+
 static void test_listing_errors(void **state)
 {
     (void)state;
@@ -205,6 +221,7 @@ int main(void)
         cmocka_unit_test(test_listing_switch),
         cmocka_unit_test(test_listing_funcs),
         cmocka_unit_test(test_listing_sunk),
+        cmocka_unit_test(test_listing_predicated),
         cmocka_unit_test(test_listing_errors),
         cmocka_unit_test(test_tools),
         cmocka_unit_test(test_tool_not_found),
