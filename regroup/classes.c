@@ -15,15 +15,21 @@
 #define AHEAD 4096
 /* The hint cache: direct-mapped, from the hash of a row's first HINT_WORDS
  * words to the first member (+ 1, 0 = empty) of the last class seen with
- * that hash.  A hint is only a guess, checked against the whole row, so a
- * stale or colliding one costs one comparison and never names a wrong
- * class; on a miss the exact set (rowset.h) decides.  Rows of different
+ * that hash, tagged with the hash's high half.  A hint is only a guess,
+ * checked against the whole row, so a stale or colliding one costs one
+ * comparison and never names a wrong class; the tag spares most of those
+ * comparisons, each a likely cache miss on an old row, when rows rarely
+ * repeat.  On a miss the exact set (rowset.h) decides.  Rows of different
  * classes nearly always differ in their first cache line, so the whole row
  * is hashed only for the first thread of each class (64 blocks: a quarter
  * of the multiplies).  Rows that share their first words fall back to the
  * set each time: one short hash and one comparison more than without. */
+typedef struct hint_slot {
+    uint32_t first; /* first member + 1, 0 = empty */
+    uint32_t tag;   /* the high half of the prefix hash */
+} hint_slot;
 #define HINT_WORDS 16
-#define HINT_SLOTS 4096 /* 16 KiB: stays in L1/L2 */
+#define HINT_SLOTS 4096 /* 32 KiB: stays in L1/L2 */
 #if defined(__GNUC__)
 #define PREFETCH(p) __builtin_prefetch(p)
 #else
@@ -70,7 +76,7 @@ tmap_status tmap_regroup_classes_find(const tmap_regroup_part *p,
     size_t hw = nb < HINT_WORDS ? nb : HINT_WORDS;
     tmap_regroup_rowset set = {0}; /* freeable if init is not reached */
     c->of = malloc(p->n * sizeof *c->of);
-    uint32_t *hint = calloc(HINT_SLOTS, sizeof *hint);
+    hint_slot *hint = calloc(HINT_SLOTS, sizeof *hint);
     int bad = !c->of || !hint || tmap_regroup_rowset_init(&set, nb);
     size_t rb = nb * sizeof *p->rows, total = p->n * rb;
     /* the set names a class by its first member, translated through of[] */
@@ -83,15 +89,16 @@ tmap_status tmap_regroup_classes_find(const tmap_regroup_part *p,
          * path), compare with the previous row before hashing */
         uint32_t k;
         uint64_t ph;
-        uint32_t *guess = NULL;
+        hint_slot *guess = NULL;
         if (t >= 2 && c->of[t - 1] == c->of[t - 2] &&
             tmap_regroup_same(r, r - nb, nb)) {
             k = c->of[t - 1];
         } else if (ph = tmap_regroup_hash(r, hw),
                    guess = &hint[ph & (HINT_SLOTS - 1)],
-                   *guess && tmap_regroup_same(
-                                 p->rows + (size_t)(*guess - 1) * nb, r, nb)) {
-            k = c->of[*guess - 1];
+                   guess->first && guess->tag == (uint32_t)(ph >> 32) &&
+                       tmap_regroup_same(p->rows + (size_t)(guess->first - 1) * nb, r,
+                                         nb)) {
+            k = c->of[guess->first - 1];
         } else {
             /* tmap_regroup_hash(r, nb) == ph when the prefix is the row */
             uint32_t first;
@@ -103,7 +110,7 @@ tmap_status tmap_regroup_classes_find(const tmap_regroup_part *p,
                 break;
             }
             k = added ? (uint32_t)c->count - 1 : c->of[first];
-            *guess = first + 1;
+            *guess = (hint_slot){first + 1, (uint32_t)(ph >> 32)};
         }
         c->of[t] = k;
         c->size[k]++;
