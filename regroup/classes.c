@@ -47,23 +47,23 @@ void tmap_regroup_classes_free(tmap_regroup_classes *c)
 }
 
 /* Appends thread t as the first member of class c->count (cap: the room
- * in first[] and size[], doubled as needed).  0 or -1 (no memory). */
-static int new_class(tmap_regroup_classes *c, size_t *cap, uint32_t t)
+ * in first[] and in size[]).  0 or -1 (no memory). */
+static int new_class(tmap_regroup_classes *c, size_t cap[2], uint32_t t)
 {
-    if (c->count == *cap) {
-        size_t m = *cap ? 2 * *cap : 64;
-        uint32_t *f = realloc(c->first, m * sizeof *f);
-        if (f)
-            c->first = f;
-        uint32_t *z = f ? realloc(c->size, m * sizeof *z) : NULL;
-        if (!z)
-            return -1;
-        c->size = z;
-        *cap = m;
-    }
+    if (tmap_grow(&c->first, &cap[0], c->count + 1, sizeof *c->first) ||
+        tmap_grow(&c->size, &cap[1], c->count + 1, sizeof *c->size))
+        return -1;
     c->first[c->count] = t;
     c->size[c->count++] = 0;
     return 0;
+}
+
+/* Whether hint g, for prefix hash ph, names row r's class. */
+static inline int hint_names(const hint_slot *g, uint64_t ph, const uint32_t *rows,
+                             const uint32_t *r, size_t nb)
+{
+    return g->first && g->tag == (uint32_t)(ph >> 32) &&
+           tmap_regroup_same(rows + (size_t)(g->first - 1) * nb, r, nb);
 }
 
 tmap_status tmap_regroup_classes_find(const tmap_regroup_part *p,
@@ -72,7 +72,7 @@ tmap_status tmap_regroup_classes_find(const tmap_regroup_part *p,
 {
     memset(c, 0, sizeof *c);
     c->n = p->n;
-    size_t nb = p->nblocks, cap = 0;
+    size_t nb = p->nblocks, cap[2] = {0, 0};
     size_t hw = nb < HINT_WORDS ? nb : HINT_WORDS;
     tmap_regroup_rowset set = {0}; /* freeable if init is not reached */
     c->of = malloc(p->n * sizeof *c->of);
@@ -88,29 +88,27 @@ tmap_status tmap_regroup_classes_find(const tmap_regroup_part *p,
         /* inside a run of equal rows (a warp's threads often take one
          * path), compare with the previous row before hashing */
         uint32_t k;
-        uint64_t ph;
-        hint_slot *guess = NULL;
         if (t >= 2 && c->of[t - 1] == c->of[t - 2] &&
             tmap_regroup_same(r, r - nb, nb)) {
             k = c->of[t - 1];
-        } else if (ph = tmap_regroup_hash(r, hw),
-                   guess = &hint[ph & (HINT_SLOTS - 1)],
-                   guess->first && guess->tag == (uint32_t)(ph >> 32) &&
-                       tmap_regroup_same(p->rows + (size_t)(guess->first - 1) * nb, r,
-                                         nb)) {
-            k = c->of[guess->first - 1];
         } else {
-            /* tmap_regroup_hash(r, nb) == ph when the prefix is the row */
-            uint32_t first;
-            int added = tmap_regroup_rowset_add(
-                &set, p->rows, r, hw == nb ? ph : tmap_regroup_hash(r, nb),
-                (uint32_t)t, &first);
-            if (added < 0 || (added && new_class(c, &cap, (uint32_t)t))) {
-                bad = 1;
-                break;
+            uint64_t ph = tmap_regroup_hash(r, hw);
+            hint_slot *guess = &hint[ph & (HINT_SLOTS - 1)];
+            if (hint_names(guess, ph, p->rows, r, nb)) {
+                k = c->of[guess->first - 1];
+            } else {
+                /* tmap_regroup_hash(r, nb) == ph when the prefix is the row */
+                uint32_t first;
+                int added = tmap_regroup_rowset_add(
+                    &set, p->rows, r, hw == nb ? ph : tmap_regroup_hash(r, nb),
+                    (uint32_t)t, &first);
+                if (added < 0 || (added && new_class(c, cap, (uint32_t)t))) {
+                    bad = 1;
+                    break;
+                }
+                k = added ? (uint32_t)c->count - 1 : c->of[first];
+                *guess = (hint_slot){first + 1, (uint32_t)(ph >> 32)};
             }
-            k = added ? (uint32_t)c->count - 1 : c->of[first];
-            *guess = (hint_slot){first + 1, (uint32_t)(ph >> 32)};
         }
         c->of[t] = k;
         c->size[k]++;
