@@ -78,6 +78,7 @@ void tmap_mi_free(tmap_mi *d)
     tmap_bbv_free(&d->bbv);
     free(d->lat);
     free(d->sass);
+    tmap_sass_splits_free(&d->splits);
     free(d->perm);
     tmap_cfg_free(d->cfg);
     tmap_lat_report_free(&d->report);
@@ -106,10 +107,11 @@ static tmap_status sass_weights(const tmap_mi_opts *o, const char *ptx, tmap_mi 
 {
     if (!(d->sass = malloc(d->cfg->nblocks * sizeof *d->sass)))
         return tmap_fail(err, TMAP_ERR_NOMEM, "SASS counts");
-    tmap_status s = tmap_sass_block_counts(ptx, d->cfg, o->sass, d->sass, err);
+    tmap_status s = tmap_sass_block_counts(ptx, d->cfg, o->sass, d->sass, &d->splits, err);
     if (s)
         tmap_error_prefix(err, "%s: SASS counts", o->cfg);
     d->params.simd_weights = d->sass;
+    d->params.simd_splits = &d->splits;
     return s;
 }
 

@@ -34,6 +34,7 @@ typedef struct tmap_mi {
     uint32_t *perm;        /* [bbv.nthreads], or NULL */
     tmap_cfg *cfg;         /* with --cfg, else NULL */
     double *sass;          /* with --sass: SASS instructions per block */
+    tmap_sass_splits splits; /* with --sass: those issued per group of threads */
     tmap_lat_report report;
     char table[4096];      /* the latency table used ("" without --cfg) */
     tmap_model_params params;

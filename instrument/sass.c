@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "instrument/base.h"
+#include "instrument/sass_flow.h"
 
 extern char **environ;
 
@@ -111,12 +112,16 @@ typedef struct sass_insn {
     size_t block;      /* CFG block of its PTX line; SIZE_MAX: not counted */
     int64_t loop_from; /* a backward branch: the index it jumps to, else -1 */
     int leads;         /* a label or a function starts here */
-    int ends;          /* it may transfer control: BRA, EXIT, BSYNC... */
+    int ends;          /* how it may transfer control (sass_flow.h), or
+                          SASS_NONE: it does not */
     int guarded;       /* predicated ("@P0 ...") */
+    int cond;          /* guarded, or a branch on a predicate operand */
+    int func;          /* the CFG function of its code */
+    char target[128];  /* BRA, CALL: the label named, else "" */
 } sass_insn;
 
 typedef struct sass_label {
-    char name[64];
+    char name[128];
     size_t at;         /* index of the instruction it labels */
 } sass_label;
 
@@ -128,7 +133,7 @@ typedef struct listing_state {
     char label[128];     /* label just before the current instruction, or "" */
     sass_insn *insn;
     size_t ninsn, cap;
-    sass_label *labels;  /* the current function's labels seen so far */
+    sass_label *labels;  /* the labels seen so far (unique in a listing) */
     size_t nlabels, lcap;
     int oom;
 } listing_state;
@@ -161,35 +166,51 @@ static const char *skip_space(const char *s)
     return s;
 }
 
-/* The index of an earlier label of this function named by the branch
- * target in s ("... `(.L_x_3) ;"), or -1. */
-static int64_t backward_target(const listing_state *st, const char *s)
+/* The index of the label `name`, seen so far, or -1. */
+static int64_t label_at(const listing_state *st, const char *name)
 {
-    const char *t = strstr(s, "`(");
-    if (!t)
-        return -1;
-    t += 2;
-    size_t n = strcspn(t, ")");
-    for (size_t k = 0; k < st->nlabels; k++)
-        if (strlen(st->labels[k].name) == n && !strncmp(st->labels[k].name, t, n))
+    for (size_t k = 0; *name && k < st->nlabels; k++)
+        if (!strcmp(st->labels[k].name, name))
             return (int64_t)st->labels[k].at;
     return -1;
 }
 
-/* Whether the instruction (s: its text, a predicate first if any) may leave
- * its SASS basic block or change which threads run on: branches, calls,
- * returns, exits and the reconvergence barriers' waits. */
+/* How the instruction (s: its text, a predicate first if any) may leave
+ * its SASS basic block or change which threads run on (branches, calls,
+ * returns, exits and the reconvergence barriers' waits), or SASS_NONE. */
 static int transfers(const char *s)
 {
     if (*s == '@')
         s = skip_space(s + strcspn(s, " \t"));
-    static const char *const ops[] = {"BRA", "BRX", "JMP", "JMX", "CALL", "RET", "EXIT",
-                                      "BSYNC", "BREAK", "KILL", "WARPSYNC", "BPT"};
+    static const struct {
+        const char *op;
+        int end;
+    } ops[] = {{"BRA", SASS_BRA},   {"BRX", SASS_LOST},       {"JMP", SASS_LOST},
+               {"JMX", SASS_LOST},  {"CALL", SASS_CALL},      {"RET", SASS_RET},
+               {"EXIT", SASS_EXIT}, {"BSYNC", SASS_SYNC},     {"BREAK", SASS_FALL},
+               {"KILL", SASS_EXIT}, {"WARPSYNC", SASS_SYNC},  {"BPT", SASS_EXIT}};
     size_t n = strcspn(s, " .;");
     for (size_t k = 0; k < sizeof ops / sizeof *ops; k++)
-        if (strlen(ops[k]) == n && !strncmp(s, ops[k], n))
-            return 1;
-    return 0;
+        if (strlen(ops[k].op) == n && !strncmp(s, ops[k].op, n))
+            return ops[k].end;
+    return SASS_NONE;
+}
+
+/* The label named by a branch or call in s ("BRA `(.L_x_3) ;") into in,
+ * and whether an operand precedes it ("BRA P1, `(...)": conditional). */
+static void branch_target(sass_insn *in, const char *s)
+{
+    in->target[0] = '\0';
+    const char *t = strstr(s, "`(");
+    if (!t)
+        return;
+    const char *op = s + (*s == '@' ? strcspn(s, " \t") : 0);
+    op = skip_space(op);
+    op += strcspn(op, " \t");
+    in->cond |= skip_space(op) < t;
+    size_t n = strcspn(t + 2, ")");
+    if (n < sizeof in->target)
+        snprintf(in->target, sizeof in->target, "%.*s", (int)n, t + 2);
 }
 
 /* One SASS instruction (the text after its address comment). */
@@ -203,10 +224,12 @@ static void on_instruction(listing_state *st, const char *s)
     }
     sass_insn *in = &st->insn[st->ninsn++];
     in->block = line_block(st->cfg, st->func, st->line);
-    in->loop_from = strstr(s, "BRA") ? backward_target(st, s) : -1;
     in->leads = st->label[0] != '\0';
     in->ends = transfers(s);
-    in->guarded = *s == '@';
+    in->guarded = in->cond = *s == '@';
+    in->func = st->func;
+    branch_target(in, s);
+    in->loop_from = in->ends == SASS_BRA ? label_at(st, in->target) : -1;
     /* not counted: NOPs, and the padding loop "L: BRA `(L)" after the last
      * instruction */
     if (!strncmp(s, "NOP", 3) && (s[3] == ' ' || s[3] == ';'))
@@ -230,7 +253,6 @@ static void on_label(listing_state *st, const char *s, size_t n)
         if (st->func < 0 && d)
             st->func = cfg_func(st->cfg, d + 1, n - (size_t)(d + 1 - s));
         st->line = 0;
-        st->nlabels = 0;
     }
     snprintf(st->label, sizeof st->label, "%.*s", (int)n, s);
     if (st->func < 0 || n >= sizeof st->labels->name)
@@ -293,6 +315,20 @@ static size_t most_votes(const listing_state *st, const unsigned char *vote, siz
     return owner;
 }
 
+/* The SASS block of each instruction's target label (SIZE_MAX: none or
+ * unknown), with blk[k] begun at instruction first[k]. */
+static void resolve_targets(const listing_state *st, const size_t *block_of,
+                            tmap_sass_block *blk, const size_t *first, size_t nblk)
+{
+    for (size_t k = 0; k < nblk; k++) {
+        size_t last = (k + 1 < nblk ? first[k + 1] : st->ninsn) - 1;
+        int64_t at = label_at(st, st->insn[last].target);
+        blk[k].target = at >= 0 && (size_t)at < st->ninsn ? block_of[at] : SIZE_MAX;
+        if (blk[k].end == SASS_BRA && blk[k].target != SIZE_MAX)
+            blk[blk[k].target].branched_to = 1;
+    }
+}
+
 /* counts[b] = the SASS instructions that run once per execution of b.
  * - An instruction is b's own if its PTX line is in b and it is at the
  *   deepest SASS loop level that any of b's instructions is at (a loop is
@@ -308,21 +344,13 @@ static size_t most_votes(const listing_state *st, const unsigned char *vote, siz
  *   the SASS block does.  A SASS block without an own instruction counts
  *   for none.  So an instruction that ptxas moved into a neighbouring
  *   block (hoisted, sunk below an exit, predicated) runs as often as its
- *   new block. */
-static tmap_status count_blocks(const listing_state *st, double *counts, tmap_error *err)
+ *   new block.
+ * The SASS blocks go to blk[], begun at first[]; returns how many. */
+static size_t count_blocks(const listing_state *st, tmap_sass_block *blk,
+                           size_t *first, size_t *block_of, int64_t *depth, int64_t *deepest,
+                           size_t *tally, unsigned char *vote)
 {
-    size_t n = st->ninsn, nb = st->cfg->nblocks;
-    int64_t *depth = calloc(n + 1, sizeof *depth);
-    int64_t *deepest = malloc((nb ? nb : 1) * sizeof *deepest);
-    size_t *tally = calloc(nb ? nb : 1, sizeof *tally);
-    unsigned char *vote = malloc(n ? n : 1);
-    if (!depth || !deepest || !tally || !vote) {
-        free(depth);
-        free(deepest);
-        free(tally);
-        free(vote);
-        return tmap_fail(err, TMAP_ERR_NOMEM, "sass: %zu instructions", n);
-    }
+    size_t n = st->ninsn, nb = st->cfg->nblocks, nblk = 0;
     for (size_t i = 0; i < n; i++)
         if (st->insn[i].loop_from >= 0) {
             depth[st->insn[i].loop_from]++;
@@ -344,26 +372,86 @@ static tmap_status count_blocks(const listing_state *st, double *counts, tmap_er
                   : in->guarded && !in->ends                               ? 1
                                                                            : 2;
     }
-    memset(counts, 0, nb * sizeof *counts);
-    for (size_t s = 0, e; s < n; s = e) {
+    for (size_t s = 0, e; s < n; s = e, nblk++) {
         for (e = s + 1; e < n && !st->insn[e].leads && !st->insn[e - 1].ends; e++)
             ;
         size_t owner = most_votes(st, vote, s, e, 2, tally);
         if (owner == SIZE_MAX)
             owner = most_votes(st, vote, s, e, 1, tally);
-        for (size_t i = s; i < e && owner != SIZE_MAX; i++)
-            counts[owner] += st->insn[i].block != SIZE_MAX;
+        uint32_t counted = 0;
+        for (size_t i = s; i < e; i++) {
+            counted += st->insn[i].block != SIZE_MAX;
+            block_of[i] = nblk;
+        }
+        const sass_insn *last = &st->insn[e - 1];
+        first[nblk] = s;
+        blk[nblk] = (tmap_sass_block){owner, counted, last->ends, last->cond, SIZE_MAX,
+                                      last->func, 0};
+    }
+    return nblk;
+}
+
+/* A BSYNC alone in its block runs once for each thread that waits there.
+ * When every thread that runs the next block comes through it (no branch
+ * goes to the next block), that is the next block's threads, whatever PTX
+ * line ptxas gave it (warp_shuffle: the join after the range check's load,
+ * which all threads pass).  Later ones first, for a chain of them. */
+static void own_syncs(tmap_sass_block *blk, const size_t *first, size_t nblk)
+{
+    for (size_t k = nblk; k-- > 1;) {
+        size_t j = k - 1;
+        int lone = blk[j].end == SASS_SYNC && first[j] + 1 == first[k];
+        if (lone && !blk[k].branched_to && blk[k].func == blk[j].func && blk[k].owner != SIZE_MAX)
+            blk[j].owner = blk[k].owner;
+    }
+}
+
+/* count_blocks, then the splits (splits may be NULL). */
+static tmap_status count_all(const listing_state *st, double *counts, tmap_sass_splits *splits,
+                             tmap_error *err)
+{
+    size_t n = st->ninsn, nb = st->cfg->nblocks, m = n ? n : 1;
+    int64_t *depth = calloc(n + 1, sizeof *depth);
+    int64_t *deepest = malloc((nb ? nb : 1) * sizeof *deepest);
+    size_t *tally = calloc(nb ? nb : 1, sizeof *tally);
+    unsigned char *vote = malloc(m);
+    tmap_sass_block *blk = malloc(m * sizeof *blk);
+    size_t *first = malloc(m * sizeof *first), *block_of = malloc(m * sizeof *block_of);
+    tmap_status s = TMAP_OK;
+    if (!depth || !deepest || !tally || !vote || !blk || !first || !block_of) {
+        s = tmap_fail(err, TMAP_ERR_NOMEM, "sass: %zu instructions", n);
+    } else {
+        size_t nblk = count_blocks(st, blk, first, block_of, depth, deepest, tally, vote);
+        resolve_targets(st, block_of, blk, first, nblk);
+        own_syncs(blk, first, nblk);
+        memset(counts, 0, nb * sizeof *counts);
+        for (size_t k = 0; k < nblk; k++) {
+            if (blk[k].owner == SIZE_MAX)
+                blk[k].ninstr = 0;
+            else
+                counts[blk[k].owner] += blk[k].ninstr;
+        }
+        size_t kernel_first = 0;
+        while (kernel_first < nblk && blk[kernel_first].func != 0)
+            kernel_first++;
+        if (splits)
+            s = tmap_sass_find_splits(blk, nblk, kernel_first, splits, err);
     }
     free(depth);
     free(deepest);
     free(tally);
     free(vote);
-    return TMAP_OK;
+    free(blk);
+    free(first);
+    free(block_of);
+    return s;
 }
 
 tmap_status tmap_sass_count_listing(const char *listing, const tmap_cfg *cfg, double *counts,
-                                    tmap_error *err)
+                                    tmap_sass_splits *splits, tmap_error *err)
 {
+    if (splits)
+        memset(splits, 0, sizeof *splits);
     if (!listing || !cfg || !counts)
         return tmap_fail(err, TMAP_ERR_INVALID, "sass: NULL argument");
     listing_state st = {.cfg = cfg, .func = -1};
@@ -375,7 +463,7 @@ tmap_status tmap_sass_count_listing(const char *listing, const tmap_cfg *cfg, do
         p += n + (p[n] == '\n');
     }
     tmap_status s = st.oom ? tmap_fail(err, TMAP_ERR_NOMEM, "sass: listing")
-                           : count_blocks(&st, counts, err);
+                           : count_all(&st, counts, splits, err);
     free(st.insn);
     free(st.labels);
     if (s)
@@ -383,10 +471,12 @@ tmap_status tmap_sass_count_listing(const char *listing, const tmap_cfg *cfg, do
     double total = 0;
     for (size_t b = 0; b < cfg->nblocks; b++)
         total += counts[b];
-    if (total == 0)
+    if (total == 0) {
+        tmap_sass_splits_free(splits);
         return tmap_fail(err, TMAP_ERR_PARSE,
                          "sass: the listing has no instruction of kernel %s (is it nvdisasm -gp "
                          "output of this PTX?)", cfg->funcs[0].name);
+    }
     return TMAP_OK;
 }
 
@@ -411,7 +501,7 @@ static tmap_status nounroll(const char *ptx, tmap_buf *out, tmap_error *err)
 }
 
 tmap_status tmap_sass_block_counts(const char *ptx, const tmap_cfg *cfg, const char *arch,
-                                   double *counts, tmap_error *err)
+                                   double *counts, tmap_sass_splits *splits, tmap_error *err)
 {
     char ptxas[1024], nvdisasm[1024];
     tmap_status st = tmap_sass_tool_find("ptxas", ptxas, sizeof ptxas, err);
@@ -441,7 +531,7 @@ tmap_status tmap_sass_block_counts(const char *ptx, const tmap_cfg *cfg, const c
     if (!st)
         st = tmap_file_read(lst, &listing, NULL, err);
     if (!st)
-        st = tmap_sass_count_listing(listing, cfg, counts, err);
+        st = tmap_sass_count_listing(listing, cfg, counts, splits, err);
     free(listing);
     tmap_buf_free(&text);
     unlink(in);

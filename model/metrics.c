@@ -267,6 +267,7 @@ typedef struct warp_acc {
     uint32_t *max;  /* [nblocks] */
     double *sum;    /* [nblocks] */
     uint32_t *ts;   /* [32] original thread ids of the warp's slots */
+    uint32_t *lead, *most; /* [32] split_execs' groups */
 } warp_acc;
 
 typedef struct metrics_ctx {
@@ -274,12 +275,49 @@ typedef struct metrics_ctx {
     const double *lat;
     const uint32_t *perm;
     const double *ninstr; /* [nblocks] or NULL (no CFG) */
+    double *whole;        /* [nblocks] the part of ninstr that a warp issues
+                             once per execution (less the splits) */
+    const tmap_sass_splits *splits; /* NULL: none */
     const br_info *br;
     br_scratch sc;
     warp_acc acc;
     double simd_num, simd_den, div_branches, branch_execs;
     size_t divergent_warps;
 } metrics_ctx;
+
+/* Warp executions of split e (tmap_sass_split) in the warp of threads
+ * ts[0..n): per group of the threads that run e.block, those with equal
+ * counts on e.key, the group's most executions.  lead[] holds each group's
+ * first thread, most[] its executions. */
+static double split_execs(const tmap_sass_split *e, const uint32_t *counts, size_t nb,
+                          const uint32_t *ts, size_t n, uint32_t *lead, uint32_t *most)
+{
+    size_t ng = 0;
+    for (size_t i = 0; i < n; i++) {
+        const uint32_t *row = counts + (size_t)ts[i] * nb;
+        if (!row[e->block])
+            continue;
+        size_t g = 0;
+        for (; g < ng; g++) {
+            const uint32_t *r = counts + (size_t)lead[g] * nb;
+            uint32_t k = 0;
+            while (k < e->nkey && r[e->key[k]] == row[e->key[k]])
+                k++;
+            if (k == e->nkey)
+                break;
+        }
+        if (g == ng) {
+            lead[ng] = ts[i];
+            most[ng++] = 0;
+        }
+        if (row[e->block] > most[g])
+            most[g] = row[e->block];
+    }
+    double sum = 0;
+    for (size_t g = 0; g < ng; g++)
+        sum += most[g];
+    return sum;
+}
 
 /* Costs of the warp of slots [a, e): fills T_w and the ideal cost. */
 static void metrics_warp(metrics_ctx *c, size_t a, size_t e, double *tw, double *ideal)
@@ -308,8 +346,14 @@ static void metrics_warp(metrics_ctx *c, size_t a, size_t e, double *tw, double 
         id += c->lat[b] * c->acc.sum[b] / (double)n;  /* as if all equal */
         if (c->ninstr) {
             c->simd_num += c->ninstr[b] * c->acc.sum[b];
-            c->simd_den += c->ninstr[b] * c->acc.max[b];
+            c->simd_den += (divergent ? c->whole[b] : c->ninstr[b]) * c->acc.max[b];
         }
+    }
+    /* threads of a warp with one path run together: one group each */
+    for (size_t k = 0; divergent && c->ninstr && c->splits && k < c->splits->n; k++) {
+        const tmap_sass_split *sp = &c->splits->v[k];
+        c->simd_den += sp->ninstr * split_execs(sp, counts, nb, c->acc.ts, n, c->acc.lead,
+                                                c->acc.most);
     }
     for (size_t k = 0; c->br && k < c->br->n; k++) {
         double rounds;
@@ -319,6 +363,33 @@ static void metrics_warp(metrics_ctx *c, size_t a, size_t e, double *tw, double 
     c->divergent_warps += divergent;
     *tw = t;
     *ideal = id;
+}
+
+/* Splits need SIMD weights, name blocks of the BBV, and take from each
+ * block no more instructions than it has. */
+static tmap_status split_check(size_t nb, const tmap_model_params *p, tmap_error *err)
+{
+    const tmap_sass_splits *sp = p->simd_splits;
+    for (size_t k = 0; sp && k < sp->n; k++) {
+        const tmap_sass_split *e = &sp->v[k];
+        int bad = !p->simd_weights || e->block >= nb || (e->nkey && !e->key);
+        for (uint32_t j = 0; !bad && j < e->nkey; j++)
+            bad = e->key[j] >= nb;
+        if (bad)
+            return tmap_fail(err, TMAP_ERR_INVALID,
+                             "SIMD split %zu names a block outside the BBV's %zu, or comes "
+                             "without SIMD weights", k, nb);
+    }
+    for (size_t b = 0; sp && b < nb; b++) {
+        double part = 0;
+        for (size_t k = 0; k < sp->n; k++)
+            part += sp->v[k].block == b ? sp->v[k].ninstr : 0;
+        if (part > p->simd_weights[b])
+            return tmap_fail(err, TMAP_ERR_INVALID,
+                             "SIMD splits take %g instructions from block %zu, which has %g",
+                             part, b, p->simd_weights[b]);
+    }
+    return TMAP_OK;
 }
 
 static tmap_status metrics_check(const tmap_bbv *bbv, const double *lat,
@@ -338,7 +409,10 @@ static tmap_status metrics_check(const tmap_bbv *bbv, const double *lat,
         if (!(p->simd_weights[b] >= 0) || !isfinite(p->simd_weights[b]))
             return tmap_fail(err, TMAP_ERR_INVALID, "SIMD weight %zu = %g is not finite and >= 0",
                              b, p->simd_weights[b]);
-    return perm ? tmap_perm_check(perm, bbv->nthreads, "permutation", err) : TMAP_OK;
+    tmap_status s = split_check(bbv->nblocks, p, err);
+    if (!s && perm)
+        s = tmap_perm_check(perm, bbv->nthreads, "permutation", err);
+    return s;
 }
 
 /* Allocates the context's scratch and the output arrays. */
@@ -352,6 +426,8 @@ static tmap_status metrics_alloc(metrics_ctx *c, tmap_metrics *m, const tmap_cfg
     c->acc.max = malloc(nb * sizeof *c->acc.max);
     c->acc.sum = malloc(nb * sizeof *c->acc.sum);
     c->acc.ts = malloc(WARP * sizeof *c->acc.ts);
+    c->acc.lead = malloc(WARP * sizeof *c->acc.lead);
+    c->acc.most = malloc(WARP * sizeof *c->acc.most);
     c->sc.ev = malloc(2 * WARP * maxk * sizeof *c->sc.ev);
     c->sc.cnt = malloc(maxk * sizeof *c->sc.cnt);
     c->sc.total = malloc(maxk * sizeof *c->sc.total);
@@ -362,12 +438,16 @@ static tmap_status metrics_alloc(metrics_ctx *c, tmap_metrics *m, const tmap_cfg
     double *ni = NULL;
     if (cfg) {
         ni = malloc(nb * sizeof *ni);
-        for (size_t b = 0; ni && b < c->bbv->nblocks; b++)
-            ni[b] = w ? w[b] : cfg->blocks[b].ninstr;
+        c->whole = malloc(nb * sizeof *c->whole);
+        for (size_t b = 0; ni && c->whole && b < c->bbv->nblocks; b++)
+            ni[b] = c->whole[b] = w ? w[b] : cfg->blocks[b].ninstr;
+        for (size_t k = 0; ni && c->whole && c->splits && k < c->splits->n; k++)
+            c->whole[c->splits->v[k].block] -= c->splits->v[k].ninstr;
     }
     c->ninstr = ni;
-    if (!c->acc.max || !c->acc.sum || !c->acc.ts || !c->sc.ev || !c->sc.cnt || !c->sc.total ||
-        !c->sc.order || !m->warp_cost || !m->ideal_warp_cost || !m->block_cost || (cfg && !ni))
+    if (!c->acc.max || !c->acc.sum || !c->acc.ts || !c->acc.lead || !c->acc.most || !c->sc.ev ||
+        !c->sc.cnt || !c->sc.total || !c->sc.order || !m->warp_cost || !m->ideal_warp_cost ||
+        !m->block_cost || (cfg && (!ni || !c->whole)))
         return tmap_fail(err, TMAP_ERR_NOMEM, "out of memory for the metrics of %zu warps",
                          m->nwarps);
     return TMAP_OK;
@@ -378,6 +458,9 @@ static void metrics_ctx_free(metrics_ctx *c)
     free(c->acc.max);
     free(c->acc.sum);
     free(c->acc.ts);
+    free(c->acc.lead);
+    free(c->acc.most);
+    free(c->whole);
     free(c->sc.ev);
     free(c->sc.cnt);
     free(c->sc.total);
@@ -443,7 +526,8 @@ tmap_status tmap_metrics_compute(const tmap_bbv *bbv, const double *lat,
     tmap_metrics m = {0};
     m.nthread_blocks = (bbv->nthreads + params->block_size - 1) / params->block_size;
     m.nwarps = metrics_nwarps(bbv->nthreads, params->block_size);
-    metrics_ctx c = {.bbv = bbv, .lat = lat, .perm = perm, .br = cfg ? &br : NULL};
+    metrics_ctx c = {.bbv = bbv, .lat = lat, .perm = perm, .br = cfg ? &br : NULL,
+                     .splits = params->simd_splits};
     s = metrics_alloc(&c, &m, cfg, params->simd_weights, err);
     if (!s)
         s = metrics_walk(&c, params, &m, err);

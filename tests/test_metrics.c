@@ -181,6 +181,49 @@ static void test_predicated_exit(void **state)
     tmap_bbv_free(&bbv);
 }
 
+/* Splits (tmap_sass_split): a loop b0 whose exit has no reconvergence
+ * barrier, then b1 (6 SASS instructions, of which 4 run once per group of
+ * threads that left the loop together, key {b0}).  Warp 0: b0 runs 1..4
+ * times (8 threads each), so 4 groups; warp 1: all threads alike, 1 group. */
+static void test_splits(void **state)
+{
+    (void)state;
+    test_cfg c;
+    cfg_init(&c, 2);
+    cfg_block(&c, 0, 3, TMAP_TERM_CBRA, 1, 2, (uint32_t[]){0, 1});
+    cfg_block(&c, 1, 4, TMAP_TERM_RET, 0, 0, NULL);
+    tmap_bbv bbv;
+    tmap_error err = {0};
+    assert_int_equal(tmap_bbv_create(&bbv, 64, 2, &err), TMAP_OK);
+    for (uint32_t t = 0; t < 64; t++) {
+        bbv.counts[t * 2] = t < 32 ? 1 + t % 4 : 2;
+        bbv.counts[t * 2 + 1] = 1;
+    }
+    double lat[2] = {1, 1}, w[2] = {9, 6};
+    tmap_sass_split sp = {1, 4, 1, (uint32_t[]){0}};
+    tmap_sass_splits splits = {1, &sp, NULL};
+    tmap_model_params p = {.block_size = 64, .nsms = 1, .blocks_per_sm = 1,
+                           .simd_weights = w, .simd_splits = &splits};
+    tmap_metrics m;
+    assert_int_equal(tmap_metrics_compute(&bbv, lat, NULL, &c.cfg, &p, &m, &err), TMAP_OK);
+    /* warp 0: 9*4 + 2*1 + 4*4 = 54; warp 1: 9*2 + 6*1 = 24 */
+    assert_true(m.warp_instructions == 54 + 24);
+    assert_true(m.thread_instructions == 9.0 * (8 * (1 + 2 + 3 + 4) + 64) + 6.0 * 64);
+    assert_true(m.bbv_weighted == 4 + 1 + 2 + 1); /* times keep eq. 2-5 */
+    tmap_metrics_free(&m);
+    /* a split may not take more than its block has, nor name a block past
+     * the BBV's */
+    sp.ninstr = 7;
+    assert_int_equal(tmap_metrics_compute(&bbv, lat, NULL, &c.cfg, &p, &m, &err),
+                     TMAP_ERR_INVALID);
+    assert_non_null(strstr(err.message, "block 1"));
+    sp.ninstr = 4;
+    sp.key = (uint32_t[]){2};
+    assert_int_equal(tmap_metrics_compute(&bbv, lat, NULL, &c.cfg, &p, &m, &err),
+                     TMAP_ERR_INVALID);
+    tmap_bbv_free(&bbv);
+}
+
 static void test_permutation(void **state)
 {
     (void)state;
@@ -327,6 +370,7 @@ int main(void)
         cmocka_unit_test(test_hand_computed),
         cmocka_unit_test(test_branch_estimates),
         cmocka_unit_test(test_predicated_exit),
+        cmocka_unit_test(test_splits),
         cmocka_unit_test(test_permutation),
         cmocka_unit_test(test_partial_warps_and_blocks),
         cmocka_unit_test(test_fig4_static_vs_dynamic),

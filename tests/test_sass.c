@@ -12,10 +12,12 @@ typedef struct fixture {
     tmap_ptx_module *m;
     tmap_cfg *cfg;
     double *counts;
+    tmap_sass_splits splits;
 } fixture;
 
 static void fixture_load(fixture *f, const char *name)
 {
+    memset(f, 0, sizeof *f);
     char path[256];
     snprintf(path, sizeof path, "tests/sass/%s.ptx", name);
     f->ptx = test_read(path);
@@ -28,6 +30,7 @@ static void fixture_load(fixture *f, const char *name)
 static void fixture_free(fixture *f)
 {
     free(f->counts);
+    tmap_sass_splits_free(&f->splits);
     tmap_cfg_free(f->cfg);
     tmap_ptx_free(f->m);
     free(f->ptx);
@@ -40,7 +43,7 @@ static void fixture_count(fixture *f, const char *name)
     char path[256];
     snprintf(path, sizeof path, "tests/sass/%s.sass", name);
     char *lst = test_read(path);
-    TMAP_CHECK(tmap_sass_count_listing(lst, f->cfg, f->counts, err));
+    TMAP_CHECK(tmap_sass_count_listing(lst, f->cfg, f->counts, &f->splits, err));
     free(lst);
 }
 
@@ -82,8 +85,11 @@ static void test_listing_switch(void **state)
      * range check's EXIT; the last store's block takes the final EXIT (line
      * 110, the ret block's), as ptxas gave the out-of-range threads their
      * own EXIT at 0x0070 */
+    /* the join's lone BSYNC B2 (0x03f0) runs with every in-range thread,
+     * as the store's block does (20), not with the x*x case (19) whose PTX
+     * line ptxas gave it */
     static const double want[22] = {8, 12, 0, 2, 2, 2, 0, 2, 2, 2, 2,
-                                    0, 2, 2, 2, 3, 2, 2, 14, 3, 2, 0};
+                                    0, 2, 2, 2, 3, 2, 2, 14, 2, 3, 0};
     expect_counts(&f, want, 22);
     assert_true(func_total(&f, 0) == 66); /* 0x0000..0x0410 */
     size_t div = block_named(f.cfg, "switch_case/$L__BB0_13");
@@ -129,13 +135,15 @@ static void test_listing_funcs(void **state)
  * 0x01a0..0x0210 of lane 0's store (+3), and gives the other lanes their
  * own EXIT there, so the ret block's EXIT (line 85) runs with +3 too.  The
  * SASS basic block decides: 26 instructions per warp before the EXIT, 8
- * with one thread after it, as Nsight Compute counts. */
+ * with one thread after it, as Nsight Compute counts.  The range check's
+ * join, a lone BSYNC (0x00e0), runs with every thread, as the shuffles'
+ * block ($L__BB0_2) does, not with the in-range load (+1). */
 static void test_listing_sunk(void **state)
 {
     (void)state;
     fixture f;
     fixture_count(&f, "warp_shuffle");
-    static const double want[5] = {11, 4, 11, 8, 0};
+    static const double want[5] = {11, 3, 12, 8, 0};
     expect_counts(&f, want, 5);
     fixture_free(&f);
 }
@@ -156,6 +164,67 @@ static void test_listing_predicated(void **state)
     fixture_free(&f);
 }
 
+/* The split with this block and key, or NULL. */
+static const tmap_sass_split *split_of(const fixture *f, uint32_t block, const uint32_t *key,
+                                      uint32_t nkey)
+{
+    for (size_t k = 0; k < f->splits.n; k++) {
+        const tmap_sass_split *e = &f->splits.v[k];
+        if (e->block == block && e->nkey == nkey && !memcmp(e->key, key, nkey * sizeof *key))
+            return e;
+    }
+    return NULL;
+}
+
+static void expect_split(const fixture *f, uint32_t block, uint32_t ninstr, const uint32_t *key,
+                         uint32_t nkey)
+{
+    const tmap_sass_split *e = split_of(f, block, key, nkey);
+    if (!e || e->ninstr != ninstr)
+        fail_msg("block %u (%s): no split of %u instructions with the key given", block,
+                 f->cfg->blocks[block].name, ninstr);
+}
+
+/* Splits, derived by hand from the listings (sass_flow.c). */
+static void test_listing_splits(void **state)
+{
+    (void)state;
+    fixture f;
+    /* device_call: the Collatz loop's exit has no BSSY in the .func, so
+     * its tail (0x0250..0x0280, block 6) and the caller's BSYNC (0x0100,
+     * block 1) run once per group of threads that left the loop together:
+     * equal counts of the loop (5) and of the blocks before it since the
+     * kernel's entry.  The other blocks' keys are blocks every thread
+     * there ran once.  After the BSYNC (0x0110) the warp is whole again:
+     * scale's block (7) is no split. */
+    fixture_count(&f, "device_call");
+    assert_string_equal(f.cfg->blocks[5].name, "_Z13collatz_stepsj/$L__BB0_2");
+    assert_string_equal(f.cfg->blocks[7].name, "_Z5scalefi/+0");
+    assert_int_equal(f.splits.n, 6);
+    expect_split(&f, 1, 1, (uint32_t[]){3, 4, 5, 6}, 4);
+    expect_split(&f, 1, 4, (uint32_t[]){7}, 1);
+    expect_split(&f, 3, 3, (uint32_t[]){1}, 1);
+    expect_split(&f, 4, 2, (uint32_t[]){1, 3}, 2);
+    expect_split(&f, 5, 9, (uint32_t[]){1, 3, 4}, 3); /* not its own loop */
+    expect_split(&f, 6, 4, (uint32_t[]){1, 3, 4, 5}, 4);
+    fixture_free(&f);
+    /* warp_shuffle: the range check's join (0x00e0) runs once for the
+     * threads that loaded (+1) and once for those that did not */
+    fixture_count(&f, "warp_shuffle");
+    assert_int_equal(f.splits.n, 1);
+    expect_split(&f, 2, 1, (uint32_t[]){1}, 1);
+    fixture_free(&f);
+    /* switch_case: the cases branch to the join's BSYNC B2 (0x03f0, block
+     * 20) past the division's BSYNC B1, so each case's threads wait there
+     * apart: its key holds the tests and the cases; the store after it
+     * (2 instructions) runs once per warp */
+    fixture_count(&f, "switch_case");
+    static const uint32_t join[] = {1, 3, 4, 5, 7, 8, 9, 10, 12, 13, 14, 15, 16, 17, 18, 19};
+    expect_split(&f, 20, 1, join, 16);
+    assert_true(f.counts[20] == 3);
+    fixture_free(&f);
+}
+
 static void test_listing_errors(void **state)
 {
     (void)state;
@@ -164,10 +233,10 @@ static void test_listing_errors(void **state)
     tmap_error e = {0};
     /* another kernel's listing names none of this CFG's functions */
     char *lst = test_read("tests/sass/device_call.sass");
-    assert_int_equal(tmap_sass_count_listing(lst, f.cfg, f.counts, &e), TMAP_ERR_PARSE);
+    assert_int_equal(tmap_sass_count_listing(lst, f.cfg, f.counts, NULL, &e), TMAP_ERR_PARSE);
     assert_non_null(strstr(e.message, "switch_case"));
-    assert_int_equal(tmap_sass_count_listing("", f.cfg, f.counts, &e), TMAP_ERR_PARSE);
-    assert_int_equal(tmap_sass_count_listing(NULL, f.cfg, f.counts, &e), TMAP_ERR_INVALID);
+    assert_int_equal(tmap_sass_count_listing("", f.cfg, f.counts, NULL, &e), TMAP_ERR_PARSE);
+    assert_int_equal(tmap_sass_count_listing(NULL, f.cfg, f.counts, NULL, &e), TMAP_ERR_INVALID);
     free(lst);
     fixture_free(&f);
 }
@@ -187,12 +256,12 @@ static void test_tools(void **state)
     }
     fixture f;
     fixture_load(&f, "switch_case");
-    TMAP_CHECK(tmap_sass_block_counts(f.ptx, f.cfg, "sm_90", f.counts, err));
+    TMAP_CHECK(tmap_sass_block_counts(f.ptx, f.cfg, "sm_90", f.counts, &f.splits, err));
     size_t div = block_named(f.cfg, "switch_case/$L__BB0_13");
     assert_true(f.counts[div] >= 5 * f.cfg->blocks[div].ninstr); /* expanded */
     double total = func_total(&f, 0);
     assert_true(total > 30 && total < 150); /* the slow path is not counted */
-    assert_int_equal(tmap_sass_block_counts(f.ptx, f.cfg, "sm_1", f.counts, &e), TMAP_ERR_IO);
+    assert_int_equal(tmap_sass_block_counts(f.ptx, f.cfg, "sm_1", f.counts, NULL, &e), TMAP_ERR_IO);
     assert_non_null(strstr(e.message, "ptxas"));
     fixture_free(&f);
 }
@@ -222,6 +291,7 @@ int main(void)
         cmocka_unit_test(test_listing_funcs),
         cmocka_unit_test(test_listing_sunk),
         cmocka_unit_test(test_listing_predicated),
+        cmocka_unit_test(test_listing_splits),
         cmocka_unit_test(test_listing_errors),
         cmocka_unit_test(test_tools),
         cmocka_unit_test(test_tool_not_found),

@@ -183,6 +183,26 @@ void tmap_cfg_free(tmap_cfg *cfg);
 
 /* ------------------------------------------------- SASS instruction counts */
 
+/* SASS instructions that a warp may issue once per group of its threads:
+ * no reconvergence barrier (BSYNC, WARPSYNC) lies between them and a
+ * branch where the warp's threads may have parted, so threads that came by
+ * different paths issue them apart (docs/model.md, "SIMD efficiency").
+ * Threads whose BBV counts agree on every block of `key` came by one path. */
+typedef struct tmap_sass_split {
+    uint32_t block;      /* the CFG block they run with: part of counts[block] */
+    uint32_t ninstr;     /* how many */
+    uint32_t nkey;
+    const uint32_t *key; /* CFG blocks, ascending; points into the keys */
+} tmap_sass_split;
+
+typedef struct tmap_sass_splits {
+    size_t n;
+    tmap_sass_split *v;
+    uint32_t *keys; /* storage of every v[i].key */
+} tmap_sass_splits;
+
+void tmap_sass_splits_free(tmap_sass_splits *s);
+
 /*
  * counts[b] = the SASS instructions of CFG block b, for cfg = the CFG of
  * `ptx` (the text it was built from: lines must match).  ptxas -arch=ARCH
@@ -192,14 +212,17 @@ void tmap_cfg_free(tmap_cfg *cfg);
  * each SASS basic block counts for the CFG block holding most of its lines
  * (docs/model.md says how hoisted instructions are told).  Not counted: NOPs,
  * the padding loop after the last instruction, and ptxas's own subroutines
- * (e.g. the slow path of a division), which run rarely.  The tools are
- * found by tmap_sass_tool_find.  Without them: TMAP_ERR_UNSUPPORTED.
+ * (e.g. the slow path of a division), which run rarely.  `splits` (may be
+ * NULL) receives the instructions among those that a warp may issue once
+ * per group of its threads (tmap_sass_split); free it with
+ * tmap_sass_splits_free.  The tools are found by tmap_sass_tool_find.
+ * Without them: TMAP_ERR_UNSUPPORTED.
  */
 tmap_status tmap_sass_block_counts(const char *ptx, const tmap_cfg *cfg, const char *arch,
-                                   double *counts, tmap_error *err);
+                                   double *counts, tmap_sass_splits *splits, tmap_error *err);
 /* The counting of tmap_sass_block_counts on a listing of `nvdisasm -gp`. */
 tmap_status tmap_sass_count_listing(const char *listing, const tmap_cfg *cfg, double *counts,
-                                    tmap_error *err);
+                                    tmap_sass_splits *splits, tmap_error *err);
 /* Finds a CUDA tool ("ptxas", "nvdisasm"): $TMAP_PTXAS / $TMAP_NVDISASM,
  * $CUDA_HOME/bin, $CUDA_PATH/bin, the toolkit threadmap was built with,
  * then PATH. */

@@ -200,6 +200,10 @@ typedef struct tmap_model_params {
                                    each block for SIMD efficiency, e.g. SASS
                                    counts (tmap_sass_block_counts); NULL:
                                    the CFG's PTX instruction counts */
+    const tmap_sass_splits *simd_splits; /* the instructions of simd_weights
+                                   that a warp issues once per group of its
+                                   threads (tmap_sass_block_counts); NULL:
+                                   none, each is issued once per execution */
 } tmap_model_params;
 
 typedef struct tmap_metrics {
