@@ -197,17 +197,18 @@ static int transfers(const char *s)
 }
 
 /* The label named by a branch or call in s ("BRA `(.L_x_3) ;") into in,
- * and whether an operand precedes it ("BRA P1, `(...)": conditional). */
+ * and whether an operand precedes a branch's ("BRA P1, `(...)":
+ * conditional). */
 static void branch_target(sass_insn *in, const char *s)
 {
     in->target[0] = '\0';
     const char *t = strstr(s, "`(");
-    if (!t)
+    if (!t || (in->ends != SASS_BRA && in->ends != SASS_CALL))
         return;
     const char *op = s + (*s == '@' ? strcspn(s, " \t") : 0);
     op = skip_space(op);
     op += strcspn(op, " \t");
-    in->cond |= skip_space(op) < t;
+    in->cond |= in->ends == SASS_BRA && skip_space(op) < t;
     size_t n = strcspn(t + 2, ")");
     if (n < sizeof in->target)
         snprintf(in->target, sizeof in->target, "%.*s", (int)n, t + 2);

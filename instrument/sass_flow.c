@@ -11,10 +11,10 @@
  * So a SASS block s runs once per group of threads that came by one path
  * since the warp was last whole (the kernel's entry, or the block after a
  * BSYNC that no branch goes to): threads whose counts agree on the blocks
- * from there to s.  Left
- * out of that key are the blocks on a cycle through s (a loop's remaining
- * threads run its body together, only its exit parts them; and totals
- * over iterations say nothing about one iteration) and s's own CFG block.
+ * from there to s.  Left out of that key are the blocks on a cycle through
+ * s (a loop's remaining threads run its body together, only its exit parts
+ * them; and totals over iterations say nothing about one iteration) and
+ * s's own CFG block.
  * docs/model.md, "SIMD efficiency".
  */
 #include "instrument/sass_flow.h"
