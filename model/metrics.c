@@ -365,8 +365,8 @@ static void metrics_warp(metrics_ctx *c, size_t a, size_t e, double *tw, double 
     *ideal = id;
 }
 
-/* Splits need SIMD weights, name blocks of the BBV, and take from each
- * block no more instructions than it has. */
+/* Splits need SIMD weights and name blocks of the BBV (metrics_alloc
+ * checks that they take from each block no more than it has). */
 static tmap_status split_check(size_t nb, const tmap_model_params *p, tmap_error *err)
 {
     const tmap_sass_splits *sp = p->simd_splits;
@@ -379,15 +379,6 @@ static tmap_status split_check(size_t nb, const tmap_model_params *p, tmap_error
             return tmap_fail(err, TMAP_ERR_INVALID,
                              "SIMD split %zu names a block outside the BBV's %zu, or comes "
                              "without SIMD weights", k, nb);
-    }
-    for (size_t b = 0; sp && b < nb; b++) {
-        double part = 0;
-        for (size_t k = 0; k < sp->n; k++)
-            part += sp->v[k].block == b ? sp->v[k].ninstr : 0;
-        if (part > p->simd_weights[b])
-            return tmap_fail(err, TMAP_ERR_INVALID,
-                             "SIMD splits take %g instructions from block %zu, which has %g",
-                             part, b, p->simd_weights[b]);
     }
     return TMAP_OK;
 }
@@ -450,6 +441,11 @@ static tmap_status metrics_alloc(metrics_ctx *c, tmap_metrics *m, const tmap_cfg
         !m->block_cost || (cfg && (!ni || !c->whole)))
         return tmap_fail(err, TMAP_ERR_NOMEM, "out of memory for the metrics of %zu warps",
                          m->nwarps);
+    for (size_t b = 0; cfg && b < c->bbv->nblocks; b++)
+        if (c->whole[b] < 0)
+            return tmap_fail(err, TMAP_ERR_INVALID,
+                             "SIMD splits take %g instructions from block %zu, which has %g",
+                             ni[b] - c->whole[b], b, ni[b]);
     return TMAP_OK;
 }
 
