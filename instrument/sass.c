@@ -346,12 +346,23 @@ static void resolve_targets(const listing_state *st, const size_t *block_of,
  *   for none.  So an instruction that ptxas moved into a neighbouring
  *   block (hoisted, sunk below an exit, predicated) runs as often as its
  *   new block.
- * The SASS blocks go to blk[], begun at first[]; returns how many. */
-static size_t count_blocks(const listing_state *st, tmap_sass_block *blk,
-                           size_t *first, size_t *block_of, int64_t *depth, int64_t *deepest,
-                           size_t *tally, unsigned char *vote)
+ * The SASS blocks go to blk[], begun at first[], their number to *nblk;
+ * block_of[i] is instruction i's. */
+static tmap_status count_blocks(const listing_state *st, tmap_sass_block *blk, size_t *first,
+                                size_t *block_of, size_t *nblk, tmap_error *err)
 {
-    size_t n = st->ninsn, nb = st->cfg->nblocks, nblk = 0;
+    size_t n = st->ninsn, nb = st->cfg->nblocks;
+    int64_t *depth = calloc(n + 1, sizeof *depth);
+    int64_t *deepest = malloc((nb ? nb : 1) * sizeof *deepest);
+    size_t *tally = calloc(nb ? nb : 1, sizeof *tally);
+    unsigned char *vote = malloc(n ? n : 1);
+    if (!depth || !deepest || !tally || !vote) {
+        free(depth);
+        free(deepest);
+        free(tally);
+        free(vote);
+        return tmap_fail(err, TMAP_ERR_NOMEM, "sass: %zu instructions", n);
+    }
     for (size_t i = 0; i < n; i++)
         if (st->insn[i].loop_from >= 0) {
             depth[st->insn[i].loop_from]++;
@@ -373,7 +384,8 @@ static size_t count_blocks(const listing_state *st, tmap_sass_block *blk,
                   : in->guarded && !in->ends                               ? 1
                                                                            : 2;
     }
-    for (size_t s = 0, e; s < n; s = e, nblk++) {
+    *nblk = 0;
+    for (size_t s = 0, e; s < n; s = e, ++*nblk) {
         for (e = s + 1; e < n && !st->insn[e].leads && !st->insn[e - 1].ends; e++)
             ;
         size_t owner = most_votes(st, vote, s, e, 2, tally);
@@ -382,14 +394,18 @@ static size_t count_blocks(const listing_state *st, tmap_sass_block *blk,
         uint32_t counted = 0;
         for (size_t i = s; i < e; i++) {
             counted += st->insn[i].block != SIZE_MAX;
-            block_of[i] = nblk;
+            block_of[i] = *nblk;
         }
         const sass_insn *last = &st->insn[e - 1];
-        first[nblk] = s;
-        blk[nblk] = (tmap_sass_block){owner, counted, last->ends, last->cond, SIZE_MAX,
-                                      last->func, 0};
+        first[*nblk] = s;
+        blk[*nblk] = (tmap_sass_block){owner, counted, last->ends, last->cond, SIZE_MAX,
+                                       last->func, 0};
     }
-    return nblk;
+    free(depth);
+    free(deepest);
+    free(tally);
+    free(vote);
+    return TMAP_OK;
 }
 
 /* A BSYNC alone in its block runs once for each thread that waits there.
@@ -411,18 +427,13 @@ static void own_syncs(tmap_sass_block *blk, const size_t *first, size_t nblk)
 static tmap_status count_all(const listing_state *st, double *counts, tmap_sass_splits *splits,
                              tmap_error *err)
 {
-    size_t n = st->ninsn, nb = st->cfg->nblocks, m = n ? n : 1;
-    int64_t *depth = calloc(n + 1, sizeof *depth);
-    int64_t *deepest = malloc((nb ? nb : 1) * sizeof *deepest);
-    size_t *tally = calloc(nb ? nb : 1, sizeof *tally);
-    unsigned char *vote = malloc(m);
+    size_t n = st->ninsn, nb = st->cfg->nblocks, m = n ? n : 1, nblk = 0;
     tmap_sass_block *blk = malloc(m * sizeof *blk);
     size_t *first = malloc(m * sizeof *first), *block_of = malloc(m * sizeof *block_of);
-    tmap_status s = TMAP_OK;
-    if (!depth || !deepest || !tally || !vote || !blk || !first || !block_of) {
-        s = tmap_fail(err, TMAP_ERR_NOMEM, "sass: %zu instructions", n);
-    } else {
-        size_t nblk = count_blocks(st, blk, first, block_of, depth, deepest, tally, vote);
+    tmap_status s = !blk || !first || !block_of
+                        ? tmap_fail(err, TMAP_ERR_NOMEM, "sass: %zu instructions", n)
+                        : count_blocks(st, blk, first, block_of, &nblk, err);
+    if (!s) {
         resolve_targets(st, block_of, blk, first, nblk);
         own_syncs(blk, first, nblk);
         memset(counts, 0, nb * sizeof *counts);
@@ -438,10 +449,6 @@ static tmap_status count_all(const listing_state *st, double *counts, tmap_sass_
         if (splits)
             s = tmap_sass_find_splits(blk, nblk, kernel_first, splits, err);
     }
-    free(depth);
-    free(deepest);
-    free(tally);
-    free(vote);
     free(blk);
     free(first);
     free(block_of);
