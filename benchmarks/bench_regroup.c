@@ -4,12 +4,13 @@
  * loop trip count, as threads sharing trip counts give), "random" (every
  * row distinct: the worst case).  Prints one table row per (distribution,
  * N, blocks): distinct rows and the median wall time of each algorithm
- * (CLOCK_MONOTONIC, one thread), and next to Sorting, `read`: the memory-read
- * floor, i.e. the median time of one pass summing the BBV matrix, measured
- * in the same run (Sorting reads the matrix once).  The pass runs plainly
- * and with software prefetch, and the faster median counts: on some hosts
- * prefetching reads faster than the hardware prefetcher alone.  Usage:
- *   bench_regroup [--max-threads N] [--reps R] [--seed S]
+ * (CLOCK_MONOTONIC; the classes pass on --threads CPU threads, the rest on
+ * one), and next to Sorting, `read`: the memory-read floor of one core,
+ * i.e. the median time of one pass summing the BBV matrix on one thread,
+ * measured in the same run (Sorting reads the matrix once).  The pass runs
+ * plainly and with software prefetch, and the faster median counts: on some
+ * hosts prefetching reads faster than the hardware prefetcher alone.  Usage:
+ *   bench_regroup [--max-threads N] [--reps R] [--seed S] [--threads T]
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -122,10 +123,11 @@ static const char *alg_name[] = {"sort", "sort_key", "greedy", "greedy_max",
                                  "greedy/blk256", "gmax/blk256"};
 
 static tmap_status run_alg(int a, const tmap_bbv *b, const double *lat,
-                           const double *key, uint32_t *perm, tmap_error *err)
+                           const double *key, uint32_t *perm, size_t threads,
+                           tmap_error *err)
 {
-    tmap_regroup_opts grid = {32, TMAP_REGROUP_GRID, 0};
-    tmap_regroup_opts blk = {32, TMAP_REGROUP_BLOCK, 256};
+    tmap_regroup_opts grid = {32, TMAP_REGROUP_GRID, 0, threads};
+    tmap_regroup_opts blk = {32, TMAP_REGROUP_BLOCK, 256, threads};
     switch (a) {
     case A_SORT: return tmap_regroup_sort(b, &grid, perm, err);
     case A_KEY: return tmap_regroup_sort_key(key, b->nthreads, 1, &grid, perm, err);
@@ -149,7 +151,7 @@ static const char *skip_reason(int a, dist d, size_t n, size_t nb)
 }
 
 static void cell(int a, dist d, const tmap_bbv *b, const double *lat,
-                 const double *key, uint32_t *perm, int reps)
+                 const double *key, uint32_t *perm, int reps, size_t threads)
 {
     const char *why = skip_reason(a, d, b->nthreads, b->nblocks);
     if (why) {
@@ -161,7 +163,7 @@ static void cell(int a, dist d, const tmap_bbv *b, const double *lat,
     for (; r < reps; r++) {
         tmap_error err;
         double t0 = now();
-        tmap_status st = run_alg(a, b, lat, key, perm, &err);
+        tmap_status st = run_alg(a, b, lat, key, perm, threads, &err);
         t[r] = now() - t0;
         if (st != TMAP_OK) {
             printf(" %12s", tmap_status_string(st));
@@ -204,8 +206,10 @@ int main(int argc, char **argv)
 {
     size_t max_threads = 10000000;
     int reps = 5;
+    size_t threads = 1;
     uint64_t seed0 = 1;
-    const char *usage = "usage: %s [--max-threads N] [--reps R (1..32)] [--seed S]\n";
+    const char *usage = "usage: %s [--max-threads N] [--reps R (1..32)] [--seed S]\n"
+                        "       [--threads T (1..64): CPU threads of the classes pass]\n";
     for (int i = 1; i < argc; i += 2) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             printf(usage, argv[0]);
@@ -219,6 +223,8 @@ int main(int argc, char **argv)
             max_threads = strtoull(argv[i + 1], NULL, 10);
         else if (!strcmp(argv[i], "--reps"))
             reps = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--threads"))
+            threads = strtoull(argv[i + 1], NULL, 10);
         else if (!strcmp(argv[i], "--seed"))
             seed0 = strtoull(argv[i + 1], NULL, 10);
         else {
@@ -226,14 +232,15 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    if (reps < 1 || reps > 32) {
+    if (reps < 1 || reps > 32 || threads < 1 ||
+        threads > TMAP_REGROUP_MAX_THREADS) {
         fprintf(stderr, usage, argv[0]);
         return 2;
     }
     cpu_model();
-    printf("groupsize 32, one thread, median of up to %d runs (1 when a run "
-           "takes > %.0f s); blk256 = block scope, 256 threads per block\n",
-           reps, SLOW_S);
+    printf("groupsize 32, %zu CPU thread%s (the classes pass), median of up to "
+           "%d runs (1 when a run takes > %.0f s); blk256 = block scope, 256 "
+           "threads per block\n", threads, threads > 1 ? "s" : "", reps, SLOW_S);
     printf("%-9s %9s %6s %9s", "dist", "N", "blocks", "distinct");
     for (int a = 0; a < NALG; a++) {
         printf(" %12s", alg_name[a]);
@@ -272,7 +279,7 @@ int main(int argc, char **argv)
                        distinct_rows(&b));
                 fflush(stdout);
                 for (int a = 0; a < NALG; a++) {
-                    cell(a, (dist)d, &b, lat, key, perm, reps);
+                    cell(a, (dist)d, &b, lat, key, perm, reps, threads);
                     if (a == A_SORT)
                         read_cell(&b, reps);
                     fflush(stdout);

@@ -31,6 +31,7 @@ static const char usage[] =
     "  --mechanism M       layout, redirect, or auto (default: layout when safe)\n"
     "  --scope S           grid, block, or auto (default: from the safety analysis)\n"
     "  --groupsize G       threads per group, a multiple of 32 (default 32)\n"
+    "  --threads N         CPU threads that find the distinct BBV rows (default 1)\n"
     "  --threshold F       required predicted gain (default 0.05)\n"
     "  --chosen-only       apply and time only the chosen candidate\n"
     "  --launches L        launches that will reuse the regrouping (same input): the\n"
@@ -74,7 +75,8 @@ static int parse(int argc, char **argv, run_opts *o)
         {"mechanism", 1, 0, 'M'}, {"scope", 1, 0, 'S'},    {"groupsize", 1, 0, 'g'},
         {"threshold", 1, 0, 't'}, {"chosen-only", 0, 0, 'c'}, {"table", 1, 0, 'T'},
         {"reps", 1, 0, 'r'},      {"device", 1, 0, 'd'},   {"out", 1, 0, 'o'},
-        {"json", 0, 0, 'j'},      {"help", 0, 0, 'h'},     {"launches", 1, 0, 'L'}, {0}};
+        {"json", 0, 0, 'j'},      {"help", 0, 0, 'h'},     {"launches", 1, 0, 'L'},
+        {"threads", 1, 0, 'n'}, {0}};
     long v;
     memset(o, 0, sizeof *o);
     o->e = (tmap_eval_opts){.seed = 7, .warmup = 3, .reps = 10, .threshold = 0.05,
@@ -98,6 +100,10 @@ static int parse(int argc, char **argv, run_opts *o)
         case 't':
             if (tmap_cli_double(optarg, &o->e.threshold) || o->e.threshold < 0 || o->e.threshold >= 1)
                 return -1;
+            break;
+        case 'n':
+            if (tmap_cli_long(optarg, 1, TMAP_REGROUP_MAX_THREADS, &v)) return -1;
+            o->e.threads = (size_t)v;
             break;
         case 'c': o->e.measure_all = 0; break;
         case 'L':

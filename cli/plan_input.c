@@ -14,6 +14,8 @@ const char tmap_pi_help[] =
     "  --groupsize G          threads per group, a multiple of 32 (default 32)\n"
     "  --scope grid|block     regroup across the grid (default) or within each thread\n"
     "                         block (needed with barriers or shared memory)\n"
+    "  --threads N            CPU threads that find the distinct BBV rows (default 1,\n"
+    "                         at most 64); the permutations do not depend on it\n"
     "  --key KEY.npy          per-thread key [threads] (a row length, a sequence length);\n"
     "                         adds the `key` candidate (sort by it, descending)\n"
     "  --threshold F          predicted gain a regrouping needs to be chosen, a fraction\n"
@@ -28,6 +30,7 @@ void tmap_pi_defaults(tmap_pi_opts *o)
 {
     memset(o, 0, sizeof *o);
     o->groupsize = 32;
+    o->threads = 1;
     o->threshold = 0.05;
     o->scope = "grid";
 }
@@ -41,6 +44,8 @@ int tmap_pi_flag(tmap_pi_opts *o, const char *cmd, int argc, char **argv, int *i
         return r;
     if ((r = tmap_cli_take(cmd, "--groupsize", argc, argv, i, &v)) > 0)
         return tmap_cli_long(v, 32, 1 << 20, &o->groupsize) ? -1 : 1;
+    if ((r = tmap_cli_take(cmd, "--threads", argc, argv, i, &v)) > 0)
+        return tmap_cli_long(v, 1, TMAP_REGROUP_MAX_THREADS, &o->threads) ? -1 : 1;
     if ((r = tmap_cli_take(cmd, "--threshold", argc, argv, i, &v)) > 0)
         return tmap_cli_number(cmd, a, v, 0, 0.99, &o->threshold) ? -1 : 1;
     if ((r = tmap_cli_take(cmd, "--original-ms", argc, argv, i, &v)) > 0) {
@@ -92,7 +97,7 @@ tmap_status tmap_pi_plan(const tmap_pi_opts *o, const tmap_mi *d, unsigned algos
     tmap_plan_opts po = {
         d->params,
         {(size_t)o->groupsize, strcmp(o->scope, "block") ? TMAP_REGROUP_GRID : TMAP_REGROUP_BLOCK,
-         d->params.block_size},
+         d->params.block_size, (size_t)o->threads},
         key, algos, o->threshold, o->original_ms, o->apply_ms, o->launches};
     s = tmap_plan_make(&d->bbv, d->lat, d->cfg, &po, p, err);
     free(key);

@@ -12,7 +12,7 @@
 
 typedef struct tmap_pi_opts {
     const char *key, *scope;
-    long groupsize;
+    long groupsize, threads;
     double launches;
     double threshold, original_ms, apply_ms;
     int have_original, have_apply; /* the times were given */

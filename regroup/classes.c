@@ -1,9 +1,13 @@
 /*
  * classes.c -- distinct rows by hashing, in one streaming pass over the
- * matrix; members by a counting sort.
+ * matrix; members by a counting sort.  With several CPU threads, each
+ * classifies a contiguous span of threads, then the spans' classes are
+ * merged (one hash partition per CPU thread) and numbered in order of
+ * first member, so that the result does not depend on the thread count.
  */
 #include "regroup/classes.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,6 +34,8 @@ typedef struct hint_slot {
 } hint_slot;
 #define HINT_WORDS 16
 #define HINT_SLOTS 4096 /* 32 KiB: stays in L1/L2 */
+/* Spans of fewer threads are not worth a CPU thread of their own. */
+#define TMAP_REGROUP_MIN_SPAN 8192
 #if defined(__GNUC__)
 #define PREFETCH(p) __builtin_prefetch(p)
 #else
@@ -66,21 +72,44 @@ static inline int hint_names(const hint_slot *g, uint64_t ph, const uint32_t *ro
            tmap_regroup_same(rows + (size_t)(g->first - 1) * nb, r, nb);
 }
 
-tmap_status tmap_regroup_classes_find(const tmap_regroup_part *p,
-                                      tmap_regroup_classes *c,
-                                      tmap_error *err)
+/* The threads [begin, end) of a problem, classified by one CPU thread into
+ * classes of their own: c.first[] holds thread indices; c.of[] is the
+ * problem's and receives ids local to the span until remap_run() maps
+ * them to the problem's (map[local]).  The set names rows by thread. */
+typedef struct span {
+    const tmap_regroup_part *p;
+    size_t begin, end;
+    tmap_regroup_classes c;
+    size_t cap[3];
+    uint64_t *hash;     /* [c.count] each class's row hash */
+    uint32_t *rep;      /* [c.count] the row's first thread in the problem */
+    uint32_t *map;      /* [c.count] the problem's class id */
+    int bad;            /* out of memory */
+    struct span *all;   /* the problem's spans, for the merge */
+    size_t nspan, part; /* spans; the hash partition this thread merges */
+    pthread_t tid;
+} span;
+
+/* Records the hash of the span's newest class, for the merge. */
+static int keep_hash(span *s, uint64_t h)
 {
-    memset(c, 0, sizeof *c);
-    c->n = p->n;
-    size_t nb = p->nblocks, cap[2] = {0, 0};
-    size_t hw = nb < HINT_WORDS ? nb : HINT_WORDS;
+    if (tmap_grow(&s->hash, &s->cap[2], s->c.count, sizeof *s->hash))
+        return -1;
+    s->hash[s->c.count - 1] = h;
+    return 0;
+}
+
+static void find_span(span *s)
+{
+    const tmap_regroup_part *p = s->p;
+    tmap_regroup_classes *c = &s->c;
+    size_t nb = p->nblocks, hw = nb < HINT_WORDS ? nb : HINT_WORDS;
+    size_t rb = nb * sizeof *p->rows, total = s->end * rb;
     tmap_regroup_rowset set = {0}; /* freeable if init is not reached */
-    c->of = malloc(p->n * sizeof *c->of);
     hint_slot *hint = calloc(HINT_SLOTS, sizeof *hint);
-    int bad = !c->of || !hint || tmap_regroup_rowset_init(&set, nb);
-    size_t rb = nb * sizeof *p->rows, total = p->n * rb;
+    s->bad = !hint || tmap_regroup_rowset_init(&set, nb);
     /* the set names a class by its first member, translated through of[] */
-    for (size_t t = 0; t < p->n && !bad; t++) {
+    for (size_t t = s->begin; t < s->end && !s->bad; t++) {
         const uint32_t *r = p->rows + t * nb;
         if (t * rb + AHEAD + rb <= total)
             for (size_t o = 0; o < rb; o += 64)
@@ -88,7 +117,7 @@ tmap_status tmap_regroup_classes_find(const tmap_regroup_part *p,
         /* inside a run of equal rows (a warp's threads often take one
          * path), compare with the previous row before hashing */
         uint32_t k;
-        if (t >= 2 && c->of[t - 1] == c->of[t - 2] &&
+        if (t >= s->begin + 2 && c->of[t - 1] == c->of[t - 2] &&
             tmap_regroup_same(r, r - nb, nb)) {
             k = c->of[t - 1];
         } else {
@@ -98,12 +127,13 @@ tmap_status tmap_regroup_classes_find(const tmap_regroup_part *p,
                 k = c->of[guess->first - 1];
             } else {
                 /* tmap_regroup_hash(r, nb) == ph when the prefix is the row */
+                uint64_t h = hw == nb ? ph : tmap_regroup_hash(r, nb);
                 uint32_t first;
-                int added = tmap_regroup_rowset_add(
-                    &set, p->rows, r, hw == nb ? ph : tmap_regroup_hash(r, nb),
-                    (uint32_t)t, &first);
-                if (added < 0 || (added && new_class(c, cap, (uint32_t)t))) {
-                    bad = 1;
+                int added = tmap_regroup_rowset_add(&set, p->rows, r, h,
+                                                    (uint32_t)t, &first);
+                if (added < 0 || (added && new_class(c, s->cap, (uint32_t)t)) ||
+                    (added && s->nspan > 1 && keep_hash(s, h))) {
+                    s->bad = 1;
                     break;
                 }
                 k = added ? (uint32_t)c->count - 1 : c->of[first];
@@ -115,6 +145,143 @@ tmap_status tmap_regroup_classes_find(const tmap_regroup_part *p,
     }
     tmap_regroup_rowset_free(&set);
     free(hint);
+}
+
+static void *find_run(void *arg)
+{
+    find_span(arg);
+    return NULL;
+}
+
+/* The merge, one hash partition per CPU thread: rep[] of every span's
+ * classes whose hash falls in this thread's partition, visiting the spans
+ * in order, so that the first span to hold a row names its first thread. */
+static void *rep_run(void *arg)
+{
+    span *me = arg;
+    const tmap_regroup_part *p = me->p;
+    tmap_regroup_rowset set;
+    if (tmap_regroup_rowset_init(&set, p->nblocks)) {
+        me->bad = 1;
+        return NULL;
+    }
+    for (size_t i = 0; i < me->nspan && !me->bad; i++) {
+        span *s = &me->all[i];
+        for (size_t j = 0; j < s->c.count; j++) {
+            if ((s->hash[j] >> 40) % me->nspan != me->part)
+                continue;
+            uint32_t t = s->c.first[j];
+            if (tmap_regroup_rowset_add(&set, p->rows, p->rows + (size_t)t * p->nblocks,
+                                        s->hash[j], t, &s->rep[j]) < 0) {
+                me->bad = 1;
+                break;
+            }
+        }
+    }
+    tmap_regroup_rowset_free(&set);
+    return NULL;
+}
+
+static void *remap_run(void *arg)
+{
+    span *s = arg;
+    for (size_t t = s->begin; t < s->end; t++)
+        s->c.of[t] = s->map[s->c.of[t]];
+    return NULL;
+}
+
+/* fn on every span, the first on the calling thread; a span whose thread
+ * cannot start runs on the calling thread after the others. */
+static void run_spans(span *s, size_t ns, void *(*fn)(void *))
+{
+    int started[TMAP_REGROUP_MAX_THREADS] = {0};
+    for (size_t i = 1; i < ns; i++)
+        started[i] = !pthread_create(&s[i].tid, NULL, fn, &s[i]);
+    fn(&s[0]);
+    for (size_t i = 1; i < ns; i++) {
+        if (started[i])
+            pthread_join(s[i].tid, NULL);
+        else
+            fn(&s[i]);
+    }
+}
+
+/* Numbers the classes in order of first thread: the spans in order, each
+ * one's classes in order, a class whose row an earlier span holds taking
+ * that class's number (its rep lies in that span, whose map is done). */
+static int number(span *s, size_t ns, size_t len, tmap_regroup_classes *c)
+{
+    size_t cap[2] = {0, 0};
+    for (size_t i = 0; i < ns; i++) {
+        if (!(s[i].map = malloc(s[i].c.count * sizeof *s[i].map)))
+            return -1;
+        for (size_t j = 0; j < s[i].c.count; j++) {
+            uint32_t t = s[i].c.first[j], rep = s[i].rep[j], g;
+            if (rep == t) {
+                if (new_class(c, cap, t))
+                    return -1;
+                g = (uint32_t)c->count - 1;
+            } else {
+                g = s[rep / len].map[c->of[rep]];
+            }
+            s[i].map[j] = g;
+            c->size[g] += s[i].c.size[j];
+        }
+    }
+    return 0;
+}
+
+/* The classes of p by ns CPU threads, each over a span of len threads:
+ * find, merge by hash partition, number, remap.  0 or -1 (no memory). */
+static int find_parallel(const tmap_regroup_part *p, size_t ns, size_t len,
+                         span *s, tmap_regroup_classes *c)
+{
+    int bad = 0;
+    for (size_t i = 0; i < ns; i++)
+        s[i] = (span){.p = p, .begin = i * len, .all = s, .nspan = ns, .part = i,
+                      .end = i + 1 < ns ? (i + 1) * len : p->n, .c.of = c->of};
+    run_spans(s, ns, find_run);
+    for (size_t i = 0; i < ns && !bad; i++)
+        bad = s[i].bad || !(s[i].rep = malloc((s[i].c.count ? s[i].c.count : 1) *
+                                              sizeof *s[i].rep));
+    if (!bad)
+        run_spans(s, ns, rep_run);
+    for (size_t i = 0; i < ns; i++)
+        bad |= s[i].bad;
+    if (bad || number(s, ns, len, c))
+        return -1;
+    run_spans(s, ns, remap_run);
+    return 0;
+}
+
+tmap_status tmap_regroup_classes_find(const tmap_regroup_part *p,
+                                      tmap_regroup_classes *c,
+                                      tmap_error *err)
+{
+    size_t ns = p->threads ? p->threads : 1, most = p->n / TMAP_REGROUP_MIN_SPAN;
+    if (ns > most)
+        ns = most ? most : 1;
+    size_t len = (p->n + ns - 1) / ns;
+    span s[TMAP_REGROUP_MAX_THREADS] = {{0}};
+    memset(c, 0, sizeof *c);
+    c->n = p->n;
+    int bad = !(c->of = malloc(p->n * sizeof *c->of));
+    if (!bad && ns == 1) { /* the span's classes are the problem's */
+        s[0] = (span){.p = p, .begin = 0, .end = p->n, .c = *c};
+        find_span(&s[0]);
+        *c = s[0].c;
+        bad = s[0].bad;
+        free(s[0].hash);
+    } else if (!bad) {
+        bad = find_parallel(p, ns, len, s, c);
+        for (size_t i = 0; i < ns; i++) {
+            free(s[i].c.first);
+            free(s[i].c.size);
+            free(s[i].hash);
+            free(s[i].rep);
+            free(s[i].map);
+        }
+    }
     if (bad) {
         tmap_regroup_classes_free(c);
         return tmap_fail(err, TMAP_ERR_NOMEM, "regroup: class table");

@@ -273,7 +273,7 @@ static tmap_status step_plan(ctx *x, tmap_error *err)
     tmap_status st = tmap_manifest_generate(x->m, x->o->seed, err);
     if (!st) st = key_values(x, &key, err);
     tmap_plan_opts po = {{tpb, (size_t)e->device.sms, (size_t)e->stats.blocks_per_sm, NULL, NULL},
-                         {x->o->groupsize, block ? TMAP_REGROUP_BLOCK : TMAP_REGROUP_GRID, tpb},
+                         {x->o->groupsize, block ? TMAP_REGROUP_BLOCK : TMAP_REGROUP_GRID, tpb, x->o->threads},
                          key, x->o->algos, x->o->threshold, e->original_ms, e->apply_ms,
                          x->o->launches};
     e->params = po.model;

@@ -17,6 +17,7 @@ typedef struct tmap_regroup_part {
     int descending;        /* key sorting only                       */
     size_t n;              /* >= 1                                   */
     size_t groupsize;      /* multiple of 32                         */
+    size_t threads;        /* CPU threads for the classes pass       */
 } tmap_regroup_part;
 
 /* Writes a permutation of the local indices 0..n-1 into out[0..n). */

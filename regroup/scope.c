@@ -20,6 +20,9 @@ static tmap_status check_opts(const tmap_regroup_opts *o, const char *name,
         return tmap_fail(err, TMAP_ERR_INVALID,
                          "%s: groupsize %zu is not a positive multiple of 32",
                          name, o->groupsize);
+    if (o->threads > TMAP_REGROUP_MAX_THREADS)
+        return tmap_fail(err, TMAP_ERR_INVALID, "%s: %zu threads (at most %d)",
+                         name, o->threads, TMAP_REGROUP_MAX_THREADS);
     if (o->scope == TMAP_REGROUP_GRID)
         return TMAP_OK;
     if (o->scope != TMAP_REGROUP_BLOCK)
@@ -96,6 +99,7 @@ tmap_status tmap_regroup_run(tmap_regroup_fn fn, const tmap_regroup_input *in,
             .descending = in->descending,
             .n = n - first < span ? n - first : span,
             .groupsize = opts->groupsize,
+            .threads = opts->threads,
         };
         st = fn(&p, perm + first, err);
         if (st != TMAP_OK) {

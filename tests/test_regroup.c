@@ -3,7 +3,8 @@
  * scopes, Sorting's zero divergence on two classes, Sorting == its
  * definition (a stable sort of the rows) on random inputs, fast == literal
  * Greedy and Greedy-Max on random inputs, hand-worked cases, Greedy-Max's
- * group order, and argument errors.
+ * group order, the same classes and permutations on any number of CPU
+ * threads, and argument errors.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -14,6 +15,7 @@
 #include <cmocka.h>
 
 #include "threadmap/regroup.h"
+#include "regroup/classes.h"
 #include "regroup/gain.h"
 
 typedef tmap_status (*algo_fn)(const tmap_bbv *, const double *,
@@ -88,7 +90,7 @@ static void test_valid_permutations(void **state)
             tmap_bbv b;
             random_bbv(&b, n, 5, 4, 6, &seed);
             double *lat = random_lat(5, &seed, 0);
-            tmap_regroup_opts o = {32, scope, 64};
+            tmap_regroup_opts o = {32, scope, 64, 0};
             uint32_t *perm = malloc(n * sizeof *perm);
             for (size_t a = 0; a < NALGOS; a++) {
                 tmap_error err;
@@ -114,7 +116,7 @@ static void test_valid_permutations(void **state)
 
 static void test_check_rejects(void **state)
 {
-    tmap_regroup_opts o = {32, TMAP_REGROUP_BLOCK, 64};
+    tmap_regroup_opts o = {32, TMAP_REGROUP_BLOCK, 64, 0};
     uint32_t perm[128];
     for (uint32_t i = 0; i < 128; i++)
         perm[i] = i;
@@ -142,7 +144,7 @@ static void test_sort_two_classes(void **state)
         b.counts[t * 3 + 1] = t % 2 ? 5 : 9;
         b.counts[t * 3 + 2] = t % 2 ? 7 : 0;
     }
-    tmap_regroup_opts o = {32, TMAP_REGROUP_GRID, 0};
+    tmap_regroup_opts o = {32, TMAP_REGROUP_GRID, 0, 0};
     uint32_t perm[128];
     assert_int_equal(tmap_regroup_sort(&b, &o, perm, NULL), TMAP_OK);
     for (size_t i = 0; i < 128; i++) {
@@ -205,7 +207,7 @@ static void test_sort_definition(void **state)
                     for (size_t t = 0; t < n; t++)
                         for (size_t j = 0; j + 1 < nb && j < 2; j++)
                             b.counts[t * nb + j] = 9;
-                check_sort_definition(&b, (tmap_regroup_opts){32, scope, 128});
+                check_sort_definition(&b, (tmap_regroup_opts){32, scope, 128, 0});
                 tmap_bbv_free(&b);
             }
     size_t n = 160000, nb = 4;
@@ -222,7 +224,7 @@ static void test_sort_definition(void **state)
         r[2] = (uint32_t)(rnd(&seed) % 8);
         r[3] = (uint32_t)(rnd(&seed) % (1u << 20));
     }
-    check_sort_definition(&b, (tmap_regroup_opts){32, TMAP_REGROUP_GRID, 0});
+    check_sort_definition(&b, (tmap_regroup_opts){32, TMAP_REGROUP_GRID, 0, 0});
     tmap_bbv_free(&b);
     /* rows wider than the 16 words the classes pass's hint cache hashes,
      * sharing those words in five families and differing after them, with
@@ -239,7 +241,7 @@ static void test_sort_definition(void **state)
             r[j] = j < 16 ? f + (uint32_t)j
                    : j < 22 ? (uint32_t)(rnd(&seed) % 4) : 3;
     }
-    check_sort_definition(&b, (tmap_regroup_opts){32, TMAP_REGROUP_GRID, 0});
+    check_sort_definition(&b, (tmap_regroup_opts){32, TMAP_REGROUP_GRID, 0, 0});
     tmap_bbv_free(&b);
 }
 
@@ -267,7 +269,7 @@ static void test_identical_together(void **state)
         for (size_t j = 0; j < nb; j++)
             b.counts[t * nb + j] = (cls[t] * 7 + (uint32_t)j * 3) % 11 + 1;
     double lat[] = {1, 2, 3, 4};
-    tmap_regroup_opts o = {32, TMAP_REGROUP_GRID, 0};
+    tmap_regroup_opts o = {32, TMAP_REGROUP_GRID, 0, 0};
     uint32_t *perm = malloc(n * sizeof *perm);
     for (size_t a = 0; a < NALGOS; a++) {
         assert_int_equal(algos[a].fn(&b, lat, &o, perm, NULL), TMAP_OK);
@@ -326,7 +328,7 @@ static void test_fast_equals_literal(void **state)
                     size_t nb = 1 + rnd(&seed) % 6;
                     uint32_t range = d == 5 ? 4 + (uint32_t)(rnd(&seed) % 50)
                                             : 3 + (uint32_t)(rnd(&seed) % 5);
-                    tmap_regroup_opts o = {gss[g], scope, gss[g] * 2};
+                    tmap_regroup_opts o = {gss[g], scope, gss[g] * 2, 0};
                     compare_fast_literal(n, nb, distincts[d], range, rep % 2,
                                          o, &seed);
                     cases++;
@@ -355,7 +357,7 @@ static void test_greedy_hand(void **state)
     for (size_t t = 0; t < 96; t++)
         b.counts[t] = c[t % 3];
     double lat[1] = {1};
-    tmap_regroup_opts o = {32, TMAP_REGROUP_GRID, 0};
+    tmap_regroup_opts o = {32, TMAP_REGROUP_GRID, 0, 0};
     uint32_t perm[96];
     for (int lit = 0; lit < 2; lit++) {
         algo_fn fn = lit ? tmap_regroup_greedy_literal : tmap_regroup_greedy;
@@ -385,7 +387,7 @@ static void test_greedy_hand_cross(void **state)
     for (size_t t = 0; t < 64; t++)
         b.counts[t] = t == 0 ? 10 : t < 32 ? 4 : 1;
     double lat[1] = {1};
-    tmap_regroup_opts o = {32, TMAP_REGROUP_GRID, 0};
+    tmap_regroup_opts o = {32, TMAP_REGROUP_GRID, 0, 0};
     uint32_t perm[64];
     for (int lit = 0; lit < 2; lit++) {
         algo_fn fn = lit ? tmap_regroup_greedy_literal : tmap_regroup_greedy;
@@ -419,7 +421,7 @@ static void test_greedy_max_hand(void **state)
         b.counts[2 * t + 1] = t < 40 ? 0 : 1;
     }
     double lat[2] = {1, 10};
-    tmap_regroup_opts o = {32, TMAP_REGROUP_GRID, 0};
+    tmap_regroup_opts o = {32, TMAP_REGROUP_GRID, 0, 0};
     uint32_t want[64], perm[64];
     size_t k = 0;
     for (uint32_t t = 40; t < 64; t++)
@@ -450,7 +452,7 @@ static void test_greedy_max_order(void **state)
         tmap_bbv b;
         random_bbv(&b, n, nb, rep % 2 ? 0 : 20, 30, &seed);
         double *lat = random_lat(nb, &seed, 0);
-        tmap_regroup_opts o = {64, TMAP_REGROUP_GRID, 0};
+        tmap_regroup_opts o = {64, TMAP_REGROUP_GRID, 0, 0};
         uint32_t *perm = malloc(n * sizeof *perm);
         assert_int_equal(tmap_regroup_greedy_max(&b, lat, &o, perm, NULL),
                          TMAP_OK);
@@ -473,7 +475,7 @@ static void test_sort_key(void **state)
 {
     double key[6] = {2, -1, 2, 0.0, -0.0, 5};
     uint32_t perm[6];
-    tmap_regroup_opts o = {32, TMAP_REGROUP_GRID, 0};
+    tmap_regroup_opts o = {32, TMAP_REGROUP_GRID, 0, 0};
     assert_int_equal(tmap_regroup_sort_key(key, 6, 0, &o, perm, NULL),
                      TMAP_OK);
     uint32_t asc[6] = {1, 3, 4, 0, 2, 5};
@@ -504,6 +506,72 @@ static void test_sort_key(void **state)
     free(p);
 }
 
+/* ------------------------------------------------------- CPU threads */
+
+/* The classes of p found by `threads` CPU threads equal those found by
+ * one, field by field (the classes are numbered by first member). */
+static void check_classes_threads(const tmap_bbv *b, size_t threads)
+{
+    tmap_regroup_part p = {.rows = b->counts, .nblocks = b->nblocks,
+                           .n = b->nthreads, .groupsize = 32};
+    tmap_regroup_classes one, many;
+    assert_int_equal(tmap_regroup_classes_find(&p, &one, NULL), TMAP_OK);
+    p.threads = threads;
+    assert_int_equal(tmap_regroup_classes_find(&p, &many, NULL), TMAP_OK);
+    assert_int_equal(many.count, one.count);
+    assert_memory_equal(many.of, one.of, one.n * sizeof *one.of);
+    assert_memory_equal(many.first, one.first, one.count * sizeof *one.first);
+    assert_memory_equal(many.size, one.size, one.count * sizeof *one.size);
+    for (size_t k = 1; k < one.count; k++)
+        assert_true(one.first[k - 1] < one.first[k]);
+    tmap_regroup_classes_free(&one);
+    tmap_regroup_classes_free(&many);
+}
+
+/* Inputs large enough for several spans (8192 threads at least each):
+ * few classes of wide rows (the hint cache's prefix is not the row), some
+ * hundred classes of narrow rows, ~17000 classes of which many first occur
+ * after the first span and recur in later ones (Sorting only: too many for
+ * Greedy), and runs of equal rows crossing span borders. */
+static void test_threads_same(void **state)
+{
+    uint64_t seed = 99;
+    size_t n = 4 * 8192 + 123;
+    const struct { size_t nb, distinct; uint32_t range; } in[] = {
+        {20, 50, 5}, {3, 0, 8}, {2, 0, 150}};
+    for (size_t c = 0; c < 4; c++) {
+        tmap_bbv b;
+        if (c < 3) {
+            random_bbv(&b, n, in[c].nb, in[c].distinct, in[c].range, &seed);
+        } else { /* runs of 40 equal rows, 30 classes */
+            random_bbv(&b, n, 17, 30, 4, &seed);
+            for (size_t t = 0; t < n; t++)
+                memcpy(b.counts + t * 17, b.counts + (t / 40 * 40) * 17,
+                       17 * sizeof *b.counts);
+        }
+        double *lat = random_lat(b.nblocks, &seed, 0);
+        uint32_t *p1 = malloc(n * sizeof *p1), *pn = malloc(n * sizeof *pn);
+        size_t threads[] = {2, 3, 4, 64};
+        for (size_t t = 0; t < 4; t++) {
+            check_classes_threads(&b, threads[t]);
+            for (size_t a = 0; a < NALGOS; a++) {
+                if (strstr(algos[a].name, "literal") ||
+                    (c == 2 && algos[a].fn != sort_adapter))
+                    continue;
+                tmap_regroup_opts o1 = {32, TMAP_REGROUP_GRID, 0, 1};
+                tmap_regroup_opts on = {32, TMAP_REGROUP_GRID, 0, threads[t]};
+                assert_int_equal(algos[a].fn(&b, lat, &o1, p1, NULL), TMAP_OK);
+                assert_int_equal(algos[a].fn(&b, lat, &on, pn, NULL), TMAP_OK);
+                assert_memory_equal(p1, pn, n * sizeof *p1);
+            }
+        }
+        free(p1);
+        free(pn);
+        free(lat);
+        tmap_bbv_free(&b);
+    }
+}
+
 /* ------------------------------------------------------ bad arguments */
 
 static void test_bad_arguments(void **state)
@@ -513,10 +581,11 @@ static void test_bad_arguments(void **state)
     double lat[2] = {1, 1}, badlat[2] = {1, -1};
     uint32_t perm[64];
     tmap_error err;
-    tmap_regroup_opts ok = {32, TMAP_REGROUP_GRID, 0};
-    tmap_regroup_opts gs = {48, TMAP_REGROUP_GRID, 0};
-    tmap_regroup_opts zero = {0, TMAP_REGROUP_GRID, 0};
-    tmap_regroup_opts blk = {64, TMAP_REGROUP_BLOCK, 96};
+    tmap_regroup_opts ok = {32, TMAP_REGROUP_GRID, 0, 0};
+    tmap_regroup_opts gs = {48, TMAP_REGROUP_GRID, 0, 0};
+    tmap_regroup_opts zero = {0, TMAP_REGROUP_GRID, 0, 0};
+    tmap_regroup_opts blk = {64, TMAP_REGROUP_BLOCK, 96, 0};
+    tmap_regroup_opts many = {32, TMAP_REGROUP_GRID, 0, TMAP_REGROUP_MAX_THREADS + 1};
     tmap_bbv empty = {0, 2, NULL};
     for (size_t a = 0; a < NALGOS; a++) {
         algo_fn fn = algos[a].fn;
@@ -524,6 +593,8 @@ static void test_bad_arguments(void **state)
         assert_non_null(strstr(err.message, "multiple of 32"));
         assert_int_equal(fn(&b, lat, &zero, perm, NULL), TMAP_ERR_INVALID);
         assert_int_equal(fn(&b, lat, &blk, perm, NULL), TMAP_ERR_INVALID);
+        assert_int_equal(fn(&b, lat, &many, perm, &err), TMAP_ERR_INVALID);
+        assert_non_null(strstr(err.message, "at most 64"));
         assert_int_equal(fn(&b, lat, NULL, perm, NULL), TMAP_ERR_INVALID);
         assert_int_equal(fn(NULL, lat, &ok, perm, NULL), TMAP_ERR_INVALID);
         assert_int_equal(fn(&empty, lat, &ok, perm, NULL), TMAP_ERR_INVALID);
@@ -559,6 +630,7 @@ int main(void)
         cmocka_unit_test(test_greedy_max_hand),
         cmocka_unit_test(test_greedy_max_order),
         cmocka_unit_test(test_sort_key),
+        cmocka_unit_test(test_threads_same),
         cmocka_unit_test(test_bad_arguments),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -55,6 +55,7 @@ typedef struct tmap_eval_opts {
     int warmup, reps;          /* timing: median of reps after warmup launches */
     double threshold;          /* plan threshold (fraction) */
     size_t groupsize;
+    size_t threads;            /* CPU threads of the regrouping algorithms (tmap_regroup_opts) */
     int scope;                 /* -1: as the safety analysis advises, else tmap_regroup_scope */
     int mechanism;             /* -1: layout when safe, else redirection; else tmap_mechanism */
     unsigned algos;            /* plan candidates (0: all) */

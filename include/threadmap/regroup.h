@@ -45,7 +45,12 @@ typedef struct tmap_regroup_opts {
     tmap_regroup_scope scope;
     size_t block_size;         /* TMAP_REGROUP_BLOCK only: threads per
                                   thread block, a multiple of groupsize   */
+    size_t threads;            /* CPU threads that find the distinct rows
+                                  (0 or 1: the caller's alone; at most
+                                  TMAP_REGROUP_MAX_THREADS); results do not
+                                  depend on it */
 } tmap_regroup_opts;
+#define TMAP_REGROUP_MAX_THREADS 64
 
 /* D[i] = i. */
 tmap_status tmap_regroup_identity(size_t nthreads, uint32_t *perm,
