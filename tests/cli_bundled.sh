@@ -8,6 +8,7 @@
 # documented keys and write the same files as without --json.  With
 # nvdisasm (SASS counts), `estimate --sass` must change only the SIMD
 # efficiency, whose thread and warp instruction totals it prints.
+# `regroup --threads 4` must write the permutation `--threads 1` writes.
 set -euo pipefail
 tm=$1/threadmap src=$2
 rec=$src/examples/divergent/recorded
@@ -34,6 +35,12 @@ cmp "$tmp/pred.npy.json" "$tmp/pred_j.npy.json"
   --format json > "$tmp/report.json"
 "$tm" estimate --bbv "$tmp/pred.npy" --cfg "$tmp/kernel.ptx" --kernel divergent --blocks-per-sm 8 \
   --json > "$tmp/estimate.json"
+# the permutations do not depend on the CPU threads of the classes pass
+for t in 1 4; do
+  "$tm" regroup --algo greedy-max --bbv "$tmp/run1.bbv.npy" --cfg "$tmp/kernel.ptx" \
+    --kernel divergent --threads $t -o "$tmp/perm$t.npy" > /dev/null
+done
+cmp "$tmp/perm1.npy" "$tmp/perm4.npy"
 "$tm" estimate --bbv "$tmp/run1.bbv.npy" --cfg "$tmp/kernel.ptx" --kernel divergent \
   --blocks-per-sm 8 --json > "$tmp/measured.json"
 python3 - "$tmp" <<'PY'

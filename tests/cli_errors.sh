@@ -55,6 +55,7 @@ mkdir -p "$tmp/rec"
 gunzip -c "$src/examples/divergent/recorded/run0.bbv.npy.gz" > "$tmp/rec/b.npy"
 cp "$src/examples/divergent/recorded/run0.bbv.npy.json" "$tmp/rec/b.npy.json"
 expect 1 bad.tsv -- "$tm" estimate --bbv "$tmp/rec/b.npy" --cfg "$src/examples/divergent/recorded/kernel.ptx" --kernel divergent --table "$tmp/bad.tsv"
+expect 2 "in [1, 64]" -- "$tm" regroup --algo sorting --bbv "$tmp/rec/b.npy" --block-latency "$tmp/rec/b.npy" --threads 65 -o "$tmp/p.npy"
 expect 2 "--sass only with --cfg" -- "$tm" estimate --bbv "$tmp/rec/b.npy" --block-latency "$tmp/rec/b.npy" --sass sm_90
 TMAP_PTXAS=/nonexistent/ptxas expect 1 "SASS counts: TMAP_PTXAS" -- "$tm" estimate --bbv "$tmp/rec/b.npy" --cfg "$src/examples/divergent/recorded/kernel.ptx" --kernel divergent --sass sm_90
 expect 1 "no kernel" -- "$tm" cfg "$src/examples/divergent/recorded/kernel.ptx" --kernel nosuch
