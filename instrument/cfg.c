@@ -28,6 +28,11 @@ typedef struct builder {
     size_t nqueue, capqueue;
 } builder;
 
+typedef struct label_ref {
+    const char *name;
+    uint32_t stmt;
+} label_ref;
+
 /* Per-function scratch: scopes of statements and which labels are targets. */
 typedef struct fscan {
     const tmap_ptx_func *f;
@@ -35,6 +40,8 @@ typedef struct fscan {
     uint32_t *parent;  /* per scope id: enclosing scope (0 is the body) */
     uint8_t *target;   /* per statement: a label that is jumped to */
     uint32_t *block;   /* per statement: the block a leading label starts */
+    label_ref *labels; /* the labels, sorted by (name, statement) */
+    size_t nlabels;
 } fscan;
 
 static tmap_status nomem(builder *b)
@@ -65,6 +72,13 @@ static tmap_term term_of(const char *op)
 
 /* ------------------------------------------------------- labels, scopes */
 
+static int cmp_label(const void *a, const void *b)
+{
+    const label_ref *x = a, *y = b;
+    int c = strcmp(x->name, y->name);
+    return c ? c : (x->stmt > y->stmt) - (x->stmt < y->stmt);
+}
+
 static tmap_status scan_scopes(builder *b, fscan *fs)
 {
     const tmap_ptx_func *f = fs->f;
@@ -73,7 +87,8 @@ static tmap_status scan_scopes(builder *b, fscan *fs)
     fs->parent = calloc(n + 1, sizeof *fs->parent);
     fs->target = calloc(n, 1);
     fs->block = malloc(n * sizeof *fs->block);
-    if (!fs->scope || !fs->parent || !fs->target || !fs->block)
+    fs->labels = malloc(n * sizeof *fs->labels);
+    if (!fs->scope || !fs->parent || !fs->target || !fs->block || !fs->labels)
         return nomem(b);
     uint32_t cur = 0, next = 1;
     for (size_t i = 0; i < f->nbody; i++) {
@@ -83,9 +98,12 @@ static tmap_status scan_scopes(builder *b, fscan *fs)
             cur = next++;
         } else if (f->body[i].kind == TMAP_ST_CLOSE) {
             cur = fs->parent[cur];
+        } else if (f->body[i].kind == TMAP_ST_LABEL) {
+            fs->labels[fs->nlabels++] = (label_ref){f->body[i].text, (uint32_t)i};
         }
         fs->scope[i] = cur;
     }
+    qsort(fs->labels, fs->nlabels, sizeof *fs->labels, cmp_label);
     return TMAP_OK;
 }
 
@@ -95,6 +113,7 @@ static void fscan_free(fscan *fs)
     free(fs->parent);
     free(fs->target);
     free(fs->block);
+    free(fs->labels);
 }
 
 /* Steps from scope s up to its ancestor a, or NONE if a is not one. */
@@ -109,19 +128,37 @@ static uint32_t scope_distance(const fscan *fs, uint32_t s, uint32_t a)
     }
 }
 
-/* The label `name` visible from statement `from` (innermost scope wins). */
+/* The labels named `name`: fs->labels[*first .. *first + count), in
+ * statement order; returns count. */
+static size_t labels_named(const fscan *fs, const char *name, size_t *first)
+{
+    size_t lo = 0, hi = fs->nlabels; /* the first label not below name */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (strcmp(fs->labels[mid].name, name) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    size_t e = lo;
+    while (e < fs->nlabels && !strcmp(fs->labels[e].name, name))
+        e++;
+    *first = lo;
+    return e - lo;
+}
+
+/* The label `name` visible from statement `from` (innermost scope wins;
+ * among equals, the first). */
 static tmap_status resolve_label(builder *b, const fscan *fs, size_t from, const char *name,
                                  uint32_t line, uint32_t *out)
 {
     uint32_t best = NONE, bestd = NONE;
-    for (size_t i = 0; i < fs->f->nbody; i++) {
-        const tmap_ptx_stmt *s = &fs->f->body[i];
-        if (s->kind != TMAP_ST_LABEL || strcmp(s->text, name))
-            continue;
-        uint32_t d = scope_distance(fs, fs->scope[from], fs->scope[i]);
+    size_t lo, n = labels_named(fs, name, &lo);
+    for (size_t k = lo; k < lo + n; k++) {
+        uint32_t i = fs->labels[k].stmt, d = scope_distance(fs, fs->scope[from], fs->scope[i]);
         if (d < bestd) {
             bestd = d;
-            best = (uint32_t)i;
+            best = i;
         }
     }
     if (best == NONE)
@@ -564,13 +601,11 @@ static tmap_status name_blocks(builder *b, const fscan *fs, size_t first, size_t
 {
     for (size_t i = first; i < end; i++) {
         const char *label = NULL;
-        int dup = 0;
+        size_t dup = 0, lo;
         size_t lead = b->at[i] ? b->at[i] - 1 : 0;
         if (lead < fs->f->nbody && fs->block[lead] == i) {
             label = fs->f->body[lead].text;
-            for (size_t j = 0; j < fs->f->nbody; j++)
-                dup += j != lead && fs->f->body[j].kind == TMAP_ST_LABEL &&
-                       !strcmp(fs->f->body[j].text, label);
+            dup = labels_named(fs, label, &lo) > 1;
         }
         tmap_buf nb = {0};
         if (label && !dup)
@@ -602,7 +637,7 @@ static tmap_status build_func(builder *b, const tmap_ptx_func *f)
     cf->first_block = (uint32_t)cfg->nblocks;
     if (!(cf->name = strdup(f->name)))
         return nomem(b);
-    fscan fs = {f, NULL, NULL, NULL, NULL};
+    fscan fs = {.f = f};
     tmap_status st = scan_scopes(b, &fs);
     for (size_t i = 0; i < f->nbody && st == TMAP_OK; i++)
         if (f->body[i].kind == TMAP_ST_INSTR)

@@ -133,7 +133,8 @@ typedef struct listing_state {
     char label[128];     /* label just before the current instruction, or "" */
     sass_insn *insn;
     size_t ninsn, cap;
-    sass_label *labels;  /* the labels seen so far (unique in a listing) */
+    sass_label *labels;  /* the labels (unique in a listing), sorted by
+                            (name, at) once the listing is read */
     size_t nlabels, lcap;
     int oom;
 } listing_state;
@@ -152,11 +153,15 @@ static int cfg_func(const tmap_cfg *cfg, const char *name, size_t len)
 static size_t line_block(const tmap_cfg *cfg, int f, uint32_t line)
 {
     const tmap_cfg_func *fn = &cfg->funcs[f];
-    size_t b = fn->first_block;
-    for (size_t k = fn->first_block; k < fn->first_block + fn->nblocks; k++)
-        if (cfg->blocks[k].line <= line)
-            b = k;
-    return b;
+    size_t lo = fn->first_block + 1, hi = fn->first_block + fn->nblocks;
+    while (lo < hi) { /* blocks [.., lo) start at or before line, [hi, ..) after */
+        size_t mid = lo + (hi - lo) / 2;
+        if (cfg->blocks[mid].line <= line)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo - 1;
 }
 
 static const char *skip_space(const char *s)
@@ -166,14 +171,6 @@ static const char *skip_space(const char *s)
     return s;
 }
 
-/* The index of the label `name`, seen so far, or -1. */
-static int64_t label_at(const listing_state *st, const char *name)
-{
-    for (size_t k = 0; *name && k < st->nlabels; k++)
-        if (!strcmp(st->labels[k].name, name))
-            return (int64_t)st->labels[k].at;
-    return -1;
-}
 
 /* How the instruction (s: its text, a predicate first if any) may leave
  * its SASS basic block or change which threads run on (branches, calls,
@@ -230,7 +227,6 @@ static void on_instruction(listing_state *st, const char *s)
     in->guarded = in->cond = *s == '@';
     in->func = st->func;
     branch_target(in, s);
-    in->loop_from = in->ends == SASS_BRA ? label_at(st, in->target) : -1;
     /* not counted: NOPs, and the padding loop "L: BRA `(L)" after the last
      * instruction */
     if (!strncmp(s, "NOP", 3) && (s[3] == ' ' || s[3] == ';'))
@@ -294,6 +290,42 @@ static void on_line(listing_state *st, const char *s)
     size_t n = strcspn(s, ": \t");
     if (n && s[n] == ':' && s[n + 1] == '\0')
         on_label(st, s, n);
+}
+
+static int cmp_label(const void *a, const void *b)
+{
+    const sass_label *x = a, *y = b;
+    int c = strcmp(x->name, y->name);
+    return c ? c : (x->at > y->at) - (x->at < y->at);
+}
+
+/* The instruction the label `name` (the first of that name) leads, or -1;
+ * the labels are sorted. */
+static int64_t label_at(const listing_state *st, const char *name)
+{
+    size_t lo = 0, hi = st->nlabels; /* the first label not below name */
+    while (*name && lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (strcmp(st->labels[mid].name, name) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return *name && lo < st->nlabels && !strcmp(st->labels[lo].name, name)
+               ? (int64_t)st->labels[lo].at
+               : -1;
+}
+
+/* Once the listing is read: sorts the labels, and marks each backward
+ * branch (its label at or before it) with the instruction it jumps to. */
+static void index_labels(listing_state *st)
+{
+    qsort(st->labels, st->nlabels, sizeof *st->labels, cmp_label);
+    for (size_t i = 0; i < st->ninsn; i++) {
+        sass_insn *in = &st->insn[i];
+        int64_t at = in->ends == SASS_BRA ? label_at(st, in->target) : -1;
+        in->loop_from = at >= 0 && (size_t)at <= i ? at : -1;
+    }
 }
 
 /* The CFG block with the most instructions i in [s, e) whose vote[i] >=
@@ -470,6 +502,8 @@ tmap_status tmap_sass_count_listing(const char *listing, const tmap_cfg *cfg, do
         on_line(&st, line);
         p += n + (p[n] == '\n');
     }
+    if (!st.oom)
+        index_labels(&st);
     tmap_status s = st.oom ? tmap_fail(err, TMAP_ERR_NOMEM, "sass: listing")
                            : count_all(&st, counts, splits, err);
     free(st.insn);
