@@ -320,7 +320,8 @@ static int64_t label_at(const listing_state *st, const char *name)
  * branch (its label at or before it) with the instruction it jumps to. */
 static void index_labels(listing_state *st)
 {
-    qsort(st->labels, st->nlabels, sizeof *st->labels, cmp_label);
+    if (st->nlabels) /* labels is NULL without any */
+        qsort(st->labels, st->nlabels, sizeof *st->labels, cmp_label);
     for (size_t i = 0; i < st->ninsn; i++) {
         sass_insn *in = &st->insn[i];
         int64_t at = in->ends == SASS_BRA ? label_at(st, in->target) : -1;
