@@ -17,6 +17,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "instrument/base.h"
 #include "regroup/classes.h"
 #include "threadmap/regroup.h"
 
@@ -73,12 +74,6 @@ static double now(void)
     return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 static volatile uint64_t read_sink;
 
 /* One pass summing the matrix, with or without software prefetch. */
@@ -100,12 +95,6 @@ static double read_pass(const tmap_bbv *b, int prefetch)
     return now() - t0;
 }
 
-static double median(double *t, int n)
-{
-    qsort(t, (size_t)n, sizeof *t, cmp_d);
-    return t[n / 2];
-}
-
 /* The memory-read floor: the faster median of the two read passes. */
 static void read_cell(const tmap_bbv *b, int reps)
 {
@@ -114,7 +103,7 @@ static void read_cell(const tmap_bbv *b, int reps)
         plain[r] = read_pass(b, 0);
         ahead[r] = read_pass(b, 1);
     }
-    double a = median(plain, reps), c = median(ahead, reps);
+    double a = tmap_median(plain, reps), c = tmap_median(ahead, reps);
     printf(" %10.2fms", (a < c ? a : c) * 1e3);
 }
 
@@ -174,7 +163,7 @@ static void cell(int a, dist d, const tmap_bbv *b, const double *lat,
             break;
         }
     }
-    printf(" %10.2fms", median(t, r) * 1e3);
+    printf(" %10.2fms", tmap_median(t, r) * 1e3);
 }
 
 static size_t distinct_rows(const tmap_bbv *b)

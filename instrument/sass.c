@@ -171,7 +171,6 @@ static const char *skip_space(const char *s)
     return s;
 }
 
-
 /* How the instruction (s: its text, a predicate first if any) may leave
  * its SASS basic block or change which threads run on (branches, calls,
  * returns, exits and the reconvergence barriers' waits), or SASS_NONE. */
