@@ -10,7 +10,7 @@
 #include <getopt.h>
 
 #include "benchmarks/benchutil.h"
-#include "instrument/base.h"
+#include "common/base.h"
 
 typedef struct row {
     char name[64];

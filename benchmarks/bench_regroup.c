@@ -17,7 +17,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "instrument/base.h"
+#include "common/base.h"
 #include "regroup/classes.h"
 #include "threadmap/regroup.h"
 
@@ -67,13 +67,6 @@ static void fill(tmap_bbv *b, dist d, uint64_t *seed)
     free(proto);
 }
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 static volatile uint64_t read_sink;
 
 /* One pass summing the matrix, with or without software prefetch. */
@@ -82,7 +75,7 @@ static double read_pass(const tmap_bbv *b, int prefetch)
     const uint32_t *v = b->counts;
     size_t n = b->nthreads * b->nblocks, i = 0;
     uint64_t s = 0;
-    double t0 = now();
+    double t0 = tmap_clock_seconds();
     if (prefetch)
         for (; i + 16 + READ_AHEAD <= n; i += 16) { /* 16 u32: a cache line */
             __builtin_prefetch(v + i + READ_AHEAD);
@@ -92,7 +85,7 @@ static double read_pass(const tmap_bbv *b, int prefetch)
     for (; i < n; i++)
         s += v[i];
     read_sink = s;
-    return now() - t0;
+    return tmap_clock_seconds() - t0;
 }
 
 /* The memory-read floor: the faster median of the two read passes. */
@@ -151,9 +144,9 @@ static void cell(int a, dist d, const tmap_bbv *b, const double *lat,
     int r = 0;
     for (; r < reps; r++) {
         tmap_error err;
-        double t0 = now();
+        double t0 = tmap_clock_seconds();
         tmap_status st = run_alg(a, b, lat, key, perm, threads, &err);
-        t[r] = now() - t0;
+        t[r] = tmap_clock_seconds() - t0;
         if (st != TMAP_OK) {
             printf(" %12s", tmap_status_string(st));
             return;

@@ -68,12 +68,10 @@ int tmap_cli_usage(const char *usage)
 
 json_t *tmap_cli_device_json(const tmap_device_info *d)
 {
-    char cc[16], drv[16];
-    snprintf(cc, sizeof cc, "sm_%d%d", d->cc_major, d->cc_minor);
-    snprintf(drv, sizeof drv, "%d.%d", d->driver_version / 1000, (d->driver_version % 1000) / 10);
-    return json_pack("{s:s, s:s, s:i, s:i, s:i, s:s}", "name", d->name, "arch", cc, "sms", d->sms,
-                     "sm_clock_mhz", d->clock_khz / 1000, "mem_clock_mhz", d->mem_clock_khz / 1000,
-                     "driver", drv);
+    char *s = tmap_device_json(d);
+    json_t *o = s ? json_loads(s, 0, NULL) : NULL;
+    free(s);
+    return o;
 }
 
 json_t *tmap_cli_json_num(double v)

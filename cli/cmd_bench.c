@@ -14,11 +14,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "cli/bench_kernel.h"
+#include "threadmap/report.h"
 #include "cli/cliutil.h"
 #include "cli/commands.h"
-#include "instrument/base.h"
-#include "instrument/nvrtc.h"
+#include "common/base.h"
 
 static const char usage[] =
     "usage: threadmap bench [--kernels M1.json,M2.json | --suite DIR] [options]\n"
@@ -288,6 +287,21 @@ static void free_run(tmap_bench_run *r, char **list, size_t n)
     free(r->k);
 }
 
+/* The per-kernel report, written into the kernel's folder of the run. */
+static tmap_status write_kernel_report(const tmap_eval *e, const char *dir, void *user,
+                                       tmap_error *err)
+{
+    tmap_report_row rows[TMAP_ALGO_COUNT];
+    const char **names = calloc(e->cfg->nblocks + 1, sizeof *names);
+    if (!names)
+        return tmap_fail(err, TMAP_ERR_NOMEM, "out of memory");
+    tmap_report rep;
+    tmap_run_report(e, rows, names, &rep);
+    tmap_status st = tmap_report_write_dir(&rep, dir, err);
+    free(names);
+    return st;
+}
+
 int tmap_cmd_bench(int argc, char **argv)
 {
     bench_opts o;
@@ -302,7 +316,7 @@ int tmap_cmd_bench(int argc, char **argv)
     tmap_cuda *c = NULL;
     tmap_device_info d;
     tmap_bench_run run = {0};
-    double t0 = tmap_bench_now();
+    double t0 = tmap_clock_seconds();
     tmap_status st = tmap_cuda_open((int)o.device, &c, &err);
     if (!st) st = tmap_cuda_info(c, &d, &err);
     if (!st) st = tmap_dir_make(o.cfg.out, &err);
@@ -316,12 +330,13 @@ int tmap_cmd_bench(int argc, char **argv)
     run_info(&run, &d, &o, argc, argv);
     run.nkernels = n;
     o.cfg.nkernels = n;
+    o.cfg.on_eval = write_kernel_report;
     for (size_t i = 0; i < n; i++) {
         tmap_error ke = {0};
         tmap_bench_kernel_run(c, &d, list[i], &o.cfg, i, &run.k[i], &ke);
         kernel_done(&o, i, n, &run.k[i], run.launches, run.peak_gbps);
     }
-    run.wall_s = tmap_bench_now() - t0;
+    run.wall_s = tmap_clock_seconds() - t0;
     st = tmap_bench_write_dir(&run, o.cfg.out, &err);
     if (!st && o.json && print_json(o.cfg.out))
         st = tmap_fail(&err, TMAP_ERR_IO, "%s/results.json: cannot read it back", o.cfg.out);

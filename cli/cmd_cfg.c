@@ -10,7 +10,7 @@
 
 #include "cli/commands.h"
 #include "cli/ptx_input.h"
-#include "instrument/base.h"
+#include "common/base.h"
 
 static const char usage_text[] =
     "usage: threadmap cfg FILE.{ptx,cu} [--kernel NAME] [--format text|dot|json]\n"

@@ -12,7 +12,7 @@
 
 #include "cli/cliutil.h"
 #include "cli/commands.h"
-#include "instrument/base.h"
+#include "common/base.h"
 #include "cli/model_input.h"
 #include "threadmap/model.h"
 

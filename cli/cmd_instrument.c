@@ -11,7 +11,7 @@
 #include "cli/cliutil.h"
 #include "cli/commands.h"
 #include "cli/ptx_input.h"
-#include "instrument/base.h"
+#include "common/base.h"
 
 static const char usage_text[] =
     "usage: threadmap instrument IN.{ptx,cu} -o OUT.ptx [--kernel NAME]\n"

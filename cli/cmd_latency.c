@@ -11,8 +11,9 @@
 
 #include "cli/cliutil.h"
 #include "cli/commands.h"
-#include "latency_tables/measure.h"
+#include "threadmap/latency_tables.h"
 #include "threadmap/model.h"
+#include "common/base.h"
 
 typedef enum { MODE_NONE, MODE_MEASURE, MODE_PRINT_PTX, MODE_LIST } mode;
 
@@ -199,7 +200,7 @@ static int do_measure(const latency_args *a)
         o.only = ops;
         o.nonly = split_only(a->only, ops, sizeof ops / sizeof ops[0]);
     }
-    tmap_buf table = {0};
+    char *table = NULL;
     tmap_status st = tmap_cuda_open(a->device, &c, &err);
     if (st == TMAP_ERR_NO_DEVICE)
         tmap_error_prefix(&err, "--measure needs a GPU");
@@ -211,10 +212,10 @@ static int do_measure(const latency_args *a)
         st = tmap_latency_measure(c, &o, &table, &err);
     tmap_lat_free(base);
     if (st == TMAP_OK && a->output)
-        st = tmap_file_write(a->output, table.data, table.len, &err);
-    else if (st == TMAP_OK && fwrite(table.data, 1, table.len, stdout) != table.len)
+        st = tmap_file_write(a->output, table, strlen(table), &err);
+    else if (st == TMAP_OK && (fputs(table, stdout) == EOF || fflush(stdout) != 0))
         st = tmap_fail(&err, TMAP_ERR_IO, "writing the table to stdout failed");
-    tmap_buf_free(&table);
+    free(table);
     tmap_cuda_close(c);
     if (st != TMAP_OK)
         return tmap_cli_fail("latency", &err);

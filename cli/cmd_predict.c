@@ -10,7 +10,7 @@
 
 #include "cli/cliutil.h"
 #include "cli/commands.h"
-#include "instrument/base.h"
+#include "common/base.h"
 #include "threadmap/model.h"
 
 static const char predict_usage[] =

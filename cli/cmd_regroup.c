@@ -13,8 +13,8 @@
 #include "cli/commands.h"
 #include "cli/model_input.h"
 #include "cli/plan_input.h"
-#include "instrument/base.h"
-#include "threadmap/plan.h"
+#include "common/base.h"
+#include "threadmap/regroup.h"
 
 static const char usage_head[] =
     "usage: threadmap regroup --algo ALGO --bbv BBV.npy (--cfg FILE.ptx --kernel K |\n"

@@ -13,9 +13,9 @@
 #include "cli/commands.h"
 #include "cli/model_input.h"
 #include "cli/plan_input.h"
-#include "instrument/base.h"
+#include "common/base.h"
 #include "threadmap/report.h"
-#include "threadmap/plan.h"
+#include "threadmap/regroup.h"
 
 static const char usage_head[] =
     "usage: threadmap report --bbv BBV.npy (--cfg FILE.ptx --kernel K |\n"

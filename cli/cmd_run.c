@@ -11,8 +11,8 @@
 
 #include "cli/cliutil.h"
 #include "cli/commands.h"
-#include "cli/run_report.h"
-#include "instrument/base.h"
+#include "threadmap/report.h"
+#include "common/base.h"
 
 static const char usage[] =
     "usage: threadmap run MANIFEST [options]\n"

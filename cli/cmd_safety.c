@@ -11,7 +11,7 @@
 
 #include "cli/commands.h"
 #include "cli/ptx_input.h"
-#include "instrument/base.h"
+#include "common/base.h"
 
 static const char usage_text[] =
     "usage: threadmap safety FILE.{ptx,cu} [--kernel NAME] [--json]\n"

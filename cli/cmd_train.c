@@ -12,7 +12,7 @@
 
 #include "cli/cliutil.h"
 #include "cli/commands.h"
-#include "instrument/base.h"
+#include "common/base.h"
 #include "threadmap/model.h"
 
 #define TRAIN_MAXRUNS 64

@@ -8,7 +8,7 @@
 
 #include "cli/cliutil.h"
 #include "cli/model_input.h"
-#include "instrument/base.h"
+#include "common/base.h"
 
 const char tmap_mi_help[] =
     "  --bbv BBV.npy          uint32 [threads, blocks] (sidecar BBV.npy.json optional)\n"

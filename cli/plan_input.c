@@ -8,7 +8,7 @@
 
 #include "cli/cliutil.h"
 #include "cli/plan_input.h"
-#include "instrument/base.h"
+#include "common/base.h"
 
 const char tmap_pi_help[] =
     "  --groupsize G          threads per group, a multiple of 32 (default 32)\n"

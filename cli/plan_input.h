@@ -8,7 +8,7 @@
 #define TMAP_CLI_PLAN_INPUT_H
 
 #include "cli/model_input.h"
-#include "threadmap/plan.h"
+#include "threadmap/regroup.h"
 
 typedef struct tmap_pi_opts {
     const char *key, *scope;

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "cli/commands.h"
-#include "instrument/base.h"
+#include "common/base.h"
 
 /* Takes getopt code c with argument arg if it is a shared option: 1 taken,
  * 0 not one of them, -1 too many (a message is printed). */

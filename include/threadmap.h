@@ -2,12 +2,19 @@
  * threadmap.h -- the public C API of threadmap: measures, models and removes
  * control-flow divergence in CUDA kernels by regrouping threads (Liang et
  * al., TCAD 2016).  This header includes the API's parts, one per stage of
- * the data flow:
+ * the data flow, each including only the stages before it:
  *
  *   kernel.cu --NVRTC--> PTX --parse--> CFG --counter pass--> instrumented PTX
  *     --profiling launch--> BBV[thread][block] --regression--> predictor
  *   new input --> predicted BBVs --> candidate regroupings --> model scores
  *     --> apply the winner (layout transform or redirection) or leave it alone
+ *
+ * Stable and experimental.  common, instrument, runtime (but its "applying a
+ * regrouping" section), model and regroup are the stable API: they change
+ * only with the minor version, and then compatibly where possible.
+ * latency_tables, pipeline, the bench writers of report, and runtime's
+ * "applying a regrouping" are experimental: they will change while the
+ * regroup path moves to the GPU (docs/design.md).
  *
  * Conventions, true of every function of the API: functions that can fail
  * return a tmap_status and take a last argument `tmap_error *err` (may be
@@ -16,19 +23,22 @@
  * tmap_X_free (which accepts NULL); arrays the library allocates are freed
  * with free(); there is no global mutable state, so distinct objects may be
  * used from distinct threads at once (one object, one thread at a time).
+ * Every header compiles as C11 and as C++ (also from a .cu file with nvcc).
  */
 #ifndef THREADMAP_H
 #define THREADMAP_H
 
-#include "threadmap/core.h"     /* errors, BBVs, NVRTC, PTX, CFG, counter pass,
-                                   redirection, safety, CUDA driver, profiling,
-                                   manifests, layout transform               */
-#include "threadmap/model.h"    /* .npy and BBV files, latency tables, metrics,
-                                   scheduling, regression and predictors     */
-#include "threadmap/regroup.h"  /* Sorting, Greedy, Greedy-Max, sort by key  */
-#include "threadmap/plan.h"     /* choosing a regrouping before a launch     */
-#include "threadmap/evaluate.h" /* regroup() before a launch; the measured
-                                   pipeline on a manifest's input           */
-#include "threadmap/report.h"   /* the performance-estimate report           */
+#include "threadmap/common.h"         /* version, errors, BBVs, .npy and BBV files */
+#include "threadmap/instrument.h"     /* NVRTC, PTX, CFG, SASS counts, counter pass,
+                                         redirection rewrite, safety              */
+#include "threadmap/runtime.h"        /* CUDA driver, launches, profiling,
+                                         manifests, applying a regrouping         */
+#include "threadmap/model.h"          /* latency tables, metrics, scheduling,
+                                         regression and predictors                */
+#include "threadmap/latency_tables.h" /* the latency microbenchmarks              */
+#include "threadmap/regroup.h"        /* Sorting, Greedy, Greedy-Max, key; plan   */
+#include "threadmap/pipeline.h"       /* regroup() before a launch; the measured
+                                         pipeline; the evaluation's numbers       */
+#include "threadmap/report.h"         /* the report; the bench writers            */
 
 #endif /* THREADMAP_H */

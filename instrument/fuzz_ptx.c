@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "threadmap.h"
+#include "threadmap/instrument.h"
 
 static void check_kernels(tmap_ptx_module *m)
 {

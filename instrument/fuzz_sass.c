@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "threadmap.h"
+#include "threadmap/instrument.h"
 
 static void check_kernel(const tmap_ptx_module *m, const char *kernel, const char *listing)
 {

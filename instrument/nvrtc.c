@@ -5,8 +5,10 @@
 #include <nvrtc.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
-#include "instrument/base.h"
+#include "threadmap/instrument.h"
+#include "common/base.h"
 #include "instrument/nvrtc.h"
 
 /* The option strings NVRTC gets: --gpu-architecture, -I..., user options,
@@ -40,6 +42,30 @@ static void opt_free(optlist *o)
     free(o->v);
 }
 
+/* The toolkit's include folders, ';'-separated as CMake lists them, each
+ * with its cccl/ subfolder where one exists (CUDA 13 moved libcu++ and CUB
+ * there, and <cooperative_groups.h> needs them), as the toolkit's nvcc does:
+ * so that kernels may include <cuda_fp16.h>, <cooperative_groups.h>... */
+static int add_toolkit_includes(optlist *o, const char *dirs)
+{
+    char dir[4096];
+    for (const char *p = dirs; *p;) {
+        size_t n = strcspn(p, ";");
+        if (n > 0 && n < sizeof dir - 8) {
+            memcpy(dir, p, n);
+            dir[n] = '\0';
+            if (opt_add(o, "-I", dir))
+                return -1;
+            struct stat st;
+            memcpy(dir + n, "/cccl", 6);
+            if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode) && opt_add(o, "-I", dir))
+                return -1;
+        }
+        p += n + (p[n] == ';');
+    }
+    return 0;
+}
+
 static int build_options(const tmap_compile_opts *opts, optlist *o)
 {
     const char *arch = opts && opts->arch ? opts->arch : TMAP_DEFAULT_ARCH;
@@ -54,8 +80,7 @@ static int build_options(const tmap_compile_opts *opts, optlist *o)
                 return -1;
     }
 #ifdef TMAP_CUDA_INCLUDE_DEFAULT
-    /* So that kernels may include <cuda_fp16.h> and friends. */
-    if (opt_add(o, "-I", TMAP_CUDA_INCLUDE_DEFAULT))
+    if (add_toolkit_includes(o, TMAP_CUDA_INCLUDE_DEFAULT))
         return -1;
 #endif
     return 0;

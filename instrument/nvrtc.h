@@ -10,7 +10,5 @@
 /* The highest PTX ISA version a driver of cuDriverGetVersion() = v loads. */
 void tmap_ptx_version_for_driver(int driver_version, int *major, int *minor);
 
-/* NVRTC's own version; 0 on success. */
-int tmap_nvrtc_version(int *major, int *minor);
 
 #endif

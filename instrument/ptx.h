@@ -13,7 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "instrument/base.h"
+#include "threadmap/instrument.h"
+#include "common/base.h"
 
 /* ---------------------------------------------------------------- arena */
 

@@ -13,7 +13,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "instrument/base.h"
+#include "threadmap/instrument.h"
+#include "common/base.h"
 #include "instrument/sass_flow.h"
 
 extern char **environ;

@@ -22,7 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "instrument/base.h"
+#include "threadmap/instrument.h"
+#include "common/base.h"
 
 void tmap_sass_splits_free(tmap_sass_splits *s)
 {

@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "threadmap.h"
+#include "threadmap/instrument.h"
 
 /* How a SASS basic block ends; SASS_NONE (0): an instruction that does not
  * transfer control. */

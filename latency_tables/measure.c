@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "latency_tables/measure.h"
+#include "latency_tables/bench.h"
 
 enum { DEFAULT_REPS = 5, MAX_REPS = 1001 };
 

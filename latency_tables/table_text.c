@@ -11,7 +11,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "latency_tables/measure.h"
+#include "latency_tables/bench.h"
 #include "threadmap/model.h"
 
 static void put_header(tmap_buf *out, const tmap_device_info *info, const char *date)
@@ -170,9 +170,10 @@ void tmap_latency_table_format(const tmap_device_info *info, const char *date,
 }
 
 tmap_status tmap_latency_measure(tmap_cuda *c, const tmap_latency_measure_opts *o,
-                                 tmap_buf *table_text, tmap_error *err)
+                                 char **table_text, tmap_error *err)
 {
     tmap_device_info info;
+    tmap_buf b = {0};
     tmap_latency_result *r = NULL;
     size_t n = 0;
     tmap_status st = tmap_cuda_info(c, &info, err);
@@ -180,9 +181,12 @@ tmap_status tmap_latency_measure(tmap_cuda *c, const tmap_latency_measure_opts *
         st = tmap_latency_measure_results(c, o, &r, &n, err);
     if (st != TMAP_OK)
         return st;
-    tmap_latency_table_format(&info, o ? o->date : NULL, r, n, o ? o->base : NULL, table_text);
+    tmap_latency_table_format(&info, o ? o->date : NULL, r, n, o ? o->base : NULL, &b);
     free(r);
-    if (table_text->oom)
+    if (b.oom || !b.data) {
+        tmap_buf_free(&b);
         return tmap_fail(err, TMAP_ERR_NOMEM, "out of memory formatting the latency table");
+    }
+    *table_text = b.data;
     return TMAP_OK;
 }

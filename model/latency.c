@@ -17,7 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "instrument/base.h"
+#include "common/base.h"
 
 typedef struct lat_entry {
     char *key;

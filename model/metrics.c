@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "instrument/base.h"
+#include "common/base.h"
 
 #define WARP 32
 

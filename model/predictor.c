@@ -25,7 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "instrument/base.h"
+#include "common/base.h"
 
 #define PRED_MAGIC "threadmap-predictor"
 #define PRED_VERSION 1

@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "instrument/base.h"
+#include "common/base.h"
 
 /* Singular values below this fraction of the largest are truncated. */
 #define REGRESS_TSVD_TOL 1e-10

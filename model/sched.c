@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "instrument/base.h"
+#include "common/base.h"
 
 /* A resident-block slot; the heap orders by (free, sm, slot). */
 typedef struct sched_server {

@@ -11,7 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "instrument/base.h"
+#include "threadmap/regroup.h"
+#include "common/base.h"
 #include "regroup/rowset.h"
 
 /* Rows this many bytes ahead are prefetched: while a row is hashed, the

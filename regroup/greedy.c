@@ -30,7 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "instrument/base.h"
+#include "common/base.h"
 #include "regroup/classes.h"
 #include "regroup/gain.h"
 #include "regroup/rowset.h"

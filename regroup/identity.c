@@ -4,7 +4,7 @@
  */
 #include "threadmap/regroup.h"
 
-#include "instrument/base.h"
+#include "common/base.h"
 
 tmap_status tmap_regroup_identity(size_t nthreads, uint32_t *perm,
                                   tmap_error *err)

@@ -11,8 +11,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "instrument/base.h"
-#include "threadmap/plan.h"
+#include "common/base.h"
+#include "threadmap/regroup.h"
 
 static const char *const names[TMAP_ALGO_COUNT] = {"identity", "sorting", "greedy", "greedy-max",
                                                    "key"};
@@ -44,13 +44,6 @@ tmap_status tmap_algo_run(tmap_algo a, const tmap_bbv *bbv, const double *lat,
     }
 }
 
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
 /* Runs and scores one candidate.  An algorithm that cannot run on this
  * input (TMAP_ERR_UNSUPPORTED: too many distinct rows for Greedy) leaves the
  * candidate unavailable with the reason; other failures fail the plan. */
@@ -60,9 +53,9 @@ static tmap_status score(tmap_candidate *c, const tmap_bbv *bbv, const double *l
     if (!(c->perm = malloc(bbv->nthreads * sizeof *c->perm)))
         return tmap_fail(err, TMAP_ERR_NOMEM, "out of memory for a permutation");
     tmap_error e = {0};
-    double t0 = now_ms();
+    double t0 = (1e3 * tmap_clock_seconds());
     tmap_status st = tmap_algo_run(c->algo, bbv, lat, o->key, &o->regroup, c->perm, &e);
-    c->algo_ms = now_ms() - t0;
+    c->algo_ms = (1e3 * tmap_clock_seconds()) - t0;
     if (st == TMAP_ERR_UNSUPPORTED) {
         snprintf(c->note, sizeof c->note, "%s", e.message);
         free(c->perm);

@@ -7,7 +7,8 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "instrument/base.h"
+#include "threadmap/regroup.h"
+#include "common/base.h"
 
 #define TMAP_REGROUP_LAT_MAX 1e15
 

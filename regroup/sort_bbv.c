@@ -11,7 +11,7 @@
 
 #include <stdlib.h>
 
-#include "instrument/base.h"
+#include "common/base.h"
 #include "regroup/classes.h"
 #include "regroup/gain.h"
 #include "regroup/keysort.h"

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "instrument/base.h"
+#include "common/base.h"
 #include "regroup/keysort.h"
 #include "regroup/part.h"
 

@@ -8,7 +8,7 @@
 
 #include <cuda.h>
 
-#include "threadmap.h"
+#include "threadmap/runtime.h"
 
 /* Driver entry points this project uses, resolved by name with dlsym.
  * Invariant: after tmap_cuda_open succeeds every pointer is non-NULL. */

@@ -8,7 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "instrument/base.h"
+#include "threadmap/runtime.h"
+#include "common/base.h"
 #include "runtime/manifest.h"
 
 typedef struct ev {

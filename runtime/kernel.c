@@ -6,7 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "instrument/base.h"
+#include "threadmap/runtime.h"
+#include "common/base.h"
 #include "instrument/nvrtc.h"
 #include "runtime/cuda.h"
 

@@ -6,7 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "instrument/base.h"
+#include "threadmap/runtime.h"
+#include "common/base.h"
 #include "runtime/cuda.h"
 
 /* Moves rows of `words` 32-bit words: gather dst[i] = src[D[i]], scatter

@@ -6,7 +6,7 @@
 #ifndef TMAP_RUNTIME_MANIFEST_H
 #define TMAP_RUNTIME_MANIFEST_H
 
-#include "threadmap.h"
+#include "threadmap/runtime.h"
 
 typedef enum tmap_elem { TMAP_I32, TMAP_U32, TMAP_I64, TMAP_U64, TMAP_F32, TMAP_F64, TMAP_U8, TMAP_I8 } tmap_elem;
 

@@ -7,10 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "instrument/base.h"
+#include "threadmap/runtime.h"
+#include "common/base.h"
 #include "runtime/cuda.h"
 #include "runtime/manifest.h"
-#include "threadmap/model.h"
 
 /* splitmix64: a small, well-mixed generator; the state is the caller's. */
 static uint64_t next_u64(uint64_t *s)

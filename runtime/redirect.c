@@ -5,7 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "instrument/base.h"
+#include "threadmap/runtime.h"
+#include "common/base.h"
 #include "runtime/cuda.h"
 
 tmap_status tmap_redirect_load(tmap_cuda *c, const char *ptx, const char *kernel,

@@ -12,7 +12,7 @@
 #include <sys/wait.h>
 
 #include "tests/testutil.h"
-#include "model/bench.h"
+#include "threadmap/pipeline.h"
 
 #define NEAR(a, b) assert_true(fabs((a) - (b)) < 1e-9)
 

@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "instrument/base.h"
+#include "common/base.h"
 #include "threadmap/model.h"
 
 #define DIR TMAP_BINARY_DIR "/"

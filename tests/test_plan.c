@@ -5,7 +5,7 @@
 #include <math.h>
 
 #include "tests/testutil.h"
-#include "threadmap/plan.h"
+#include "threadmap/regroup.h"
 
 /* Two blocks: an entry run once, a loop run `long_trips` times by odd
  * threads and never by even ones (interleaved: every warp diverges). */

@@ -14,7 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "instrument/base.h"
+#include "common/base.h"
 #include "instrument/bbv.h"
 #include "threadmap.h"
 

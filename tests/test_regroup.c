@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "threadmap/regroup.h"
+#include "tests/literal.h"
 #include "regroup/classes.h"
 #include "regroup/gain.h"
 

@@ -14,8 +14,8 @@
 #include "tests/testutil.h"
 #include "threadmap/model.h"
 #include "threadmap/report.h"
-#include "model/report_priv.h"
-#include "threadmap/plan.h"
+#include "report/report_priv.h"
+#include "threadmap/regroup.h"
 
 /* Two blocks: an entry run once by every thread, a loop run `trips` times
  * by odd threads only (every warp of the original launch diverges). */

@@ -17,7 +17,7 @@
 
 #include <cmocka.h>
 
-#include "instrument/base.h"
+#include "common/base.h"
 #include "threadmap.h"
 
 /* Fails the test with the library's message when a call does not succeed. */

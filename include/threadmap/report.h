@@ -1,17 +1,18 @@
 /*
- * report.h -- the performance-estimate report of one kernel: the original
+ * threadmap/report.h -- the report stage (stable): the performance-estimate report of one kernel: the original
  * launch and each candidate regrouping side by side, with the model's
  * metrics (BBV-weighted, BBV-weighted-scheduled, zero-divergence bound) next
  * to the older ones (divergent warps, divergent branches, SIMD efficiency),
  * measured times when there are any, and the decision.  Written as a text
- * table, Markdown, JSON, or a self-contained HTML page with SVG plots.
+ * table, Markdown, JSON, or a self-contained HTML page with SVG plots. *
+ * And the writers of a bench run (experimental): CSV, JSON, Markdown, SVG.
  */
-#ifndef TMAP_MODEL_REPORT_H
-#define TMAP_MODEL_REPORT_H
+#ifndef THREADMAP_REPORT_H
+#define THREADMAP_REPORT_H
 
 #include <stdio.h>
 
-#include "threadmap/model.h"
+#include "threadmap/pipeline.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -57,8 +58,38 @@ tmap_status tmap_report_html(const tmap_report *r, FILE *f, tmap_error *err);
 /* Writes DIR/report.{txt,md,json,html} (creating DIR and its parents). */
 tmap_status tmap_report_write_dir(const tmap_report *r, const char *dir, tmap_error *err);
 
+/* The report of an evaluation (tmap_evaluate): one row per plan candidate
+ * (the identity is "original"), with measured times where they were taken.
+ * Rows and names borrowed from e; valid while e lives.  rows has
+ * TMAP_ALGO_COUNT entries of storage. */
+void tmap_run_report(const tmap_eval *e, tmap_report_row *rows, const char **names,
+                     tmap_report *r);
+
+/* ------------------------------------------- bench writers (experimental) */
+
+/* The writers (r derived: call tmap_bench_summarize first). */
+tmap_status tmap_bench_csv(const tmap_bench_run *r, FILE *f, tmap_error *err);
+tmap_status tmap_bench_json(const tmap_bench_run *r, const tmap_bench_summary *s, FILE *f,
+                            tmap_error *err);
+tmap_status tmap_bench_markdown(const tmap_bench_run *r, const tmap_bench_summary *s,
+                                FILE *f, tmap_error *err);
+/* Predicted vs measured improvement of one metric, one point per kernel x
+ * regrouping, with the diagonal. */
+tmap_status tmap_bench_svg_scatter(const tmap_bench_run *r, tmap_bench_metric m, FILE *f,
+                                   tmap_error *err);
+/* Speedup per kernel, one bar per regrouping; with_overhead: total_ms. */
+tmap_status tmap_bench_svg_speedup(const tmap_bench_run *r, int with_overhead, FILE *f,
+                                   tmap_error *err);
+/* The plots' file names inside the output folder. */
+void tmap_bench_scatter_file(tmap_bench_metric m, char *buf, size_t size);
+const char *tmap_bench_speedup_file(int with_overhead);
+
+/* Summarizes r and writes DIR/results.csv, results.json, report.md and the
+ * plots (DIR created if missing). */
+tmap_status tmap_bench_write_dir(tmap_bench_run *r, const char *dir, tmap_error *err);
+
 #ifdef __cplusplus
 }
 #endif
 
-#endif
+#endif /* THREADMAP_REPORT_H */

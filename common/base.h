@@ -1,0 +1,62 @@
+/*
+ * common/base.h -- what every stage shares, private to the library: setting
+ * errors (error.c), growable buffers (buf.c), whole files (file.c), the
+ * median (median.c) and a monotonic clock (clock.c).  The public part of
+ * common/ is threadmap/common.h.
+ */
+#ifndef TMAP_COMMON_BASE_H
+#define TMAP_COMMON_BASE_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "threadmap/common.h"
+
+#if defined(__GNUC__)
+#define TMAP_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define TMAP_PRINTF(f, a)
+#endif
+
+/* Fills *err (if not NULL) and returns status: `return tmap_fail(err, ...)`. */
+tmap_status tmap_fail(tmap_error *err, tmap_status status, const char *fmt, ...)
+    TMAP_PRINTF(3, 4);
+
+/* Prepends "context: " to an error already set (e.g. a file name). */
+void tmap_error_prefix(tmap_error *err, const char *fmt, ...) TMAP_PRINTF(2, 3);
+
+/* A growable byte buffer that stays NUL-terminated. */
+typedef struct tmap_buf {
+    char *data;
+    size_t len;
+    size_t cap;
+    int oom; /* set once an allocation failed; later appends are ignored */
+} tmap_buf;
+
+void tmap_buf_put(tmap_buf *b, const char *s, size_t n);
+void tmap_buf_puts(tmap_buf *b, const char *s);
+void tmap_buf_printf(tmap_buf *b, const char *fmt, ...) TMAP_PRINTF(2, 3);
+void tmap_buf_free(tmap_buf *b);
+
+/* Reads a whole file into *data (NUL-terminated); *len excludes the NUL. */
+tmap_status tmap_file_read(const char *path, char **data, size_t *len,
+                           tmap_error *err);
+/* Writes n bytes to path (via a temporary file renamed into place). */
+tmap_status tmap_file_write(const char *path, const void *data, size_t n,
+                            tmap_error *err);
+
+/* mkdir -p: creates dir and any missing parents (existing ones are fine). */
+tmap_status tmap_dir_make(const char *dir, tmap_error *err);
+
+/* Sorts v[0..n) ascending and returns its median, the mean of the two
+ * middle values when n is even; n >= 1. */
+double tmap_median(double *v, size_t n);
+
+/* Grows *array (of *cap elements of size elem) to hold at least need. */
+int tmap_grow(void *array, size_t *cap, size_t need, size_t elem);
+
+/* Seconds on CLOCK_MONOTONIC: for intervals, never for dates. */
+double tmap_clock_seconds(void);
+
+#endif

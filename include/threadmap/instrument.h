@@ -1,0 +1,249 @@
+/*
+ * threadmap/instrument.h -- the instrumentation stage (stable): NVRTC, PTX modules and their
+ * CFGs, SASS instruction counts, the BBV counter pass, the redirection
+ * rewrite, and the safety analysis.  Nothing here needs a GPU.
+ */
+#ifndef THREADMAP_INSTRUMENT_H
+#define THREADMAP_INSTRUMENT_H
+
+#include "threadmap/common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------ NVRTC front end */
+
+typedef struct tmap_compile_opts {
+    const char *arch;                 /* "compute_90" or "sm_90"; NULL: compute_90
+                                         (tmap_cuda_arch gives the GPU's) */
+    const char *const *options;       /* extra NVRTC options, e.g. "-lineinfo" */
+    size_t noptions;
+    const char *const *include_dirs;  /* passed as -I<dir> */
+    size_t ninclude_dirs;
+    const char *const *names;         /* kernel names to resolve: extern "C"
+                                         names or C++ expressions ("ns::k<int>") */
+    size_t nnames;
+} tmap_compile_opts;
+
+typedef struct tmap_compiled {
+    char *ptx;       /* NUL-terminated PTX text */
+    char *log;       /* NVRTC's log, possibly empty */
+    size_t nnames;
+    char **names;    /* copies of opts->names */
+    char **lowered;  /* lowered (mangled) entry name of each */
+} tmap_compiled;
+
+/* Compiles CUDA source with NVRTC to PTX.  `filename` names the source in
+ * messages.  On a compile error, err->message holds NVRTC's log. */
+/* NVRTC's own version (the library NVRTC, not the driver); 0 on success. */
+int tmap_nvrtc_version(int *major, int *minor);
+
+tmap_status tmap_compile(const char *source, const char *filename,
+                         const tmap_compile_opts *opts, tmap_compiled *out,
+                         tmap_error *err);
+/* The lowered name for a name given in opts->names, or NULL. */
+const char *tmap_compiled_lowered(const tmap_compiled *c, const char *name);
+void tmap_compiled_free(tmap_compiled *c);
+
+/* ----------------------------------------------- PTX module and its CFG */
+
+/* A parsed PTX module (opaque).  Line numbers refer to the text parsed. */
+typedef struct tmap_ptx_module tmap_ptx_module;
+
+/* Parses PTX text; `filename` is used in error messages ("f.ptx:12: ..."). */
+tmap_status tmap_ptx_parse(const char *text, size_t len, const char *filename,
+                           tmap_ptx_module **out, tmap_error *err);
+void tmap_ptx_free(tmap_ptx_module *m);
+/* Prints the module as PTX text (malloc'ed, NUL-terminated). */
+tmap_status tmap_ptx_print(const tmap_ptx_module *m, char **text,
+                           tmap_error *err);
+/* Number and names of the .entry functions (kernels) of the module. */
+size_t tmap_ptx_num_kernels(const tmap_ptx_module *m);
+const char *tmap_ptx_kernel_name(const tmap_ptx_module *m, size_t i);
+/* The module's .version (e.g. 9, 0) and a way to lower it: instructions
+ * are kept, only the directive changes. */
+void tmap_ptx_version(const tmap_ptx_module *m, int *major, int *minor);
+void tmap_ptx_set_version(tmap_ptx_module *m, int major, int minor);
+
+/* How a basic block ends. */
+typedef enum tmap_term {
+    TMAP_TERM_FALL,   /* falls through to the next block              */
+    TMAP_TERM_BRA,    /* unconditional bra                            */
+    TMAP_TERM_CBRA,   /* predicated bra: taken target + fall-through  */
+    TMAP_TERM_BRX,    /* brx.idx jump table                           */
+    TMAP_TERM_RET,    /* ret (possibly predicated: then also falls)   */
+    TMAP_TERM_EXIT,   /* exit (possibly predicated)                   */
+    TMAP_TERM_TRAP    /* trap                                         */
+} tmap_term;
+
+typedef struct tmap_cfg_block {
+    char *name;          /* "<function>/<label>" or "<function>/+<n>" */
+    uint32_t func;       /* index into tmap_cfg.funcs */
+    uint32_t line;       /* PTX line of the block's first instruction */
+    uint32_t ninstr;     /* instructions (not labels or directives) */
+    char **opcodes;      /* ninstr opcodes with modifiers and type, without
+                            guard or operands: "ld.global.nc.f32", "bra.uni" */
+    tmap_term term;
+    int predicated_term; /* the terminator has a guard (@%p / @!%p) */
+    uint32_t nsucc;
+    uint32_t *succ;      /* successor blocks (indices into tmap_cfg.blocks) */
+    int32_t ipdom;       /* immediate post-dominator, -1: the virtual exit */
+} tmap_cfg_block;
+
+typedef struct tmap_cfg_func {
+    char *name;
+    int is_entry;          /* .entry (kernel) rather than .func */
+    uint32_t first_block;  /* its blocks are [first_block, first_block+nblocks) */
+    uint32_t nblocks;
+} tmap_cfg_func;
+
+/* The CFG of one kernel and every .func it calls, directly or not.  The
+ * kernel is funcs[0] and its entry block is blocks[0].  Block indices are
+ * the BBV columns. */
+typedef struct tmap_cfg {
+    size_t nfuncs;
+    tmap_cfg_func *funcs;
+    size_t nblocks;
+    tmap_cfg_block *blocks;
+} tmap_cfg;
+
+tmap_status tmap_cfg_build(const tmap_ptx_module *m, const char *kernel,
+                           tmap_cfg **out, tmap_error *err);
+void tmap_cfg_free(tmap_cfg *cfg);
+
+/* ------------------------------------------------- SASS instruction counts */
+
+/* SASS instructions that a warp may issue once per group of its threads:
+ * no reconvergence barrier (BSYNC, WARPSYNC) lies between them and a
+ * branch where the warp's threads may have parted, so threads that came by
+ * different paths issue them apart (docs/model.md, "SIMD efficiency").
+ * Threads whose BBV counts agree on every block of `key` came by one path. */
+typedef struct tmap_sass_split {
+    uint32_t block;      /* the CFG block they run with: part of counts[block] */
+    uint32_t ninstr;     /* how many */
+    uint32_t nkey;
+    const uint32_t *key; /* CFG blocks, ascending; points into the keys */
+} tmap_sass_split;
+
+typedef struct tmap_sass_splits {
+    size_t n;
+    tmap_sass_split *v;
+    uint32_t *keys; /* storage of every v[i].key */
+} tmap_sass_splits;
+
+void tmap_sass_splits_free(tmap_sass_splits *s);
+
+/*
+ * counts[b] = the SASS instructions of CFG block b, for cfg = the CFG of
+ * `ptx` (the text it was built from: lines must match).  ptxas -arch=ARCH
+ * (NULL: sm_90) assembles the PTX with -lineinfo and loop unrolling off (a
+ * module-scope .pragma "nounroll", so each block's count is per execution),
+ * nvdisasm -gp lists the SASS with the PTX line of each instruction, and
+ * each SASS basic block counts for the CFG block holding most of its lines
+ * (docs/model.md says how hoisted instructions are told).  Not counted: NOPs,
+ * the padding loop after the last instruction, and ptxas's own subroutines
+ * (e.g. the slow path of a division), which run rarely.  `splits` (may be
+ * NULL) receives the instructions among those that a warp may issue once
+ * per group of its threads (tmap_sass_split); free it with
+ * tmap_sass_splits_free.  The tools are found by tmap_sass_tool_find.
+ * Without them: TMAP_ERR_UNSUPPORTED.
+ */
+tmap_status tmap_sass_block_counts(const char *ptx, const tmap_cfg *cfg, const char *arch,
+                                   double *counts, tmap_sass_splits *splits, tmap_error *err);
+/* The counting of tmap_sass_block_counts on a listing of `nvdisasm -gp`. */
+tmap_status tmap_sass_count_listing(const char *listing, const tmap_cfg *cfg, double *counts,
+                                    tmap_sass_splits *splits, tmap_error *err);
+/* Finds a CUDA tool ("ptxas", "nvdisasm"): $TMAP_PTXAS / $TMAP_NVDISASM,
+ * $CUDA_HOME/bin, $CUDA_PATH/bin, the toolkit threadmap was built with,
+ * then PATH. */
+tmap_status tmap_sass_tool_find(const char *name, char *path, size_t size, tmap_error *err);
+
+/* ------------------------------------------------------ BBV counter pass */
+
+/* Module-scope variables the counter pass adds; the runtime sets them with
+ * cuModuleGetGlobal before a profiling launch. */
+#define TMAP_BBV_BASE_SYMBOL "__tmap_bbv_base"     /* .u64: device pointer */
+#define TMAP_BBV_STRIDE_SYMBOL "__tmap_bbv_sample" /* .u32: profile thread
+                                   blocks whose linear id % sample == 0     */
+
+/*
+ * Instruments `kernel` (and every .func it reaches) in place so that each
+ * thread counts its executions of each block of tmap_cfg_build(m, kernel):
+ *   counter[b * nslots + slot] += 1, u32, no atomics,
+ * where slot = (ctaid_linear / sample) * threads_per_block + tid_linear and
+ * nslots = ceil(nctaid_total / sample) * threads_per_block, computed in the
+ * kernel; nslots must be below 2^32 (the slot arithmetic is 32-bit;
+ * tmap_counting_load refuses larger launches).  Thread blocks with
+ * ctaid_linear % sample != 0 count nothing.  Counts are kept in registers
+ * and added to memory when each function returns or the thread exits
+ * (docs/instrumentation.md).  The kernel's parameters are unchanged.  *cfg_out (optional) receives the
+ * CFG whose block indices are the counter rows.
+ */
+tmap_status tmap_bbv_instrument(tmap_ptx_module *m, const char *kernel,
+                                tmap_cfg **cfg_out, tmap_error *err);
+
+/* --------------------------------------------------- reference redirection */
+
+/* Module-scope .u64 the redirection adds: the device pointer to D (N u32). */
+#define TMAP_REDIRECT_SYMBOL "__tmap_perm"
+
+/*
+ * Rewrites `kernel` (and every .func it reaches that reads %tid/%ctaid) in
+ * place so that the thread in slot i does the work of original thread D[i]:
+ * a preamble computes slot = ctaid_linear * threads_per_block + tid_linear,
+ * loads j = D[slot] from the u32 array at __tmap_perm (0 there: j = slot),
+ * and every read of %tid.{x,y,z} / %ctaid.{x,y,z} then sees thread j's ids
+ * (%ntid, %nctaid unchanged).  The kernel's parameters are unchanged.  The
+ * launch must have at most 2^32 threads.  Apply it before tmap_bbv_instrument
+ * (the counters then count per hardware slot); the reverse order and a second
+ * redirection are refused.  Reads of the ids other than by mov/cvt of a 32-bit
+ * type, and .address_size 32, give TMAP_ERR_UNSUPPORTED naming the PTX line;
+ * on any error the module is unchanged.  __tmap_perm is module-wide: several
+ * redirected kernels of one module share it.
+ */
+tmap_status tmap_redirect_instrument(tmap_ptx_module *m, const char *kernel, tmap_error *err);
+
+/* ------------------------------------------------------- safety analysis */
+
+/* Which regroupings keep a kernel correct, most permissive first. */
+typedef enum tmap_scope_advice {
+    TMAP_SAFE_GRID,   /* any permutation of the launch's threads          */
+    TMAP_SAFE_BLOCK,  /* only within thread blocks: D[i] / tpb == i / tpb  */
+    TMAP_SAFE_WARPS,  /* only whole warps, lanes in order: D[i] % 32 == i % 32
+                         and D maps each aligned warp onto one warp (and
+                         within blocks when barriers/shared_memory are set) */
+    TMAP_SAFE_NONE    /* no regrouping is known to be safe                */
+} tmap_scope_advice;
+
+/* What tmap_safety_analyze found in a kernel and the .funcs it reaches.
+ * Counts are numbers of instructions (or declarations) found; 0: none. */
+typedef struct tmap_safety {
+    int barriers;         /* bar.sync, barrier.*, bar.red, bar.arrive        */
+    int shared_memory;    /* .shared variables/accesses, %dynamic_smem_size  */
+    int warp_collectives; /* shfl, vote, match, redux, mma, ..., %laneid,
+                             %lanemask_*, %warpid                          */
+    int hardware_ids;     /* %smid, %nsmid, %clock*, %globaltimer           */
+    int tid_as_value;     /* an id reaches a value (store, call argument,
+                             float, a compare of a non-index...)           */
+    int tid_in_control;   /* an id used as an index also decides a branch  */
+    int atomics;          /* atom/red on global or generic memory          */
+    int cluster;          /* thread-block-cluster features                 */
+    int unredirectable;   /* id reads the redirection cannot rewrite       */
+    char reasons[2048];   /* one sentence per finding, "file:line: ...\n"   */
+    tmap_scope_advice scope;
+    int layout_ok;        /* the layout transform keeps the results        */
+    int redirect_ok;      /* the redirection keeps the results (within scope) */
+} tmap_safety;
+
+/* Analyzes `kernel` of m (docs/safety.md states the rules and their limits). */
+tmap_status tmap_safety_analyze(const tmap_ptx_module *m, const char *kernel, tmap_safety *out,
+                                tmap_error *err);
+/* "grid", "block", "warps", "none". */
+const char *tmap_scope_advice_name(tmap_scope_advice s);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* THREADMAP_INSTRUMENT_H */

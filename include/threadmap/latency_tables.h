@@ -1,0 +1,134 @@
+/*
+ * threadmap/latency_tables.h -- the latency_tables stage (experimental):
+ * the latency microbenchmarks: the built-in
+ * list of PTX opcodes with the dependent chain that measures each, the PTX
+ * text of one benchmark kernel, and measuring them all on the present GPU
+ * into the latency table (TSV, format in docs/latency.md).
+ *
+ * One benchmark kernel: ONE thread (a full warp for shuffles, lane 0 records)
+ * runs `steps` dependent steps of the chain between two reads of %clock64,
+ * twice (the first pass warms the caches; the second is recorded), and
+ * stores the cycle difference and the chain's values.  The latency is
+ * (t[256] - t[128]) / 128 per step, medians over launches, which cancels
+ * the fixed costs.
+ */
+#ifndef THREADMAP_LATENCY_TABLES_H
+#define THREADMAP_LATENCY_TABLES_H
+
+#include "threadmap/model.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Chain lengths (steps) of the two kernels of one benchmark. */
+enum { TMAP_LATENCY_SHORT = 128, TMAP_LATENCY_LONG = 256 };
+
+/* What a kernel sets up before the timed region, and so how the chain starts. */
+typedef enum tmap_latency_setup {
+    TMAP_LAT_REGS,          /* x0, x1, C, D, E from the operand slots        */
+    TMAP_LAT_GLOBAL64,      /* x = address of a global u64 holding itself    */
+    TMAP_LAT_GLOBAL32,      /* x = low half of such an address, E = high half */
+    TMAP_LAT_SHARED,        /* x = shared address of a word holding itself   */
+    TMAP_LAT_LOCAL,         /* x = local address of a word holding itself    */
+    TMAP_LAT_CONST,         /* x = offset into tmap_lat_const of a word
+                               holding its own offset (set by the host)      */
+    TMAP_LAT_ATOM_GLOBAL,   /* %aptr = this thread's global counter (0)      */
+    TMAP_LAT_ATOM_SHARED    /* %sptr = this thread's shared counter (0)      */
+} tmap_latency_setup;
+
+/*
+ * One benchmark.  `step` is the PTX of one step of the chain; the
+ * generator replaces these placeholders:
+ *   {X} the register this step writes   {Y} the previous step's result
+ *   {C} {D} {E} run-time operands (loaded from memory, unknown to ptxas)
+ *   {T} a temporary of the chain type   {P} a predicate
+ *   {W} a .b64 temporary   {F} a .f32 temporary   {G} a .f64 temporary
+ *   {CB} the .u64 address of tmap_lat_const   {AP} {SP} the atomic counters
+ * Steps alternate x0/x1 as {X}: step i writes x[i % 2] and reads x[(i+1) % 2],
+ * so every step depends on the one before.
+ */
+typedef struct tmap_latency_bench {
+    const char *opcodes[2];   /* table opcodes it reports ([1] may be NULL) */
+    const char *cls;          /* class name, without "class:" */
+    const char *type;         /* PTX type of the chain registers */
+    tmap_latency_setup setup;
+    const char *step;
+    unsigned ops_per_step;    /* measured instructions per step: a pair (2)
+                                 reports half the step to each opcode */
+    const char *companion;    /* opcode whose latency is subtracted per step
+                                 (an extra instruction that stops ptxas from
+                                 folding the chain), or NULL */
+    uint64_t a, b, c, d, e;   /* initial bits of x0, x1 and C, D, E (an f32
+                                 uses the low 32 bits) */
+    unsigned threads;         /* launch width: 1, or 32 for warp operations */
+    unsigned min_sm;          /* lowest sm_XY the PTX is valid for (75 = all
+                                 that CUDA 13 supports) */
+    const char *sass[4];      /* SASS mnemonics the chain must compile to ... */
+    unsigned sass_per_step;   /* ... at least this many per step (sm_90) */
+    const char *chain;        /* one line saying how the chain is built */
+} tmap_latency_bench;
+
+/* The built-in list (static, in measuring order: companions come first). */
+const tmap_latency_bench *tmap_latency_benchmarks(size_t *count);
+/* The benchmark that reports `opcode`, or NULL. */
+const tmap_latency_bench *tmap_latency_find(const char *opcode);
+
+/* Convenience: the PTX for the benchmark reporting `opcode` (malloc'ed). */
+tmap_status tmap_latency_ptx(const char *opcode, unsigned steps, const char *arch,
+                             char **ptx, tmap_error *err);
+
+/* ------------------------------------------------------------ measuring */
+
+/* Called once per benchmark (index of total) with one printable line:
+ * a result, or a line starting "warning: " for a suspect opcode. */
+typedef void (*tmap_latency_progress)(void *user, size_t index, size_t total,
+                                      const char *line);
+
+typedef struct tmap_latency_measure_opts {
+    int reps;                    /* launches per chain length (median); 0: 5 */
+    const char *const *only;     /* measure only these opcodes (NULL: all);  */
+    size_t nonly;                /* companions are added where needed        */
+    tmap_latency_progress progress; /* may be NULL */
+    void *user;
+    const char *date;            /* the `# date:` value; NULL: now (UTC) */
+    const struct tmap_lat_table *base; /* entries and class defaults to keep
+                                    for what is not measured (may be NULL) */
+} tmap_latency_measure_opts;
+
+/* One benchmark's outcome. */
+typedef struct tmap_latency_result {
+    const tmap_latency_bench *bench;
+    int ok;               /* passed the self-checks: its lines go in the table */
+    double t_short;       /* median cycles of the timed region, 128 steps */
+    double t_long;        /* ... and 256 steps */
+    double per_step;      /* (t_long - t_short) / 128 */
+    double latency;       /* per opcode: halved for pairs, companion taken off */
+    double spread;        /* (max - min) / median of the launches, the worse N */
+    int reps;             /* launches per chain length */
+    char note[200];       /* why it is suspect (when !ok) */
+} tmap_latency_result;
+
+/* Measures the benchmarks (all, or opts->only) on the GPU of c.  *results
+ * (malloc'ed, *count entries) is in list order; a suspect benchmark is
+ * returned with ok = 0, never with a made-up number.  CUDA failures
+ * (loading, launching) fail the call, naming the opcode. */
+tmap_status tmap_latency_measure_results(tmap_cuda *c, const tmap_latency_measure_opts *o,
+                                         tmap_latency_result **results, size_t *count,
+                                         tmap_error *err);
+
+/* Measures and formats: *table_text (malloc'ed) is the table, in the format
+ * of docs/latency.md. */
+tmap_status tmap_latency_measure(tmap_cuda *c, const tmap_latency_measure_opts *o,
+                                 char **table_text, tmap_error *err);
+
+/* Pure self-check on two medians: 1 and *per_step when the chain scaled
+ * linearly; 0 and a reason in note otherwise. */
+int tmap_latency_check(double t_short, double t_long, double *per_step, char *note,
+                       size_t note_size);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* THREADMAP_LATENCY_TABLES_H */

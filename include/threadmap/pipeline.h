@@ -1,0 +1,314 @@
+/*
+ * threadmap/pipeline.h -- the pipeline stage (experimental: changes with the
+ * GPU regroup path): regroup() before a launch; the whole measured pipeline
+ * on one input of a manifest's kernel (BBVs predicted or profiled, block
+ * latencies, safety, the plan, each candidate applied for real, checked
+ * against the original's outputs and timed with CUDA events); and the
+ * evaluation of section VII of Liang et al. as plain data (the numbers of
+ * `threadmap bench`; docs/bench.md defines each).
+ */
+#ifndef THREADMAP_PIPELINE_H
+#define THREADMAP_PIPELINE_H
+
+#include "threadmap/regroup.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum tmap_mechanism { TMAP_MECH_NONE, TMAP_MECH_LAYOUT, TMAP_MECH_REDIRECT } tmap_mechanism;
+
+const char *tmap_mechanism_name(tmap_mechanism m);
+
+/* A launch ready to be regrouped. */
+typedef struct tmap_regroup_target {
+    tmap_cuda *cuda;
+    tmap_kernel *original;     /* the kernel as written */
+    tmap_kernel *redirected;   /* its redirected twin (tmap_redirect_load), or NULL */
+    const tmap_thread_array *arrays;  /* per-thread arrays, for the layout transform */
+    size_t narrays;
+} tmap_regroup_target;
+
+/* One launch regrouped by perm (device, u32 [threads]) with mechanism m.
+ * ms: the time to apply it before the launch, the kernel, and after it
+ * (layout: gather, kernel, scatter; redirection: 0, kernel, 0). */
+tmap_status tmap_regroup_launch(const tmap_regroup_target *t, const tmap_launch *l,
+                                tmap_mechanism m, uint64_t perm, float ms[3], tmap_error *err);
+
+/*
+ * regroup() before a launch, in one call: makes the plan from the (predicted)
+ * BBVs of this launch's threads (tmap_plan_make: every candidate scored by
+ * the model, plus the costs in o), then launches: regrouped by the chosen
+ * permutation with mechanism m, or unchanged when the plan chose the
+ * identity (plan->why says why).  perm: a device buffer of u32 [threads]
+ * the call fills.  *plan is the caller's to free (tmap_plan_free); ms as in
+ * tmap_regroup_launch.  The launch is synchronous.
+ */
+tmap_status tmap_regroup(const tmap_regroup_target *t, const tmap_launch *l, tmap_mechanism m,
+                         const tmap_bbv *bbv, const double *lat, const tmap_cfg *cfg,
+                         const tmap_plan_opts *o, uint64_t perm, tmap_plan *plan, float ms[3],
+                         tmap_error *err);
+
+typedef struct tmap_eval_opts {
+    uint64_t seed;             /* the input (generated arrays) */
+    const char *model_path;    /* trained predictor; NULL: measure BBVs by profiling */
+    const char *table_path;    /* latency table; NULL: the device's default */
+    int warmup, reps;          /* timing: median of reps after warmup launches */
+    double threshold;          /* plan threshold (fraction) */
+    size_t groupsize;
+    size_t threads;            /* CPU threads of the regrouping algorithms (tmap_regroup_opts) */
+    int scope;                 /* -1: as the safety analysis advises, else tmap_regroup_scope */
+    int mechanism;             /* -1: layout when safe, else redirection; else tmap_mechanism */
+    unsigned algos;            /* plan candidates (0: all) */
+    const char *key_feature;   /* a manifest feature to sort by (the key candidate), or NULL */
+    int measure_all;           /* apply and time every candidate, not only the chosen one */
+    double launches;           /* launches reusing one permutation (tmap_plan_opts) */
+} tmap_eval_opts;
+
+typedef struct tmap_eval {
+    tmap_device_info device;
+    char *entry;               /* PTX entry name */
+    tmap_cfg *cfg;
+    double *lat;
+    tmap_lat_report fallbacks;
+    char table[4096];
+    tmap_safety safety;
+    tmap_bbv bbv;              /* predicted or measured */
+    char origin[512];          /* where the BBVs come from */
+    double bbv_ms;             /* time to predict (or profile) them */
+    tmap_kernel_stats stats;   /* of the original kernel */
+    tmap_model_params params;  /* the launch shape the model used */
+    tmap_plan plan;
+    tmap_mechanism mechanism;  /* used to apply regroupings */
+    double original_ms;        /* measured median */
+    double apply_ms;           /* measured cost of applying (identity permutation) */
+    double measured_ms[TMAP_ALGO_COUNT];  /* per plan candidate, NAN if not run */
+    double measured_apply_ms[TMAP_ALGO_COUNT];
+    int outputs_equal[TMAP_ALGO_COUNT];   /* -1 not run, 0 differ, 1 equal */
+} tmap_eval;
+
+tmap_status tmap_evaluate(tmap_cuda *c, tmap_manifest *m, const tmap_eval_opts *o,
+                          tmap_eval *out, tmap_error *err);
+void tmap_eval_free(tmap_eval *e);
+
+/* ----------------------------------------------------- profiling folder */
+
+typedef struct tmap_profile_dir_opts {
+    const char *out;   /* the folder (created if missing) */
+    long runs;         /* inputs to profile, >= 1 */
+    uint64_t seed;     /* run r uses seed + r */
+    uint32_t sample;   /* count every sample-th thread block, >= 1 */
+    int quiet;         /* no progress line per run on stderr */
+} tmap_profile_dir_opts;
+
+/* Profiles the manifest's kernel on o->runs generated inputs and writes
+ * o->out/kernel.ptx, runN.bbv.npy (+ sidecar), runN.features.npy (when the
+ * manifest has features) and profile.json (docs/cli.md). */
+tmap_status tmap_pipeline_profile(tmap_cuda *c, const char *manifest,
+                                  const tmap_profile_dir_opts *o, tmap_error *err);
+
+/* ------------------------------------------------ the evaluation (bench) */
+
+/* The paper's numbers (GTX480) and the targets. */
+#define TMAP_BENCH_PAPER_SCHEDULED_ERR 6.2  /* % points, compute-bound kernels */
+#define TMAP_BENCH_PAPER_WEIGHTED_ERR 12.7
+#define TMAP_BENCH_PAPER_GMAX_SPEEDUP 2.2   /* average, with overhead */
+#define TMAP_BENCH_PAPER_SORT_SPEEDUP 1.7
+#define TMAP_BENCH_PAPER_GREEDY_SPEEDUP 1.6
+#define TMAP_BENCH_TARGET_SCHEDULED_ERR 5.0
+#define TMAP_BENCH_TARGET_GMAX_SPEEDUP 2.2
+#define TMAP_BENCH_WITHIN 0.05              /* regroup() within 5% of the best */
+#define TMAP_BENCH_MEMORY_BOUND 0.5         /* fraction of peak DRAM bandwidth */
+#define TMAP_BENCH_TIME_LIMIT_S 600.0       /* the whole default set on one GPU */
+
+/* The metrics whose predicted improvement is compared with the measured one. */
+typedef enum tmap_bench_metric {
+    TMAP_BM_WEIGHTED,      /* BBV-weighted, eq. 5: 1 - M_c / M_orig */
+    TMAP_BM_SCHEDULED,     /* BBV-weighted-scheduled: 1 - M_c / M_orig */
+    TMAP_BM_DIV_WARPS,     /* divergent warps: relative reduction */
+    TMAP_BM_DIV_BRANCHES,  /* divergent branches: relative reduction */
+    TMAP_BM_COUNT
+} tmap_bench_metric;
+
+/* "bbv_weighted", "bbv_weighted_scheduled", "divergent_warps",
+ * "divergent_branches" (CSV/JSON keys) and "BBV-weighted"... (tables). */
+const char *tmap_bench_metric_key(tmap_bench_metric m);
+const char *tmap_bench_metric_label(tmap_bench_metric m);
+
+/* The regroupings the summaries go over, in plan order. */
+#define TMAP_BENCH_NALGOS 4
+extern const char *const tmap_bench_algos[TMAP_BENCH_NALGOS]; /* sorting greedy greedy-max key */
+
+#define TMAP_BENCH_MAXOPT 8
+
+/* One grouping of one kernel: inputs first, then what tmap_bench_derive
+ * computes.  Times in ms; NAN where not measured. */
+typedef struct tmap_bench_option {
+    char name[24];        /* "original" (always option 0), "sorting"... */
+    int available;        /* the plan computed it; note says why not */
+    char note[200];
+    int chosen;           /* the plan (regroup()) picked it */
+    double kernel_ms;     /* measured median kernel time */
+    double apply_ms;      /* measured cost of applying (gather + scatter) */
+    double algo_ms;       /* CPU time of the algorithm */
+    int outputs_equal;    /* -1 not checked, 0 differ, 1 equal to the original's */
+    double weighted, scheduled, bound;  /* model cycles (eq. 5, scheduled, bound) */
+    double div_warps;     /* percent of non-empty warps */
+    double div_branches;  /* estimated count; NAN if unknown */
+    double simd;          /* active threads per warp instruction */
+
+    /* derived */
+    int valid;            /* measured and outputs equal: counts in every summary */
+    double total_ms;      /* kernel + apply + (predict + algo) / launches */
+    double speedup_kernel, speedup_total;   /* original kernel time / this */
+    double predicted[TMAP_BM_COUNT];        /* improvement, fraction */
+    double measured_impr;                   /* 1 - kernel / original kernel */
+    double measured_impr_total;             /* 1 - total / original kernel */
+    double error_pp[TMAP_BM_COUNT];         /* |predicted - measured| x 100 */
+    double bound_model;   /* bound(original) / scheduled: 1 = at the bound */
+    double bound_measured;/* (original ms x bound / scheduled(original)) / kernel ms */
+} tmap_bench_option;
+
+/* One kernel of the run. */
+typedef struct tmap_bench_kernel {
+    char name[64];
+    char manifest[512];
+    char entry[128];
+    int ok;               /* the pipeline ran to the end; else error says why */
+    char error[512];
+    size_t threads, nwarps;
+    double branch_executions;  /* warp executions of branches (Table IV total) */
+    char mechanism[32];
+    char origin[512];     /* where the BBVs came from */
+    char decision[512];   /* the plan's decision in words */
+    char model[512];      /* the predictor file, or why there is none */
+    size_t nr2;           /* per-block R^2 of the fit */
+    double *r2;           /* [nr2] or NULL; the filler owns it (the CLI mallocs it) */
+    double cv_rms;        /* cross-validated RMS error of the BBV counts; NAN: none */
+    int cv_by_run;        /* 1: leave one profiling run out; 0: k-fold over threads */
+    size_t train_threads; /* profiled rows the predictor was fitted on */
+    double predict_ms;    /* CPU time of eq. 1 on the input's features, per launch
+                             (NAN: BBVs measured, no prediction) */
+    double features_ms;   /* CPU time to compute those features with the manifest's
+                             expressions: the application's work, reported, not in
+                             total_ms (NAN: none) */
+    double bytes;         /* minimum DRAM traffic: input + output arrays */
+    double wall_s;        /* the whole kernel's pipeline, wall clock */
+    int reps;             /* timed launches per measurement */
+    size_t noptions;
+    tmap_bench_option opt[TMAP_BENCH_MAXOPT];
+
+    /* derived */
+    double gbps;          /* bytes / original kernel time */
+    double bw_fraction;   /* gbps / peak; NAN if the peak is unknown */
+    int memory_bound;     /* 1 memory, 0 compute, -1 unknown */
+    int divergent;        /* the original has divergent warps */
+    double headroom;      /* 1 - bound / scheduled of the original (model) */
+    double error_pp[TMAP_BM_COUNT]; /* mean over valid regroupings; NAN: none */
+    size_t nerr;          /* regroupings behind error_pp */
+    int best;             /* valid option of least total_ms (-1: none) */
+    int chosen;           /* the plan's option (0: left alone) */
+    double regroup_ratio; /* total(chosen) / total(best) */
+    int regroup_ok;       /* chosen valid and regroup_ratio <= 1 + TMAP_BENCH_WITHIN */
+    int outputs_ok;       /* no option's outputs differ */
+} tmap_bench_kernel;
+
+/* The whole run. */
+typedef struct tmap_bench_run {
+    char device[256];
+    char arch[16];
+    int sms, sm_clock_mhz, mem_clock_mhz, bus_width_bits;
+    char driver[64];      /* kernel driver version, e.g. "580.159.04" */
+    char cuda[32];        /* CUDA version of the driver API, e.g. "13.0" */
+    char nvrtc[32];
+    char date[32];        /* UTC, ISO 8601 */
+    char command[2048];
+    char bbv_source[32];  /* "predicted" or "measured" */
+    char profile_seeds[128];
+    unsigned long long seed;
+    int launches;         /* launches per computed permutation */
+    double peak_gbps;     /* memory clock x bus width x 2; 0 unknown */
+    double wall_s;
+    size_t nkernels;
+    tmap_bench_kernel *k;
+} tmap_bench_run;
+
+/* One algorithm's speedups over the divergent kernels where it was valid. */
+typedef struct tmap_bench_speedup {
+    size_t n;             /* kernels counted */
+    size_t missing;       /* divergent kernels where it was not valid */
+    double geo_kernel, geo_total;   /* geometric means; NAN if n == 0 */
+    double mean_total, max_total;
+} tmap_bench_speedup;
+
+typedef struct tmap_bench_summary {
+    size_t ok, failed;            /* kernels that ran / did not */
+    size_t compute, memory;       /* of the ok ones */
+    size_t divergent;
+    double mae_compute[TMAP_BM_COUNT];  /* mean of kernel errors, compute-bound */
+    size_t n_compute[TMAP_BM_COUNT];
+    double mae_all[TMAP_BM_COUNT];
+    size_t n_all[TMAP_BM_COUNT];
+    tmap_bench_speedup speedup[TMAP_BENCH_NALGOS];
+    size_t regroup_ok, regroup_n;
+    size_t outputs_bad;           /* kernels with an option whose outputs differ */
+} tmap_bench_summary;
+
+/* 1 - cand / orig; NAN unless both are finite and orig > 0. */
+double tmap_bench_improvement(double orig, double cand);
+/* Relative reduction of a count, 1 - cand / orig; 0 when both are 0; NAN
+ * when orig is 0 and cand is not, or either is not finite. */
+double tmap_bench_reduction(double orig, double cand);
+/* Geometric mean of n positive values; NAN if n == 0 or one is not > 0. */
+double tmap_bench_geomean(const double *v, size_t n);
+/* Whether `chosen` is within `tol` (a fraction) of `best`. */
+int tmap_bench_within(double chosen, double best, double tol);
+/* Peak DRAM bandwidth in GB/s: memory clock x bus width x 2 (double data
+ * rate); 0 if either is unknown. */
+double tmap_bench_peak_gbps(int mem_clock_khz, int bus_width_bits);
+/* Index of the option named `name`, or -1. */
+int tmap_bench_find(const tmap_bench_kernel *k, const char *name);
+
+/* Fills the derived fields of k (options, then the kernel's). */
+void tmap_bench_derive(tmap_bench_kernel *k, int launches, double peak_gbps);
+/* Derives every kernel and fills s. */
+void tmap_bench_summarize(tmap_bench_run *r, tmap_bench_summary *s);
+
+/* ------------------------------------ one kernel of `threadmap bench` */
+
+/* Profiling runs on the profiling seeds, the predictor (eq. 1) trained and
+ * saved, tmap_evaluate on the evaluation seed with every candidate applied,
+ * and the plain data above filled in. */
+#define TMAP_BENCH_MAXSEEDS 16
+
+typedef struct tmap_bench_cfg {
+    const char *out;              /* the run's folder; the kernel's is out/NAME */
+    uint64_t seed;                /* evaluation input */
+    uint64_t profile_seeds[TMAP_BENCH_MAXSEEDS];
+    size_t nseeds;
+    int reps, warmup;             /* requested timed launches (capped by budget_s) */
+    int launches;                 /* launches reusing one permutation: the plan's too */
+    long sample;                  /* profile every sample-th thread block; 0: auto */
+    int measured_bbv;             /* 1: profile the evaluation input instead of predicting */
+    const char *table;            /* latency table, or NULL: the GPU's default */
+    double budget_s;              /* the whole run's time budget */
+    size_t nkernels;              /* kernels in the run (shares the budget) */
+    int quiet;
+    /* Called with each kernel's evaluation and folder, before the evaluation
+     * is freed (the CLI writes the per-kernel report there); may be NULL. */
+    tmap_status (*on_eval)(const tmap_eval *e, const char *dir, void *user, tmap_error *err);
+    void *on_eval_user;
+} tmap_bench_cfg;
+
+/* Runs kernel `index` (0-based, for progress) from `manifest`.  On failure
+ * out->ok is 0, out->error says why, and the status is returned; out->r2
+ * (malloc'ed) is freed by the caller in every case. */
+tmap_status tmap_bench_kernel_run(tmap_cuda *c, const tmap_device_info *d, const char *manifest,
+                                  const tmap_bench_cfg *cfg, size_t index, tmap_bench_kernel *out,
+                                  tmap_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* THREADMAP_PIPELINE_H */

@@ -1,0 +1,244 @@
+/*
+ * threadmap/runtime.h -- the runtime stage: the CUDA driver (loaded at run time), kernels and
+ * launches, profiling runs, manifests (stable); applying a regrouping by
+ * layout transform or redirection (experimental: these change with the
+ * GPU regroup path).
+ */
+#ifndef THREADMAP_RUNTIME_H
+#define THREADMAP_RUNTIME_H
+
+#include "threadmap/instrument.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------ CUDA driver */
+
+/* The CUDA driver (libcuda, loaded with dlopen on first use) and one GPU's
+ * primary context.  Without a driver or a GPU, tmap_cuda_open returns
+ * TMAP_ERR_NO_DEVICE with a message saying which. */
+typedef struct tmap_cuda tmap_cuda;
+
+tmap_status tmap_cuda_open(int ordinal, tmap_cuda **out, tmap_error *err);
+void tmap_cuda_close(tmap_cuda *c);
+
+typedef struct tmap_device_info {
+    char name[256];
+    int cc_major, cc_minor;     /* compute capability */
+    int sms;                    /* multiprocessors */
+    int clock_khz;              /* SM clock (max boost) */
+    int mem_clock_khz;
+    int mem_bus_width_bits;     /* global memory bus width (peak DRAM bandwidth:
+                                   mem clock x bus width x 2) */
+    int max_threads_per_sm;
+    int max_blocks_per_sm;
+    int driver_version;         /* 13000 for CUDA 13.0 */
+    int ptx_major, ptx_minor;   /* highest PTX ISA the driver loads */
+} tmap_device_info;
+
+tmap_status tmap_cuda_info(tmap_cuda *c, tmap_device_info *info, tmap_error *err);
+/* {"name", "arch", "sms", "sm_clock_mhz", "mem_clock_mhz", "driver"} as one
+ * line of JSON (malloc'ed; NULL when out of memory or d is NULL). */
+char *tmap_device_json(const tmap_device_info *d);
+/* "compute_XY" of the GPU, into buf (at least 16 bytes). */
+void tmap_cuda_arch(const tmap_device_info *info, char *buf, size_t size);
+
+/* Device memory (CUdeviceptr values carried as uint64_t). */
+tmap_status tmap_cuda_alloc(tmap_cuda *c, size_t bytes, uint64_t *ptr, tmap_error *err);
+void tmap_cuda_free(tmap_cuda *c, uint64_t ptr);
+tmap_status tmap_cuda_upload(tmap_cuda *c, uint64_t dst, const void *src, size_t bytes,
+                             tmap_error *err);
+tmap_status tmap_cuda_download(tmap_cuda *c, void *dst, uint64_t src, size_t bytes,
+                               tmap_error *err);
+tmap_status tmap_cuda_copy(tmap_cuda *c, uint64_t dst, uint64_t src, size_t bytes,
+                           tmap_error *err);
+tmap_status tmap_cuda_zero(tmap_cuda *c, uint64_t ptr, size_t bytes, tmap_error *err);
+
+/* A loaded module and one kernel of it. */
+typedef struct tmap_kernel tmap_kernel;
+
+/* Loads PTX (its .version lowered to what the driver takes) and looks up
+ * `kernel`.  A JIT failure carries the JIT error log in the message. */
+tmap_status tmap_kernel_load(tmap_cuda *c, const char *ptx, const char *kernel,
+                             tmap_kernel **out, tmap_error *err);
+void tmap_kernel_free(tmap_kernel *k);
+/* Address and size of a module-scope variable of the kernel's module. */
+tmap_status tmap_kernel_global(tmap_kernel *k, const char *name, uint64_t *ptr,
+                               size_t *bytes, tmap_error *err);
+
+/* A launch: geometry, dynamic shared memory, and the kernel's arguments as
+ * cuLaunchKernel takes them (args[i] points at the i-th argument's value). */
+typedef struct tmap_launch {
+    unsigned grid[3];
+    unsigned block[3];
+    unsigned shared_bytes;
+    void **args;
+    size_t nargs;   /* entries of args; needed where threadmap rewrites them
+                       (layout transform, redirection) */
+} tmap_launch;
+
+uint64_t tmap_launch_threads(const tmap_launch *l);
+uint64_t tmap_launch_blocks(const tmap_launch *l);
+unsigned tmap_launch_block_size(const tmap_launch *l);
+
+/* Launches and waits for completion. */
+tmap_status tmap_kernel_run(tmap_kernel *k, const tmap_launch *l, tmap_error *err);
+/* Times `reps` launches (after `warmup` untimed ones) with CUDA events;
+ * ms[reps] receives each launch's time. */
+tmap_status tmap_kernel_time(tmap_kernel *k, const tmap_launch *l, int warmup, int reps,
+                             float *ms, tmap_error *err);
+
+typedef struct tmap_kernel_stats {
+    int registers;        /* per thread */
+    int local_bytes;      /* per thread */
+    int static_shared_bytes;
+    int blocks_per_sm;    /* occupancy API for the launch's block size */
+} tmap_kernel_stats;
+
+tmap_status tmap_kernel_stats_get(tmap_kernel *k, const tmap_launch *l,
+                                  tmap_kernel_stats *s, tmap_error *err);
+
+/* ------------------------------------------------------- profiling runs */
+
+/* What one profiling launch measured. */
+typedef struct tmap_profile {
+    tmap_bbv bbv;      /* [profiled threads][cfg->nblocks]; with sample S the
+                          rows are the threads of thread blocks 0, S, 2S, ...
+                          in order (row r is global thread
+                          (r / tpb) * S * tpb + r % tpb) */
+    tmap_cfg *cfg;     /* the CFG whose blocks are the BBV columns */
+    uint32_t sample;
+    tmap_kernel_stats original;      /* registers, occupancy of the kernel  */
+    tmap_kernel_stats instrumented;  /* ... and of its instrumented version */
+} tmap_profile;
+
+/*
+ * Instruments `kernel` of the PTX module text, loads it, launches it with the
+ * caller's own geometry and arguments (the kernel runs for real: its side
+ * effects on the arguments happen), and returns each thread's BBV.
+ * sample >= 1: profile every sample-th thread block only (1 = all).
+ */
+tmap_status tmap_profile_run(tmap_cuda *c, const char *ptx, const char *kernel,
+                             const tmap_launch *l, uint32_t sample, tmap_profile *out,
+                             tmap_error *err);
+void tmap_profile_free(tmap_profile *p);
+
+/* A kernel instrumented with the counter pass, loaded with its counters in
+ * device memory: launch tmap_counting_kernel() as often as wanted (counts
+ * add up), then read the BBVs. */
+typedef struct tmap_counting tmap_counting;
+
+tmap_status tmap_counting_load(tmap_cuda *c, const char *ptx, const char *kernel,
+                               const tmap_launch *l, uint32_t sample, tmap_counting **out,
+                               tmap_error *err);
+tmap_kernel *tmap_counting_kernel(tmap_counting *k);
+const tmap_cfg *tmap_counting_cfg(const tmap_counting *k);
+tmap_status tmap_counting_reset(tmap_counting *k, tmap_error *err);
+tmap_status tmap_counting_read(tmap_counting *k, tmap_bbv *bbv, tmap_error *err);
+void tmap_counting_free(tmap_counting *k);
+
+/* ------------------------------------------------------- kernel manifest */
+
+/*
+ * A manifest (JSON) says how to launch a kernel without host code: source,
+ * kernel name, options, geometry, the arguments in order (scalars; arrays
+ * generated or read from .npy / raw files), which arrays are per-thread
+ * inputs and outputs, and the per-thread features.  docs/manifest.md gives
+ * the format.  Errors name the manifest file and the field.
+ */
+typedef struct tmap_manifest tmap_manifest;
+typedef struct tmap_thread_array tmap_thread_array;
+
+tmap_status tmap_manifest_load(const char *path, tmap_manifest **out, tmap_error *err);
+void tmap_manifest_free(tmap_manifest *m);
+const char *tmap_manifest_name(const tmap_manifest *m);
+
+/* Compiles the manifest's source (or reads its PTX) for `arch` (NULL: the
+ * manifest's own, else compute_90).  *ptx and *entry (the PTX entry name)
+ * are malloc'ed. */
+tmap_status tmap_manifest_ptx(const tmap_manifest *m, const char *arch, char **ptx,
+                              char **entry, tmap_error *err);
+
+/* Fills the host copies of every array (generated ones from `seed`). */
+tmap_status tmap_manifest_generate(tmap_manifest *m, uint64_t seed, tmap_error *err);
+
+/* Uploads the arrays to the GPU (allocating on first use) and fills *l with
+ * the geometry and the argument list; l->args stays valid until the next
+ * bind or tmap_manifest_free. */
+tmap_status tmap_manifest_bind(tmap_manifest *m, tmap_cuda *c, tmap_launch *l,
+                               tmap_error *err);
+/* Downloads the named array's device copy into its host copy. */
+tmap_status tmap_manifest_fetch(tmap_manifest *m, const char *array, tmap_error *err);
+
+/* Describes one array: element type name ("f32"...), element size, count,
+ * and its host copy (valid after generate). */
+typedef struct tmap_array_view {
+    const char *name;
+    const char *type;
+    size_t elem_size;
+    size_t count;
+    void *host;
+    uint64_t device;       /* 0 before bind */
+    int is_input, is_output;
+    size_t per_thread;     /* elements per thread for the layout transform
+                              (0: not per-thread) */
+} tmap_array_view;
+
+size_t tmap_manifest_num_arrays(const tmap_manifest *m);
+tmap_status tmap_manifest_array(const tmap_manifest *m, size_t i, tmap_array_view *v);
+/* Index of a named array, or -1. */
+long tmap_manifest_find(const tmap_manifest *m, const char *name);
+
+/* The manifest's per-thread arrays (per_thread > 0) as layout-transform
+ * descriptors (malloc'ed).  An array passed in several arguments is an
+ * error: moving it twice would break it. */
+tmap_status tmap_manifest_thread_arrays(const tmap_manifest *m, tmap_thread_array **out,
+                                        size_t *n, tmap_error *err);
+
+/* The per-thread feature matrix [threads][p] (row-major, malloc'ed) and the
+ * feature names (owned by the manifest), after generate. */
+tmap_status tmap_manifest_features(const tmap_manifest *m, double **f, size_t *nthreads,
+                                   size_t *p, const char *const **names, tmap_error *err);
+
+/* ------------------------------------------------------ applying a regrouping */
+
+/* A regrouping is a permutation D of the launch's N threads: the thread in
+ * slot i does the work of original thread D[i]. */
+
+/* One per-thread array of a launch, for the layout transform: thread t owns
+ * elements [t*per_thread, (t+1)*per_thread) of elem_size bytes each. */
+struct tmap_thread_array {
+    unsigned arg;        /* index of the kernel argument holding the pointer */
+    size_t elem_size;
+    size_t per_thread;
+    int input;           /* gathered by D before the launch */
+    int output;          /* scattered back by D after it */
+};
+
+/*
+ * Layout transform: copies each array so that thread slot i finds the data of
+ * thread D[i] (gather, on the GPU), launches the unmodified kernel on the
+ * copies, and scatters outputs back, so the caller sees the results of an
+ * unregrouped launch.  perm: device pointer to N u32.  Arrays neither input
+ * nor output are passed through untouched.  Times in ms (NULL to skip) of
+ * the gather, the kernel and the scatter, measured with CUDA events.
+ */
+tmap_status tmap_layout_launch(tmap_cuda *c, tmap_kernel *k, const tmap_launch *l,
+                               uint64_t perm, const tmap_thread_array *arrays, size_t narrays,
+                               float ms[3], tmap_error *err);
+
+/* Reference redirection at run time: parses `ptx`, redirects `kernel`,
+ * prints and loads it.  Set D with tmap_redirect_set before launching (until
+ * then the kernel runs unregrouped); launch with the kernel's own arguments. */
+tmap_status tmap_redirect_load(tmap_cuda *c, const char *ptx, const char *kernel,
+                               tmap_kernel **out, tmap_error *err);
+/* Stores perm_device_ptr (N u32, or 0 for the identity) in the module's
+ * __tmap_perm. */
+tmap_status tmap_redirect_set(tmap_kernel *k, uint64_t perm_device_ptr, tmap_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* THREADMAP_RUNTIME_H */

@@ -1,0 +1,228 @@
+/*
+ * bench_calc.c -- the numbers of the evaluation, from plain data: per
+ * option improvements, estimation errors and speedups; per kernel the
+ * bound call, the mean errors and the regroup() check; over the run the
+ * summaries (mean absolute errors, geometric means).  docs/bench.md says
+ * why each is defined as it is.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "threadmap/pipeline.h"
+
+const char *const tmap_bench_algos[TMAP_BENCH_NALGOS] = {"sorting", "greedy", "greedy-max", "key"};
+
+static const char *const metric_keys[TMAP_BM_COUNT] = {
+    "bbv_weighted", "bbv_weighted_scheduled", "divergent_warps", "divergent_branches"};
+static const char *const metric_labels[TMAP_BM_COUNT] = {
+    "BBV-weighted", "BBV-weighted-scheduled", "divergent warps", "divergent branches"};
+
+const char *tmap_bench_metric_key(tmap_bench_metric m)
+{
+    return m < TMAP_BM_COUNT ? metric_keys[m] : "?";
+}
+
+const char *tmap_bench_metric_label(tmap_bench_metric m)
+{
+    return m < TMAP_BM_COUNT ? metric_labels[m] : "?";
+}
+
+double tmap_bench_improvement(double orig, double cand)
+{
+    if (!isfinite(orig) || !isfinite(cand) || !(orig > 0))
+        return NAN;
+    return 1 - cand / orig;
+}
+
+double tmap_bench_reduction(double orig, double cand)
+{
+    if (!isfinite(orig) || !isfinite(cand))
+        return NAN;
+    if (orig == 0)
+        return cand == 0 ? 0 : NAN;
+    return 1 - cand / orig;
+}
+
+double tmap_bench_geomean(const double *v, size_t n)
+{
+    if (!n)
+        return NAN;
+    double s = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!(v[i] > 0) || !isfinite(v[i]))
+            return NAN;
+        s += log(v[i]);
+    }
+    return exp(s / (double)n);
+}
+
+int tmap_bench_within(double chosen, double best, double tol)
+{
+    return isfinite(chosen) && isfinite(best) && chosen <= best * (1 + tol);
+}
+
+double tmap_bench_peak_gbps(int mem_clock_khz, int bus_width_bits)
+{
+    if (mem_clock_khz <= 0 || bus_width_bits <= 0)
+        return 0;
+    return (double)mem_clock_khz * 1e3 * 2.0 * (bus_width_bits / 8.0) / 1e9;
+}
+
+int tmap_bench_find(const tmap_bench_kernel *k, const char *name)
+{
+    for (size_t i = 0; i < k->noptions; i++)
+        if (!strcmp(k->opt[i].name, name))
+            return (int)i;
+    return -1;
+}
+
+static double or0(double v) { return isfinite(v) ? v : 0; }
+
+/* Option i against the original (option 0). */
+static void derive_option(tmap_bench_option *o, const tmap_bench_option *orig, int launches,
+                          double predict_ms)
+{
+    double t0 = orig->kernel_ms;
+    int measured = o->available && isfinite(o->kernel_ms) && o->kernel_ms > 0;
+    o->valid = measured && o->outputs_equal == 1;
+    /* the original runs as written: no prediction, algorithm or apply */
+    double per_perm = o == orig ? 0 : or0(predict_ms) + or0(o->algo_ms);
+    o->total_ms = measured ? o->kernel_ms + (o == orig ? 0 : or0(o->apply_ms)) + per_perm / launches : NAN;
+    o->speedup_kernel = measured && t0 > 0 ? t0 / o->kernel_ms : NAN;
+    o->speedup_total = measured && t0 > 0 ? t0 / o->total_ms : NAN;
+    int avail = o->available;
+    o->predicted[TMAP_BM_WEIGHTED] = avail ? tmap_bench_improvement(orig->weighted, o->weighted) : NAN;
+    o->predicted[TMAP_BM_SCHEDULED] = avail ? tmap_bench_improvement(orig->scheduled, o->scheduled) : NAN;
+    o->predicted[TMAP_BM_DIV_WARPS] = avail ? tmap_bench_reduction(orig->div_warps, o->div_warps) : NAN;
+    o->predicted[TMAP_BM_DIV_BRANCHES] = avail ? tmap_bench_reduction(orig->div_branches, o->div_branches) : NAN;
+    o->measured_impr = measured ? tmap_bench_improvement(t0, o->kernel_ms) : NAN;
+    o->measured_impr_total = measured ? tmap_bench_improvement(t0, o->total_ms) : NAN;
+    for (int m = 0; m < TMAP_BM_COUNT; m++)
+        o->error_pp[m] = o->valid ? 100 * fabs(o->predicted[m] - o->measured_impr) : NAN;
+    o->bound_model = avail && o->scheduled > 0 ? orig->bound / o->scheduled : NAN;
+    double t_bound = t0 * orig->bound / orig->scheduled;
+    o->bound_measured = measured && orig->scheduled > 0 ? t_bound / o->kernel_ms : NAN;
+}
+
+/* Mean estimation error per metric over the valid regroupings. */
+static void kernel_errors(tmap_bench_kernel *k)
+{
+    k->nerr = 0;
+    for (int m = 0; m < TMAP_BM_COUNT; m++) {
+        double s = 0;
+        size_t n = 0;
+        for (size_t i = 1; i < k->noptions; i++)
+            if (isfinite(k->opt[i].error_pp[m]))
+                s += k->opt[i].error_pp[m], n++;
+        k->error_pp[m] = n ? s / (double)n : NAN;
+        if (m == TMAP_BM_SCHEDULED)
+            k->nerr = n;
+    }
+}
+
+/* The best valid option and whether the plan's choice is within 5% of it.
+ * A choice whose outputs differ, or that was not measured, is a miss. */
+static void kernel_choice(tmap_bench_kernel *k)
+{
+    k->best = -1;
+    k->chosen = 0;
+    for (size_t i = 0; i < k->noptions; i++) {
+        if (k->opt[i].chosen)
+            k->chosen = (int)i;
+        if (k->opt[i].valid && (k->best < 0 || k->opt[i].total_ms < k->opt[k->best].total_ms))
+            k->best = (int)i;
+    }
+    const tmap_bench_option *c = &k->opt[k->chosen];
+    k->regroup_ratio = k->best >= 0 && c->valid ? c->total_ms / k->opt[k->best].total_ms : NAN;
+    k->regroup_ok = k->best >= 0 && c->valid &&
+                    tmap_bench_within(c->total_ms, k->opt[k->best].total_ms, TMAP_BENCH_WITHIN);
+}
+
+void tmap_bench_derive(tmap_bench_kernel *k, int launches, double peak_gbps)
+{
+    if (launches < 1)
+        launches = 1;
+    if (!k->noptions)
+        return;
+    for (size_t i = 0; i < k->noptions; i++)
+        derive_option(&k->opt[i], &k->opt[0], launches, k->predict_ms);
+    const tmap_bench_option *o = &k->opt[0];
+    k->gbps = o->kernel_ms > 0 ? k->bytes / (o->kernel_ms * 1e-3) / 1e9 : NAN;
+    k->bw_fraction = peak_gbps > 0 && isfinite(k->gbps) ? k->gbps / peak_gbps : NAN;
+    k->memory_bound = isfinite(k->bw_fraction) ? k->bw_fraction >= TMAP_BENCH_MEMORY_BOUND : -1;
+    k->divergent = o->div_warps > 0;
+    k->headroom = tmap_bench_improvement(o->scheduled, o->bound);
+    kernel_errors(k);
+    kernel_choice(k);
+    k->outputs_ok = 1;
+    for (size_t i = 0; i < k->noptions; i++)
+        if (k->opt[i].outputs_equal == 0)
+            k->outputs_ok = 0;
+}
+
+static void summarize_errors(const tmap_bench_run *r, tmap_bench_summary *s)
+{
+    for (int m = 0; m < TMAP_BM_COUNT; m++) {
+        double sc = 0, sa = 0;
+        for (size_t i = 0; i < r->nkernels; i++) {
+            const tmap_bench_kernel *k = &r->k[i];
+            if (!k->ok || !isfinite(k->error_pp[m]))
+                continue;
+            sa += k->error_pp[m], s->n_all[m]++;
+            if (k->memory_bound == 0)
+                sc += k->error_pp[m], s->n_compute[m]++;
+        }
+        s->mae_all[m] = s->n_all[m] ? sa / (double)s->n_all[m] : NAN;
+        s->mae_compute[m] = s->n_compute[m] ? sc / (double)s->n_compute[m] : NAN;
+    }
+}
+
+/* Speedups of one algorithm over the divergent kernels where it is valid. */
+static void summarize_speedup(const tmap_bench_run *r, const char *algo, tmap_bench_speedup *sp)
+{
+    double vk[r->nkernels + 1], vt[r->nkernels + 1], sum = 0;
+    memset(sp, 0, sizeof *sp);
+    sp->max_total = NAN;
+    for (size_t i = 0; i < r->nkernels; i++) {
+        const tmap_bench_kernel *k = &r->k[i];
+        if (!k->ok || !k->divergent)
+            continue;
+        int j = tmap_bench_find(k, algo);
+        if (j < 0 || !k->opt[j].valid) {
+            sp->missing++;
+            continue;
+        }
+        vk[sp->n] = k->opt[j].speedup_kernel;
+        vt[sp->n] = k->opt[j].speedup_total;
+        sum += vt[sp->n];
+        if (!(vt[sp->n] <= sp->max_total))
+            sp->max_total = vt[sp->n];
+        sp->n++;
+    }
+    sp->geo_kernel = tmap_bench_geomean(vk, sp->n);
+    sp->geo_total = tmap_bench_geomean(vt, sp->n);
+    sp->mean_total = sp->n ? sum / (double)sp->n : NAN;
+}
+
+void tmap_bench_summarize(tmap_bench_run *r, tmap_bench_summary *s)
+{
+    memset(s, 0, sizeof *s);
+    for (size_t i = 0; i < r->nkernels; i++) {
+        tmap_bench_kernel *k = &r->k[i];
+        if (!k->ok) {
+            s->failed++;
+            continue;
+        }
+        tmap_bench_derive(k, r->launches, r->peak_gbps);
+        s->ok++;
+        s->compute += k->memory_bound == 0;
+        s->memory += k->memory_bound == 1;
+        s->divergent += k->divergent;
+        s->regroup_n++;
+        s->regroup_ok += k->regroup_ok;
+        s->outputs_bad += !k->outputs_ok;
+    }
+    summarize_errors(r, s);
+    for (int a = 0; a < TMAP_BENCH_NALGOS; a++)
+        summarize_speedup(r, tmap_bench_algos[a], &s->speedup[a]);
+}

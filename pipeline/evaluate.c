@@ -1,0 +1,371 @@
+/*
+ * evaluate.c -- the pipeline of one manifest input on the GPU: BBVs,
+ * latencies, safety, the plan, then every (or the chosen) regrouping
+ * applied for real, its outputs compared with the original's and its time
+ * measured.  Each step is one small function; tmap_evaluate runs them in
+ * order.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/base.h"
+#include "threadmap/pipeline.h"
+#include "runtime/manifest.h"
+
+const char *tmap_mechanism_name(tmap_mechanism m)
+{
+    return m == TMAP_MECH_LAYOUT ? "layout transform" : m == TMAP_MECH_REDIRECT ? "redirection"
+                                                                                : "none";
+}
+
+/* Everything the steps share. */
+typedef struct ctx {
+    tmap_cuda *cuda;
+    tmap_manifest *m;
+    const tmap_eval_opts *o;
+    tmap_eval *e;
+    char *ptx;
+    tmap_regroup_target target;
+    tmap_thread_array *arrays;
+    tmap_kernel *original, *redirected;
+    void **reference;     /* host copies of the output arrays after the original launch */
+    uint64_t perm;        /* device buffer, u32 [threads] */
+} ctx;
+
+static tmap_status step_static(ctx *x, tmap_error *err)
+{
+    tmap_eval *e = x->e;
+    char arch[32];
+    tmap_ptx_module *mod = NULL;
+    tmap_lat_table *t = NULL;
+    tmap_status st = tmap_cuda_info(x->cuda, &e->device, err);
+    tmap_cuda_arch(&e->device, arch, sizeof arch);
+    if (!st) st = tmap_manifest_ptx(x->m, x->m->arch ? NULL : arch, &x->ptx, &e->entry, err);
+    if (!st) st = tmap_ptx_parse(x->ptx, strlen(x->ptx), e->entry, &mod, err);
+    if (!st) st = tmap_cfg_build(mod, e->entry, &e->cfg, err);
+    if (!st) st = tmap_safety_analyze(mod, e->entry, &e->safety, err);
+    tmap_ptx_free(mod);
+    if (!st && x->o->table_path)
+        snprintf(e->table, sizeof e->table, "%s", x->o->table_path);
+    else if (!st) {
+        char sm[16];
+        snprintf(sm, sizeof sm, "sm_%d%d", e->device.cc_major, e->device.cc_minor);
+        if (tmap_lat_default_path(sm, e->table, sizeof e->table, NULL) != TMAP_OK)
+            st = tmap_lat_default_path("sm_90", e->table, sizeof e->table, err);
+    }
+    if (!st) st = tmap_lat_load(e->table, &t, err);
+    if (!st) st = tmap_lat_blocks(t, e->cfg, &e->lat, &e->fallbacks, err);
+    tmap_lat_free(t);
+    return st;
+}
+
+/* Fresh input: the manifest's arrays regenerated and uploaded. */
+static tmap_status fresh(ctx *x, tmap_launch *l, tmap_error *err)
+{
+    tmap_status st = tmap_manifest_generate(x->m, x->o->seed, err);
+    return st ? st : tmap_manifest_bind(x->m, x->cuda, l, err);
+}
+
+static tmap_status predicted_bbv(ctx *x, tmap_error *err)
+{
+    tmap_eval *e = x->e;
+    const char **names = malloc((e->cfg->nblocks + 1) * sizeof *names);
+    tmap_predictor p = {0};
+    double *f = NULL;
+    size_t n, q;
+    if (!names)
+        return tmap_fail(err, TMAP_ERR_NOMEM, "out of memory");
+    for (size_t b = 0; b < e->cfg->nblocks; b++)
+        names[b] = e->cfg->blocks[b].name;
+    tmap_status st = tmap_predictor_load(x->o->model_path, e->entry, e->cfg->nblocks, names, &p, err);
+    if (!st) st = tmap_manifest_features(x->m, &f, &n, &q, NULL, err);
+    if (!st && q != p.nfeatures)
+        st = tmap_fail(err, TMAP_ERR_INVALID, "%s has %zu features, the manifest %zu",
+                       x->o->model_path, p.nfeatures, q);
+    if (!st) st = tmap_predict(&p, f, n, &e->bbv, err);
+    snprintf(e->origin, sizeof e->origin, "predicted by %s from the input's features (seed %llu)",
+             x->o->model_path, (unsigned long long)x->o->seed);
+    tmap_predictor_free(&p);
+    free(f);
+    free(names);
+    return st;
+}
+
+static tmap_status measured_bbv(ctx *x, tmap_error *err)
+{
+    tmap_launch l;
+    tmap_profile p;
+    tmap_status st = fresh(x, &l, err);
+    if (!st) st = tmap_profile_run(x->cuda, x->ptx, x->e->entry, &l, 1, &p, err);
+    if (st)
+        return st;
+    x->e->bbv = p.bbv;
+    p.bbv = (tmap_bbv){0};
+    tmap_profile_free(&p);
+    snprintf(x->e->origin, sizeof x->e->origin,
+             "measured on %s by a profiling run of this input (seed %llu)", x->e->device.name,
+             (unsigned long long)x->o->seed);
+    return TMAP_OK;
+}
+
+static tmap_status step_bbv(ctx *x, tmap_error *err)
+{
+    double t0 = (1e3 * tmap_clock_seconds());
+    tmap_status st = tmap_manifest_generate(x->m, x->o->seed, err);
+    if (!st)
+        st = x->o->model_path ? predicted_bbv(x, err) : measured_bbv(x, err);
+    x->e->bbv_ms = (1e3 * tmap_clock_seconds()) - t0;
+    if (!st && x->e->bbv.nthreads != x->m->threads)
+        st = tmap_fail(err, TMAP_ERR_INVALID, "%zu BBV rows for a launch of %zu threads",
+                       x->e->bbv.nthreads, x->m->threads);
+    return st;
+}
+
+/* The original launch: reference outputs, occupancy and median time. */
+static tmap_status step_original(ctx *x, tmap_error *err)
+{
+    tmap_launch l;
+    tmap_status st = tmap_kernel_load(x->cuda, x->ptx, x->e->entry, &x->original, err);
+    if (!st) st = fresh(x, &l, err);
+    if (!st) st = tmap_kernel_stats_get(x->original, &l, &x->e->stats, err);
+    if (!st) st = tmap_kernel_run(x->original, &l, err);
+    x->reference = calloc(x->m->narrays + 1, sizeof *x->reference);
+    if (!st && !x->reference)
+        st = tmap_fail(err, TMAP_ERR_NOMEM, "out of memory");
+    for (size_t i = 0; !st && i < x->m->narrays; i++) {
+        tmap_marray *a = &x->m->arrays[i];
+        size_t bytes = a->count * tmap_elem_size(a->kind);
+        if (!a->is_output)
+            continue;
+        st = tmap_manifest_fetch(x->m, a->name, err);
+        if (!st && !(x->reference[i] = malloc(bytes)))
+            st = tmap_fail(err, TMAP_ERR_NOMEM, "out of memory");
+        if (!st)
+            memcpy(x->reference[i], a->host, bytes);
+    }
+    int n = x->o->reps;
+    float *ms = calloc((size_t)n, sizeof *ms);
+    double *v = calloc((size_t)n, sizeof *v);
+    if (!st && (!ms || !v))
+        st = tmap_fail(err, TMAP_ERR_NOMEM, "out of memory");
+    if (!st) st = fresh(x, &l, err);
+    if (!st) st = tmap_kernel_time(x->original, &l, x->o->warmup, n, ms, err);
+    for (int i = 0; !st && i < n; i++)
+        v[i] = ms[i];
+    if (!st)
+        x->e->original_ms = tmap_median(v, n);
+    free(ms);
+    free(v);
+    return st;
+}
+
+static tmap_mechanism pick_mechanism(const ctx *x)
+{
+    const tmap_safety *s = &x->e->safety;
+    if (x->o->mechanism >= 0)
+        return (tmap_mechanism)x->o->mechanism;
+    if (s->scope == TMAP_SAFE_NONE || s->scope == TMAP_SAFE_WARPS)
+        return TMAP_MECH_NONE;
+    if (s->layout_ok && x->target.narrays)
+        return TMAP_MECH_LAYOUT;
+    return s->redirect_ok ? TMAP_MECH_REDIRECT : TMAP_MECH_NONE;
+}
+
+/* Median over reps of one regrouped launch; apply = before + after. */
+static tmap_status time_regrouped(ctx *x, tmap_mechanism m, double *kernel_ms, double *apply_ms,
+                                  tmap_error *err)
+{
+    int n = x->o->reps;
+    double *k = calloc((size_t)n, sizeof *k), *a = calloc((size_t)n, sizeof *a);
+    tmap_launch l;
+    float ms[3];
+    tmap_status st = !k || !a ? tmap_fail(err, TMAP_ERR_NOMEM, "out of memory") : fresh(x, &l, err);
+    for (int i = 0; !st && i < x->o->warmup; i++)
+        st = tmap_regroup_launch(&x->target, &l, m, x->perm, ms, err);
+    for (int i = 0; !st && i < n; i++) {
+        st = tmap_regroup_launch(&x->target, &l, m, x->perm, ms, err);
+        k[i] = ms[1];
+        a[i] = ms[0] + ms[2];
+    }
+    if (!st) {
+        *kernel_ms = tmap_median(k, n);
+        *apply_ms = tmap_median(a, n);
+    }
+    free(k);
+    free(a);
+    return st;
+}
+
+static tmap_status step_mechanism(ctx *x, tmap_error *err)
+{
+    size_t n = 0;
+    tmap_status st = tmap_manifest_thread_arrays(x->m, &x->arrays, &n, err);
+    if (st == TMAP_ERR_UNSUPPORTED)
+        st = TMAP_OK, n = 0; /* no layout transform for this manifest */
+    x->target = (tmap_regroup_target){x->cuda, x->original, NULL, x->arrays, n};
+    x->e->mechanism = pick_mechanism(x);
+    if (!st && x->e->mechanism == TMAP_MECH_REDIRECT) {
+        st = tmap_redirect_load(x->cuda, x->ptx, x->e->entry, &x->redirected, err);
+        x->target.redirected = x->redirected;
+    }
+    if (!st && x->e->mechanism == TMAP_MECH_LAYOUT && !n)
+        st = tmap_fail(err, TMAP_ERR_INVALID, "%s: the layout transform needs per-thread arrays "
+                       "(per_thread in the manifest)", x->m->path);
+    if (!st) st = tmap_cuda_alloc(x->cuda, x->m->threads * sizeof(uint32_t), &x->perm, err);
+    if (st || x->e->mechanism == TMAP_MECH_NONE)
+        return st;
+    /* what applying costs, measured with the identity permutation */
+    uint32_t *id = malloc(x->m->threads * sizeof *id);
+    if (!id)
+        return tmap_fail(err, TMAP_ERR_NOMEM, "out of memory");
+    for (size_t i = 0; i < x->m->threads; i++)
+        id[i] = (uint32_t)i;
+    st = tmap_cuda_upload(x->cuda, x->perm, id, x->m->threads * sizeof *id, err);
+    free(id);
+    double k = 0, a = 0;
+    if (!st) st = time_regrouped(x, x->e->mechanism, &k, &a, err);
+    x->e->apply_ms = x->e->mechanism == TMAP_MECH_LAYOUT ? a : fmax(0.0, k - x->e->original_ms);
+    return st;
+}
+
+static tmap_status key_values(ctx *x, double **key, tmap_error *err)
+{
+    const char *want = x->o->key_feature ? x->o->key_feature : x->m->key;
+    *key = NULL;
+    if (!want)
+        return TMAP_OK;
+    double *f;
+    size_t n, q;
+    const char *const *names;
+    tmap_status st = tmap_manifest_features(x->m, &f, &n, &q, &names, err);
+    if (st)
+        return st;
+    size_t j = 0;
+    while (j < q && strcmp(names[j], want))
+        j++;
+    if (j == q) {
+        free(f);
+        return tmap_fail(err, TMAP_ERR_INVALID, "%s: no feature named '%s' to sort by",
+                         x->m->path, want);
+    }
+    for (size_t t = 0; t < n; t++)
+        f[t] = f[t * q + j];
+    *key = f;
+    return TMAP_OK;
+}
+
+static tmap_status step_plan(ctx *x, tmap_error *err)
+{
+    tmap_eval *e = x->e;
+    const tmap_safety *s = &e->safety;
+    int block = x->o->scope >= 0 ? x->o->scope == TMAP_REGROUP_BLOCK : s->scope == TMAP_SAFE_BLOCK;
+    unsigned tpb = x->m->block[0] * x->m->block[1] * x->m->block[2];
+    double *key = NULL;
+    tmap_status st = tmap_manifest_generate(x->m, x->o->seed, err);
+    if (!st) st = key_values(x, &key, err);
+    tmap_plan_opts po = {{tpb, (size_t)e->device.sms, (size_t)e->stats.blocks_per_sm, NULL, NULL},
+                         {x->o->groupsize, block ? TMAP_REGROUP_BLOCK : TMAP_REGROUP_GRID, tpb, x->o->threads},
+                         key, x->o->algos, x->o->threshold, e->original_ms, e->apply_ms,
+                         x->o->launches};
+    e->params = po.model;
+    if (!st) st = tmap_plan_make(&e->bbv, e->lat, e->cfg, &po, &e->plan, err);
+    free(key);
+    if (!st && e->mechanism == TMAP_MECH_NONE && e->plan.chosen) {
+        e->plan.chosen = 0;
+        size_t len = strlen(e->plan.why);
+        snprintf(e->plan.why + len, sizeof e->plan.why - len,
+                 "; but no mechanism keeps this kernel's results (see the safety analysis): "
+                 "leave the launch alone");
+    }
+    return st;
+}
+
+static int outputs_match(ctx *x)
+{
+    for (size_t i = 0; i < x->m->narrays; i++) {
+        tmap_marray *a = &x->m->arrays[i];
+        if (!x->reference[i])
+            continue;
+        if (tmap_manifest_fetch(x->m, a->name, NULL) != TMAP_OK ||
+            memcmp(a->host, x->reference[i], a->count * tmap_elem_size(a->kind)))
+            return 0;
+    }
+    return 1;
+}
+
+static tmap_status measure_candidate(ctx *x, size_t i, tmap_error *err)
+{
+    tmap_eval *e = x->e;
+    const tmap_candidate *c = &e->plan.cand[i];
+    tmap_launch l;
+    float ms[3];
+    tmap_status st = tmap_cuda_upload(x->cuda, x->perm, c->perm, x->m->threads * sizeof *c->perm, err);
+    if (!st) st = fresh(x, &l, err);
+    if (!st) st = tmap_regroup_launch(&x->target, &l, e->mechanism, x->perm, ms, err);
+    if (!st)
+        e->outputs_equal[i] = outputs_match(x);
+    if (!st)
+        st = time_regrouped(x, e->mechanism, &e->measured_ms[i], &e->measured_apply_ms[i], err);
+    return st;
+}
+
+static tmap_status step_measure(ctx *x, tmap_error *err)
+{
+    tmap_eval *e = x->e;
+    e->measured_ms[0] = e->original_ms;
+    e->measured_apply_ms[0] = 0;
+    e->outputs_equal[0] = 1;
+    if (e->mechanism == TMAP_MECH_NONE)
+        return TMAP_OK;
+    for (size_t i = 1; i < e->plan.n; i++) {
+        if (!e->plan.cand[i].available || (!x->o->measure_all && (int)i != e->plan.chosen))
+            continue;
+        tmap_status st = measure_candidate(x, i, err);
+        if (st) {
+            tmap_error_prefix(err, "applying %s", tmap_algo_name(e->plan.cand[i].algo));
+            return st;
+        }
+    }
+    return TMAP_OK;
+}
+
+tmap_status tmap_evaluate(tmap_cuda *c, tmap_manifest *m, const tmap_eval_opts *o,
+                          tmap_eval *out, tmap_error *err)
+{
+    memset(out, 0, sizeof *out);
+    for (int i = 0; i < TMAP_ALGO_COUNT; i++)
+        out->measured_ms[i] = out->measured_apply_ms[i] = NAN, out->outputs_equal[i] = -1;
+    if (o->reps < 1 || o->warmup < 0)
+        return tmap_fail(err, TMAP_ERR_INVALID, "evaluate: reps must be >= 1 and warmup >= 0");
+    ctx x = {c, m, o, out, NULL, {0}, NULL, NULL, NULL, NULL, 0};
+    tmap_status st = step_static(&x, err);
+    if (!st) st = step_bbv(&x, err);
+    if (!st) st = step_original(&x, err);
+    if (!st) st = step_mechanism(&x, err);
+    if (!st) st = step_plan(&x, err);
+    if (!st) st = step_measure(&x, err);
+    for (size_t i = 0; x.reference && i < m->narrays; i++)
+        free(x.reference[i]);
+    free(x.reference);
+    free(x.arrays);
+    free(x.ptx);
+    tmap_cuda_free(c, x.perm);
+    tmap_kernel_free(x.original);
+    tmap_kernel_free(x.redirected);
+    if (st)
+        tmap_eval_free(out);
+    return st;
+}
+
+void tmap_eval_free(tmap_eval *e)
+{
+    free(e->entry);
+    tmap_cfg_free(e->cfg);
+    free(e->lat);
+    tmap_lat_report_free(&e->fallbacks);
+    tmap_bbv_free(&e->bbv);
+    tmap_plan_free(&e->plan);
+    memset(e, 0, sizeof *e);
+}

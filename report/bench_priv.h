@@ -1,0 +1,25 @@
+/*
+ * bench_priv.h -- what the bench writers share (private to model/):
+ * Markdown escaping, number cells with "-" for NAN, and the targets
+ * section of report.md.
+ */
+#ifndef TMAP_MODEL_BENCH_PRIV_H
+#define TMAP_MODEL_BENCH_PRIV_H
+
+#include <stdio.h>
+
+#include "threadmap/report.h"
+
+/* Writes s with Markdown's table and emphasis characters escaped. */
+void tmap_bench_md(FILE *f, const char *s);
+/* v formatted with fmt, or "-" when NAN or infinite; returns buf. */
+const char *tmap_bench_cell(char *buf, size_t size, const char *fmt, double v);
+/* "compute", "memory" or "unknown". */
+const char *tmap_bench_bound_word(int memory_bound);
+/* The model's highest speedup for a kernel: scheduled / bound of the
+ * original (NAN if unknown). */
+double tmap_bench_bound_speedup(const tmap_bench_kernel *k);
+/* Section (f) of report.md: each target met or missed, and why. */
+void tmap_bench_targets(const tmap_bench_run *r, const tmap_bench_summary *s, FILE *f);
+
+#endif
