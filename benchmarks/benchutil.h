@@ -3,8 +3,8 @@
  * banner (name, clocks, driver) that every result must carry, and listing
  * manifests.  Included by benchmark programs only.
  */
-#ifndef TMAP_BENCHUTIL_H
-#define TMAP_BENCHUTIL_H
+#ifndef TMAP_BENCHMARKS_BENCHUTIL_H
+#define TMAP_BENCHMARKS_BENCHUTIL_H
 
 #include <glob.h>
 #include <stdio.h>

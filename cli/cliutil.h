@@ -3,8 +3,8 @@
  * checks, usage errors, the device description every output carries, and
  * printing JSON.
  */
-#ifndef TMAP_CLIUTIL_H
-#define TMAP_CLIUTIL_H
+#ifndef TMAP_CLI_CLIUTIL_H
+#define TMAP_CLI_CLIUTIL_H
 
 #include <jansson.h>
 

@@ -240,7 +240,7 @@ static int do_print_ptx(const latency_args *a)
 }
 
 /* --list --json: [{"opcode", "class", "chain", "min_arch"}, ...] */
-static int list_json(const tmap_latency_bench *list, size_t n)
+static int list_json(const tmap_latency_probe *list, size_t n)
 {
     json_t *arr = json_array();
     char arch[16];
@@ -257,7 +257,7 @@ static int list_json(const tmap_latency_bench *list, size_t n)
 static int do_list(const latency_args *a)
 {
     size_t n = 0;
-    const tmap_latency_bench *list = tmap_latency_benchmarks(&n);
+    const tmap_latency_probe *list = tmap_latency_probes(&n);
     if (a->json)
         return list_json(list, n);
     printf("# opcode\tclass\tchain\n");

@@ -4,8 +4,8 @@
  * explicit register budget (bbv_pass.c), and a static checker of the
  * instrumented code (bbv_check.c).  docs/instrumentation.md explains them.
  */
-#ifndef TMAP_BBV_H
-#define TMAP_BBV_H
+#ifndef TMAP_INSTRUMENT_BBV_H
+#define TMAP_INSTRUMENT_BBV_H
 
 #include <stdint.h>
 

@@ -2,8 +2,8 @@
  * id_taint.h -- where the values of thread/block ids go in one function
  * (private to instrument/; the safety analysis uses it).
  */
-#ifndef TMAP_ID_TAINT_H
-#define TMAP_ID_TAINT_H
+#ifndef TMAP_INSTRUMENT_ID_TAINT_H
+#define TMAP_INSTRUMENT_ID_TAINT_H
 
 #include "instrument/ptx.h"
 

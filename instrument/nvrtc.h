@@ -1,8 +1,8 @@
 /*
  * nvrtc.h -- private helpers of the NVRTC front end (tmap_compile is public).
  */
-#ifndef TMAP_NVRTC_H
-#define TMAP_NVRTC_H
+#ifndef TMAP_INSTRUMENT_NVRTC_H
+#define TMAP_INSTRUMENT_NVRTC_H
 
 /* Virtual architecture used when neither the caller nor a GPU gives one. */
 #define TMAP_DEFAULT_ARCH "compute_90"

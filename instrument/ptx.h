@@ -7,8 +7,8 @@
  * directives, `.loc` lines, scope braces).  All token and statement text
  * lives in the module's arena, so statements may be copied by value.
  */
-#ifndef TMAP_PTX_H
-#define TMAP_PTX_H
+#ifndef TMAP_INSTRUMENT_PTX_H
+#define TMAP_INSTRUMENT_PTX_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -2,8 +2,8 @@
  * sass_flow.h -- the SASS basic blocks of a listing (sass.c) and which of
  * them a warp may issue once per group of its threads (sass_flow.c).
  */
-#ifndef TMAP_SASS_FLOW_H
-#define TMAP_SASS_FLOW_H
+#ifndef TMAP_INSTRUMENT_SASS_FLOW_H
+#define TMAP_INSTRUMENT_SASS_FLOW_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,5 +1,5 @@
 /*
- * bench_list.c -- the built-in list of latency microbenchmarks: for each
+ * list.c -- the built-in list of latency probes (microbenchmarks): for each
  * PTX opcode, the dependent chain that measures it, its run-time operands
  * and the SASS it must compile to.  Every chain was chosen so that ptxas
  * cannot fold it (tests/test_latency_measure.c checks the SASS):
@@ -14,7 +14,7 @@
  */
 #include <string.h>
 
-#include "latency_tables/bench.h"
+#include "latency_tables/probe.h"
 
 /* IEEE bit patterns of the constants used below. */
 #define F32_0 0x00000000u
@@ -33,7 +33,7 @@
 #define ALT(op) op " {X}, {X}, {Y};"
 #define COMP(op) "add.s32 {T}, {Y}, {C}; " op " {X}, {T}, {Y};"
 
-static const tmap_latency_bench benches[] = {
+static const tmap_latency_probe probes[] = {
     /* ------------------------------------------------------------- int */
     {{"add.s32"}, "int", "b32", TMAP_LAT_REGS, ALT("add.s32"), 1, NULL,
      1, 2, 0, 0, 0, 1, 75, {"IADD3", "IMAD.IADD", "VIADD"}, 1,
@@ -187,17 +187,17 @@ static const tmap_latency_bench benches[] = {
      "x[i] = shfl_xor(x[i-1], 1), one warp (values not provably uniform, else ptxas drops it)"},
 };
 
-const tmap_latency_bench *tmap_latency_benchmarks(size_t *count)
+const tmap_latency_probe *tmap_latency_probes(size_t *count)
 {
-    *count = sizeof benches / sizeof benches[0];
-    return benches;
+    *count = sizeof probes / sizeof probes[0];
+    return probes;
 }
 
-const tmap_latency_bench *tmap_latency_find(const char *opcode)
+const tmap_latency_probe *tmap_latency_find(const char *opcode)
 {
-    for (size_t i = 0; i < sizeof benches / sizeof benches[0]; i++)
+    for (size_t i = 0; i < sizeof probes / sizeof probes[0]; i++)
         for (int j = 0; j < 2; j++)
-            if (benches[i].opcodes[j] && !strcmp(benches[i].opcodes[j], opcode))
-                return &benches[i];
+            if (probes[i].opcodes[j] && !strcmp(probes[i].opcodes[j], opcode))
+                return &probes[i];
     return NULL;
 }

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "latency_tables/bench.h"
+#include "latency_tables/probe.h"
 
 enum { DEFAULT_REPS = 5, MAX_REPS = 1001 };
 
@@ -52,7 +52,7 @@ int tmap_latency_check(double t_short, double t_long, double *per_step, char *no
 }
 
 /* Fills the `in` buffer for benchmark b (layout: TMAP_LAT_IN_* in measure.h). */
-static tmap_status upload_in(lat_gpu *g, const tmap_latency_bench *b, tmap_error *err)
+static tmap_status upload_in(lat_gpu *g, const tmap_latency_probe *b, tmap_error *err)
 {
     unsigned char img[TMAP_LAT_IN_BYTES] = {0};
     const uint64_t ops[5] = {b->a, b->b, b->c, b->d, b->e};
@@ -94,12 +94,12 @@ static tmap_status upload_const(lat_gpu *g, tmap_kernel *k, tmap_error *err)
 }
 
 /* Loads the `steps`-step kernel of b (and sets its constant memory). */
-static tmap_status load_bench(lat_gpu *g, const tmap_latency_bench *b, unsigned steps,
+static tmap_status load_bench(lat_gpu *g, const tmap_latency_probe *b, unsigned steps,
                               tmap_kernel **k, tmap_error *err)
 {
     *k = NULL;
     tmap_buf ptx = {0};
-    tmap_status st = tmap_latency_bench_ptx(b, steps, g->arch, &ptx, err);
+    tmap_status st = tmap_latency_probe_ptx(b, steps, g->arch, &ptx, err);
     if (st == TMAP_OK)
         st = tmap_kernel_load(g->cuda, ptx.data, TMAP_LATENCY_ENTRY, k, err);
     if (st == TMAP_OK && b->setup == TMAP_LAT_CONST)
@@ -114,7 +114,7 @@ static tmap_status load_bench(lat_gpu *g, const tmap_latency_bench *b, unsigned 
 }
 
 /* One launch; *cycles receives the recorded timed region. */
-static tmap_status run_once(lat_gpu *g, tmap_kernel *k, const tmap_latency_bench *b,
+static tmap_status run_once(lat_gpu *g, tmap_kernel *k, const tmap_latency_probe *b,
                             double *cycles, tmap_error *err)
 {
     void *args[2] = {&g->out, &g->in};
@@ -136,7 +136,7 @@ static tmap_status run_once(lat_gpu *g, tmap_kernel *k, const tmap_latency_bench
 static tmap_status time_pair(lat_gpu *g, tmap_kernel *ks, tmap_kernel *kl, int reps,
                              tmap_latency_result *r, tmap_error *err)
 {
-    const tmap_latency_bench *b = r->bench;
+    const tmap_latency_probe *b = r->bench;
     double *ts = calloc((size_t)reps, sizeof *ts), *tl = calloc((size_t)reps, sizeof *tl);
     double unused;
     if (!ts || !tl) {
@@ -210,12 +210,12 @@ static int apply_companion(tmap_latency_result *r, size_t n, size_t i)
 
 /* Marks the benchmarks to run: all, or those reporting an opcode of
  * o->only plus their companions.  sel has one flag per listed benchmark. */
-static tmap_status select_benches(const tmap_latency_measure_opts *o, const tmap_latency_bench *list,
+static tmap_status select_benches(const tmap_latency_measure_opts *o, const tmap_latency_probe *list,
                                   size_t n, unsigned char *sel, tmap_error *err)
 {
     memset(sel, o && o->only ? 0 : 1, n);
     for (size_t i = 0; o && o->only && i < o->nonly; i++) {
-        const tmap_latency_bench *b = tmap_latency_find(o->only[i]);
+        const tmap_latency_probe *b = tmap_latency_find(o->only[i]);
         if (!b)
             return tmap_fail(err, TMAP_ERR_INVALID,
                              "no latency benchmark for opcode '%s' (see threadmap latency --list)",
@@ -282,7 +282,7 @@ tmap_status tmap_latency_measure_results(tmap_cuda *c, const tmap_latency_measur
     if (reps < 1 || reps > MAX_REPS)
         return tmap_fail(err, TMAP_ERR_INVALID, "latency: reps %d out of 1..%d", reps, MAX_REPS);
     size_t n = 0, total = 0;
-    const tmap_latency_bench *list = tmap_latency_benchmarks(&n);
+    const tmap_latency_probe *list = tmap_latency_probes(&n);
     unsigned char *sel = malloc(n);
     tmap_latency_result *r = calloc(n, sizeof *r);
     if (!sel || !r) {

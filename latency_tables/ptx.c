@@ -1,5 +1,5 @@
 /*
- * bench_ptx.c -- writes the PTX module of one latency microbenchmark: the
+ * ptx.c -- writes the PTX module of one latency probe (microbenchmark): the
  * prologue that loads the run-time operands (or prepares the memory to
  * chase), a timed region of `steps` chain steps between two %clock64 reads
  * run for `passes` passes (read from memory; the last is recorded), and the
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "latency_tables/bench.h"
+#include "latency_tables/probe.h"
 
 /* Parses "sm_90" (also "sm_90a"): the number, or -1. */
 static int arch_number(const char *arch)
@@ -77,12 +77,12 @@ static void put_step(tmap_buf *out, const char *step, unsigned i)
     tmap_buf_puts(out, "\n");
 }
 
-static int uses_shared(const tmap_latency_bench *b)
+static int uses_shared(const tmap_latency_probe *b)
 {
     return b->setup == TMAP_LAT_SHARED || b->setup == TMAP_LAT_ATOM_SHARED;
 }
 
-static void put_head(tmap_buf *out, const tmap_latency_bench *b, unsigned steps,
+static void put_head(tmap_buf *out, const tmap_latency_probe *b, unsigned steps,
                      const char *arch, int sm)
 {
     tmap_buf_printf(out,
@@ -172,7 +172,7 @@ static void put_setup(tmap_buf *out, tmap_latency_setup setup)
     }
 }
 
-static void put_timed(tmap_buf *out, const tmap_latency_bench *b, unsigned steps)
+static void put_timed(tmap_buf *out, const tmap_latency_probe *b, unsigned steps)
 {
     tmap_buf_puts(out, "    mov.u32 %pass, 0;\n$Lpass:\n    mov.u64 %t0, %clock64;\n");
     for (unsigned i = 0; i < steps; i++)
@@ -191,7 +191,7 @@ static void put_timed(tmap_buf *out, const tmap_latency_bench *b, unsigned steps
                     TMAP_LAT_OUT_CYCLES, b->type, TMAP_LAT_OUT_X0, b->type, TMAP_LAT_OUT_X1);
 }
 
-tmap_status tmap_latency_bench_ptx(const tmap_latency_bench *b, unsigned steps,
+tmap_status tmap_latency_probe_ptx(const tmap_latency_probe *b, unsigned steps,
                                    const char *arch, tmap_buf *out, tmap_error *err)
 {
     int sm = arch_number(arch);
@@ -221,13 +221,13 @@ tmap_status tmap_latency_ptx(const char *opcode, unsigned steps, const char *arc
                              char **ptx, tmap_error *err)
 {
     *ptx = NULL;
-    const tmap_latency_bench *b = tmap_latency_find(opcode);
+    const tmap_latency_probe *b = tmap_latency_find(opcode);
     if (!b)
         return tmap_fail(err, TMAP_ERR_INVALID,
                          "no latency benchmark for opcode '%s' (see threadmap latency --list)",
                          opcode);
     tmap_buf buf = {0};
-    tmap_status st = tmap_latency_bench_ptx(b, steps, arch, &buf, err);
+    tmap_status st = tmap_latency_probe_ptx(b, steps, arch, &buf, err);
     if (st != TMAP_OK) {
         tmap_buf_free(&buf);
         return st;

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "latency_tables/bench.h"
+#include "latency_tables/probe.h"
 #include "threadmap/model.h"
 
 static void put_header(tmap_buf *out, const tmap_device_info *info, const char *date)
@@ -38,7 +38,7 @@ static void put_header(tmap_buf *out, const tmap_device_info *info, const char *
 /* The `source` column of an ok result. */
 static void put_source(tmap_buf *out, const tmap_latency_result *r)
 {
-    const tmap_latency_bench *b = r->bench;
+    const tmap_latency_probe *b = r->bench;
     tmap_buf_printf(out, "measured: dependent chain, %d vs %d steps, median of %d",
                     TMAP_LATENCY_LONG, TMAP_LATENCY_SHORT, r->reps);
     if (b->ops_per_step == 2)

@@ -3,8 +3,8 @@
  * Markdown escaping, number cells with "-" for NAN, and the targets
  * section of report.md.
  */
-#ifndef TMAP_MODEL_BENCH_PRIV_H
-#define TMAP_MODEL_BENCH_PRIV_H
+#ifndef TMAP_REPORT_BENCH_PRIV_H
+#define TMAP_REPORT_BENCH_PRIV_H
 
 #include <stdio.h>
 

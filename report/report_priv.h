@@ -3,8 +3,8 @@
  * the checks on a tmap_report, the table's columns and their formatted
  * cells, the data behind the plots, and small SVG/HTML helpers.
  */
-#ifndef TMAP_MODEL_REPORT_PRIV_H
-#define TMAP_MODEL_REPORT_PRIV_H
+#ifndef TMAP_REPORT_REPORT_PRIV_H
+#define TMAP_REPORT_REPORT_PRIV_H
 
 #include <stdio.h>
 

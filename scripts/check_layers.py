@@ -15,7 +15,8 @@ public API: besides its own headers it may include only common/base.h
 earlier stages.  tests/, benchmarks/ and examples/ may include anything.
 
 Usage: check_layers.py [ROOT]   (default: the repository holding this script)
-Prints one line per bad include, FILE:LINE: ..., and exits 1 if any.
+Also checks that each header's include guard names its path.
+Prints one line per bad include or guard, FILE:LINE: ..., and exits 1 if any.
 """
 import os
 import re
@@ -51,6 +52,23 @@ def verdict(stage, target):
     return None
 
 
+GUARD = re.compile(r"^#ifndef (\w+)\s*$", re.M)
+
+
+def guard_fault(rel, text):
+    """The include guard must name the header's path: include/threadmap/X.h
+    is THREADMAP_X_H, DIR/X.h is TMAP_DIR_X_H."""
+    m = GUARD.search(text)
+    parts = rel[:-2].split("/")
+    want = ("THREADMAP_" if parts[0] == "include" else "TMAP_") + "_".join(
+        p.upper() for p in parts[-1 if parts[0] == "include" else 0:]) + "_H"
+    if not m:
+        return "no include guard (want %s)" % want
+    if m.group(1) != want:
+        return "include guard %s names another path (want %s)" % (m.group(1), want)
+    return None
+
+
 def files(root):
     for stage in STAGES:
         d = os.path.join(root, stage)
@@ -71,17 +89,23 @@ def main():
     bad = checked = 0
     for stage, rel in files(root):
         with open(os.path.join(root, rel), encoding="utf-8", errors="replace") as f:
-            for n, line in enumerate(f, 1):
-                m = INCLUDE.match(line)
-                if not m:
-                    continue
-                checked += 1
-                why = verdict(stage, m.group(1))
-                if rel.startswith("include/") and not m.group(1).startswith("threadmap/"):
-                    why = why or "a private header from a public one"
-                if why:
-                    print('%s:%d: includes "%s": %s' % (rel, n, m.group(1), why))
-                    bad += 1
+            text = f.read()
+        if rel.endswith(".h"):
+            why = guard_fault(rel, text)
+            if why:
+                print("%s: %s" % (rel, why))
+                bad += 1
+        for n, line in enumerate(text.splitlines(), 1):
+            m = INCLUDE.match(line)
+            if not m:
+                continue
+            checked += 1
+            why = verdict(stage, m.group(1))
+            if rel.startswith("include/") and not m.group(1).startswith("threadmap/"):
+                why = why or "a private header from a public one"
+            if why:
+                print('%s:%d: includes "%s": %s' % (rel, n, m.group(1), why))
+                bad += 1
     if checked == 0:
         print("check_layers: no includes found under %s" % root)
         return 1

@@ -26,3 +26,9 @@ plant model/metrics.c '#include "report/report_priv.h"'
 plant instrument/cfg.c '#include "threadmap/regroup.h"'
 plant cli/cmd_cfg.c '#include "instrument/ptx.h"'
 plant include/threadmap/model.h '#include "threadmap/pipeline.h"'
+# a header whose guard names another path
+rm -rf "$tmp/tree"; mkdir -p "$tmp/tree"; cp -r "$src/common" "$tmp/tree/"
+sed -i "s/TMAP_COMMON_BASE_H/TMAP_BASE_H/" "$tmp/tree/common/base.h"
+if $check "$tmp/tree" > "$tmp/out"; then echo "FAIL: a stale guard passed"; exit 1; fi
+grep -q "^common/base.h: include guard TMAP_BASE_H" "$tmp/out" || { echo "FAIL: no line names the guard"; cat "$tmp/out"; exit 1; }
+echo "ok: a stale include guard -> $(head -n 1 "$tmp/out")"

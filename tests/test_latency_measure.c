@@ -13,7 +13,7 @@
  */
 #include <sys/wait.h>
 
-#include "latency_tables/bench.h"
+#include "latency_tables/probe.h"
 #include "threadmap/model.h"
 #include "tests/testutil.h"
 
@@ -36,11 +36,11 @@ static int find_disasm(disasm *d)
     return 0;
 }
 
-static char *gen_ptx(const tmap_latency_bench *b, unsigned steps, const char *arch)
+static char *gen_ptx(const tmap_latency_probe *b, unsigned steps, const char *arch)
 {
     tmap_buf buf = {0};
     tmap_error e = {0};
-    if (tmap_latency_bench_ptx(b, steps, arch, &buf, &e) != TMAP_OK)
+    if (tmap_latency_probe_ptx(b, steps, arch, &buf, &e) != TMAP_OK)
         fail_msg("%s", e.message);
     return buf.data;
 }
@@ -144,7 +144,7 @@ typedef struct sass_count {
     int branches;    /* ... BRA, CALL, BSSY, JMP */
 } sass_count;
 
-static sass_count count_region(const char *sass, const tmap_latency_bench *b)
+static sass_count count_region(const char *sass, const tmap_latency_probe *b)
 {
     sass_count c = {0};
     char ins[256];
@@ -186,9 +186,9 @@ static void test_list_is_sane(void **state)
 {
     (void)state;
     size_t n = 0, opcodes = 0;
-    const tmap_latency_bench *list = tmap_latency_benchmarks(&n);
+    const tmap_latency_probe *list = tmap_latency_probes(&n);
     for (size_t i = 0; i < n; i++) {
-        const tmap_latency_bench *b = &list[i];
+        const tmap_latency_probe *b = &list[i];
         int known = 0;
         for (size_t k = 0; k < sizeof known_classes / sizeof *known_classes; k++)
             known |= !strcmp(b->cls, known_classes[k]);
@@ -203,7 +203,7 @@ static void test_list_is_sane(void **state)
         for (int j = 0; j < 2 && b->opcodes[j]; j++, opcodes++)
             assert_ptr_equal(tmap_latency_find(b->opcodes[j]), b);
         if (b->companion) { /* measured before its users */
-            const tmap_latency_bench *c = tmap_latency_find(b->companion);
+            const tmap_latency_probe *c = tmap_latency_find(b->companion);
             assert_non_null(c);
             assert_true(c < b);
         }
@@ -251,7 +251,7 @@ static void ptxas_all(const char *arch, unsigned sm)
         skip();
     }
     size_t n = 0, done = 0;
-    const tmap_latency_bench *list = tmap_latency_benchmarks(&n);
+    const tmap_latency_probe *list = tmap_latency_probes(&n);
     const unsigned steps[2] = {TMAP_LATENCY_SHORT, TMAP_LATENCY_LONG};
     char log[8192];
     for (size_t i = 0; i < n; i++) {
@@ -296,13 +296,13 @@ static void test_sass_not_folded(void **state)
         skip();
     }
     size_t n = 0;
-    const tmap_latency_bench *list = tmap_latency_benchmarks(&n);
+    const tmap_latency_probe *list = tmap_latency_probes(&n);
     const unsigned steps[2] = {TMAP_LATENCY_SHORT, TMAP_LATENCY_LONG};
     tmap_buf bad = {0};
     print_message("  %-22s %5s %9s %9s  (sm_90, per step; with %s)\n", "opcode", "steps",
                   "expected", "all SASS", d.path);
     for (size_t i = 0; i < n; i++) {
-        const tmap_latency_bench *b = &list[i];
+        const tmap_latency_probe *b = &list[i];
         for (int k = 0; k < 2; k++) {
             char *ptx = gen_ptx(b, steps[k], "sm_90");
             char *sass = sass_of(&d, ptx, b->opcodes[0]);

@@ -4,8 +4,8 @@
  * arrays after a launch, and comparing two such sets of copies.  Included
  * after testutil.h by test programs only.
  */
-#ifndef TMAP_TESTGPU_H
-#define TMAP_TESTGPU_H
+#ifndef TMAP_TESTS_TESTGPU_H
+#define TMAP_TESTS_TESTGPU_H
 
 #include "runtime/manifest.h"
 #include "tests/testutil.h"

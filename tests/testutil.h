@@ -3,8 +3,8 @@
  * PTX text, compiling corpus kernels, and opening the GPU or skipping.
  * Included by test programs only (each is one translation unit).
  */
-#ifndef TMAP_TESTUTIL_H
-#define TMAP_TESTUTIL_H
+#ifndef TMAP_TESTS_TESTUTIL_H
+#define TMAP_TESTS_TESTUTIL_H
 
 #include <dirent.h>
 #include <setjmp.h>

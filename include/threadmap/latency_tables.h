@@ -48,7 +48,7 @@ typedef enum tmap_latency_setup {
  * Steps alternate x0/x1 as {X}: step i writes x[i % 2] and reads x[(i+1) % 2],
  * so every step depends on the one before.
  */
-typedef struct tmap_latency_bench {
+typedef struct tmap_latency_probe {
     const char *opcodes[2];   /* table opcodes it reports ([1] may be NULL) */
     const char *cls;          /* class name, without "class:" */
     const char *type;         /* PTX type of the chain registers */
@@ -67,12 +67,12 @@ typedef struct tmap_latency_bench {
     const char *sass[4];      /* SASS mnemonics the chain must compile to ... */
     unsigned sass_per_step;   /* ... at least this many per step (sm_90) */
     const char *chain;        /* one line saying how the chain is built */
-} tmap_latency_bench;
+} tmap_latency_probe;
 
 /* The built-in list (static, in measuring order: companions come first). */
-const tmap_latency_bench *tmap_latency_benchmarks(size_t *count);
+const tmap_latency_probe *tmap_latency_probes(size_t *count);
 /* The benchmark that reports `opcode`, or NULL. */
-const tmap_latency_bench *tmap_latency_find(const char *opcode);
+const tmap_latency_probe *tmap_latency_find(const char *opcode);
 
 /* Convenience: the PTX for the benchmark reporting `opcode` (malloc'ed). */
 tmap_status tmap_latency_ptx(const char *opcode, unsigned steps, const char *arch,
@@ -98,7 +98,7 @@ typedef struct tmap_latency_measure_opts {
 
 /* One benchmark's outcome. */
 typedef struct tmap_latency_result {
-    const tmap_latency_bench *bench;
+    const tmap_latency_probe *bench;
     int ok;               /* passed the self-checks: its lines go in the table */
     double t_short;       /* median cycles of the timed region, 128 steps */
     double t_long;        /* ... and 256 steps */

@@ -1,10 +1,10 @@
 /*
- * latency_tables/bench.h -- private to latency_tables/: the PTX text of one
- * benchmark kernel, the layout of its `in` and `out` buffers, and the
+ * latency_tables/probe.h -- private to latency_tables/: the PTX text of one
+ * probe kernel (a latency microbenchmark), the layout of its `in` and `out` buffers, and the
  * formatting of measured results into a table.
  */
-#ifndef TMAP_LATENCY_TABLES_BENCH_H
-#define TMAP_LATENCY_TABLES_BENCH_H
+#ifndef TMAP_LATENCY_TABLES_PROBE_H
+#define TMAP_LATENCY_TABLES_PROBE_H
 
 #include "threadmap/latency_tables.h"
 #include "common/base.h"
@@ -12,7 +12,7 @@
 /* Appends the PTX module of benchmark b with `steps` chain steps for `arch`
  * ("sm_90").  Fails (naming the opcode) on a bad arch, an arch older than
  * b->min_sm, or steps == 0. */
-tmap_status tmap_latency_bench_ptx(const tmap_latency_bench *b, unsigned steps,
+tmap_status tmap_latency_probe_ptx(const tmap_latency_probe *b, unsigned steps,
                                    const char *arch, tmap_buf *out, tmap_error *err);
 #define TMAP_LATENCY_ENTRY "tmap_lat"          /* the kernel's name */
 #define TMAP_LATENCY_CONST "tmap_lat_const"    /* .const .u32[16] */
