@@ -159,17 +159,27 @@ uint64_t tmap_launch_threads(const tmap_launch *l)
     return tmap_launch_blocks(l) * tmap_launch_block_size(l);
 }
 
-static tmap_status launch(tmap_kernel *k, const tmap_launch *l, tmap_error *err)
+tmap_status tmap_kernel_enqueue(tmap_kernel *k, const tmap_launch *l, void *stream,
+                                tmap_error *err)
 {
+    if (!k || !l)
+        return tmap_fail(err, TMAP_ERR_INVALID, "tmap_kernel_enqueue: %s is NULL",
+                         k ? "the launch" : "the kernel");
     const tmap_cuda_api *a = &k->cuda->api;
     tmap_status st = tmap_cuda_check(
         k->cuda,
         a->launch_kernel(k->function, l->grid[0], l->grid[1], l->grid[2], l->block[0],
-                         l->block[1], l->block[2], l->shared_bytes, NULL, l->args, NULL),
+                         l->block[1], l->block[2], l->shared_bytes, (CUstream)stream, l->args,
+                         NULL),
         "cuLaunchKernel", err);
     if (st != TMAP_OK)
         tmap_error_prefix(err, "kernel '%s'", k->name);
     return st;
+}
+
+static tmap_status launch(tmap_kernel *k, const tmap_launch *l, tmap_error *err)
+{
+    return tmap_kernel_enqueue(k, l, NULL, err);
 }
 
 tmap_status tmap_kernel_run(tmap_kernel *k, const tmap_launch *l, tmap_error *err)

@@ -84,6 +84,10 @@ unsigned tmap_launch_block_size(const tmap_launch *l);
 
 /* Launches and waits for completion. */
 tmap_status tmap_kernel_run(tmap_kernel *k, const tmap_launch *l, tmap_error *err);
+/* Launches on `stream` (a CUstream or cudaStream_t; NULL: the legacy default
+ * stream) and returns at once, without waiting: stream-ordered. */
+tmap_status tmap_kernel_enqueue(tmap_kernel *k, const tmap_launch *l, void *stream,
+                                tmap_error *err);
 /* Times `reps` launches (after `warmup` untimed ones) with CUDA events;
  * ms[reps] receives each launch's time. */
 tmap_status tmap_kernel_time(tmap_kernel *k, const tmap_launch *l, int warmup, int reps,
@@ -227,6 +231,26 @@ struct tmap_thread_array {
 tmap_status tmap_layout_launch(tmap_cuda *c, tmap_kernel *k, const tmap_launch *l,
                                uint64_t perm, const tmap_thread_array *arrays, size_t narrays,
                                float ms[3], tmap_error *err);
+
+/*
+ * The same, made once and applied many times (experimental): a tmap_layout
+ * holds one pooled device allocation for the copies of every moved array of
+ * a launch of this shape, and their table.  tmap_layout_apply enqueues on
+ * `stream` (a CUstream or cudaStream_t; NULL: the legacy default stream) one
+ * fused gather of every input array, the kernel on the copies, and one
+ * fused scatter of every output; it allocates nothing and does not wait,
+ * unless ms (gather, kernel, scatter, from CUDA events) is asked for.  The
+ * caller's array pointers are read at create: arrays must stay where they
+ * were.  tmap_layout_launch is create, apply, wait and free in one call.
+ */
+typedef struct tmap_layout tmap_layout;
+
+tmap_status tmap_layout_create(tmap_cuda *c, const tmap_launch *l,
+                               const tmap_thread_array *arrays, size_t narrays,
+                               tmap_layout **out, tmap_error *err);
+tmap_status tmap_layout_apply(tmap_layout *y, tmap_kernel *k, const tmap_launch *l,
+                              uint64_t perm, void *stream, float ms[3], tmap_error *err);
+void tmap_layout_free(tmap_layout *y);
 
 /* Reference redirection at run time: parses `ptx`, redirects `kernel`,
  * prints and loads it.  Set D with tmap_redirect_set before launching (until
