@@ -204,7 +204,7 @@ static tmap_status step_mechanism(ctx *x, tmap_error *err)
     tmap_status st = tmap_manifest_thread_arrays(x->m, &x->arrays, &n, err);
     if (st == TMAP_ERR_UNSUPPORTED)
         st = TMAP_OK, n = 0; /* no layout transform for this manifest */
-    x->target = (tmap_regroup_target){x->cuda, x->original, NULL, x->arrays, n};
+    x->target = (tmap_regroup_target){x->cuda, x->original, NULL, x->arrays, n, NULL};
     x->e->mechanism = pick_mechanism(x);
     if (!st && x->e->mechanism == TMAP_MECH_REDIRECT) {
         st = tmap_redirect_load(x->cuda, x->ptx, x->e->entry, &x->redirected, err);

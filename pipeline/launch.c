@@ -1,5 +1,5 @@
 /*
- * apply.c -- regroup() before a launch: choose a regrouping with the plan
+ * launch.c -- regroup() before a launch: choose a regrouping with the plan
  * and launch with it (or without, when nothing pays), by layout transform or
  * redirection.
  */
@@ -13,6 +13,8 @@ tmap_status tmap_regroup_launch(const tmap_regroup_target *t, const tmap_launch 
                                 tmap_mechanism m, uint64_t perm, float ms[3], tmap_error *err)
 {
     ms[0] = ms[1] = ms[2] = 0;
+    if (m == TMAP_MECH_LAYOUT && t->layout)
+        return tmap_layout_apply(t->layout, t->original, l, perm, NULL, ms, err);
     if (m == TMAP_MECH_LAYOUT)
         return tmap_layout_launch(t->cuda, t->original, l, perm, t->arrays, t->narrays, ms, err);
     if (m != TMAP_MECH_REDIRECT || !t->redirected)

@@ -179,7 +179,7 @@ int main(int argc, char **argv)
     float ms[3] = {0};
     uint64_t perm = 0;
     tmap_thread_array arrays[4] = {{0, 4, 1, 1, 0}, {1, 4, 1, 1, 0}, {2, 4, 1, 1, 0}, {3, 4, 1, 0, 1}};
-    tmap_regroup_target target = {c, orig, NULL, arrays, 4};
+    tmap_regroup_target target = {c, orig, NULL, arrays, 4, NULL};
     if (!st) st = tmap_predict(&pred, in->features, THREADS, &predicted, &err);
     if (!st) st = tmap_cuda_info(c, &dev, &err);
     if (!st) st = tmap_cuda_alloc(c, THREADS * sizeof(uint32_t), &perm, &err);

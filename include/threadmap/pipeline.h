@@ -27,6 +27,8 @@ typedef struct tmap_regroup_target {
     tmap_kernel *redirected;   /* its redirected twin (tmap_redirect_load), or NULL */
     const tmap_thread_array *arrays;  /* per-thread arrays, for the layout transform */
     size_t narrays;
+    tmap_layout *layout;       /* made once for these arrays (tmap_layout_create), or
+                                  NULL: made and freed on each launch */
 } tmap_regroup_target;
 
 /* One launch regrouped by perm (device, u32 [threads]) with mechanism m.
