@@ -167,6 +167,38 @@ void tmap_metrics_free(tmap_metrics *m);
 tmap_status tmap_perm_check(const uint32_t *perm, size_t n, const char *name,
                             tmap_error *err);
 
+/* ------------------------------------- the sub-partition model (sm.c) */
+
+/*
+ * A kernel's time on an SM with P sub-partitions (warp schedulers issuing
+ * one warp instruction per cycle each; 4 on sm_70 and later) and R
+ * resident thread blocks, beside the paper's metrics.  docs/model.md gives
+ * the formulas; sm.c's header repeats them.  Experimental: its parameters
+ * and its memory term change as they are measured (issue intervals per
+ * pipe, L2 and DRAM latency).
+ */
+#define TMAP_SM_MAX_SUBPARTITIONS 8
+
+typedef struct tmap_sm_params {
+    size_t nsms;            /* SMs */
+    size_t blocks_per_sm;   /* R: resident blocks (the original's occupancy) */
+    size_t subpartitions;   /* P: 4 on Volta and later */
+    size_t warps_per_block; /* ceil(threads per block / 32) */
+} tmap_sm_params;
+
+/* Per warp of a grouping (perm: slot i runs thread perm[i]; NULL: the
+ * identity): warp_issue[w] = sum_b c_wb issue[b] and warp_latency[w] =
+ * sum_b c_wb lat[b], with c_wb the most executions of block b by a thread
+ * of warp w.  Both arrays hold ceil(nthreads / 32) entries. */
+tmap_status tmap_sm_warps(const tmap_bbv *bbv, const uint32_t *perm, const double *issue,
+                          const double *lat, double *warp_issue, double *warp_latency,
+                          tmap_error *err);
+/* The kernel's time in cycles from its warps' issue and latency cycles,
+ * warps in launch order (warp j of block k is warp k * warps_per_block + j). */
+tmap_status tmap_sm_schedule(const double *warp_issue, const double *warp_latency,
+                             size_t nwarps, const tmap_sm_params *p, double *cycles,
+                             tmap_error *err);
+
 /* ---------------------------------------------------------- regression */
 
 /* One profiling run: features [nthreads][nfeatures] (row t = thread t, whose
