@@ -8,9 +8,12 @@
  *                redirection, the kernel between its events) against the
  *                original kernel's median;
  *   scheduled -- the paper's BBV-weighted-scheduled (the plan's gain);
- *   subpart   -- the sub-partition model (model/sm.c) with SASS
+ *   sub-sum   -- the sub-partition model (model/sm.c) with SASS
  *                instruction counts as issue cycles where nvdisasm is found
- *                (else PTX counts) and the latency table's block sums.
+ *                (else PTX counts) and, as each block's latency, the sum
+ *                of its instructions' latencies (tmap_lat_blocks);
+ *   sub-chain -- the same with each block's latency chain
+ *                (tmap_lat_chains: in-order issue, register dependences).
  * Prints one row per candidate and, per model, the mean absolute error in
  * percentage points, the sign right on the candidates that move the
  * measured time by more than 5%, and the kernels whose predicted best is
@@ -23,8 +26,8 @@
 #include "benchmarks/benchutil.h"
 #include "common/base.h"
 
-enum { M_SCHED, M_SUB, M_COUNT };
-static const char *const model_name[M_COUNT] = {"scheduled", "subpart"};
+enum { M_SCHED, M_SUM, M_CHAIN, M_COUNT };
+static const char *const model_name[M_COUNT] = {"scheduled", "sub-sum", "sub-chain"};
 
 typedef struct tally {
     double abs_err[M_COUNT];
@@ -45,7 +48,7 @@ static const char *block_issue(const tmap_eval *e, const char *ptx, double *issu
 }
 
 static tmap_status subpart_time(const tmap_eval *e, const uint32_t *perm, const double *issue,
-                                double *cycles, tmap_error *err)
+                                const double *lat, double *cycles, tmap_error *err)
 {
     size_t nwarps = (e->bbv.nthreads + 31) / 32;
     double *wi = malloc(nwarps * sizeof *wi), *wl = malloc(nwarps * sizeof *wl);
@@ -53,7 +56,7 @@ static tmap_status subpart_time(const tmap_eval *e, const uint32_t *perm, const 
                         (e->params.block_size + 31) / 32};
     tmap_status st = wi && wl ? TMAP_OK : tmap_fail(err, TMAP_ERR_NOMEM, "out of memory");
     if (!st)
-        st = tmap_sm_warps(&e->bbv, perm, issue, e->lat, wi, wl, err);
+        st = tmap_sm_warps(&e->bbv, perm, issue, lat, wi, wl, err);
     if (!st)
         st = tmap_sm_schedule(wi, wl, nwarps, &p, cycles, err);
     free(wi), free(wl);
@@ -62,17 +65,33 @@ static tmap_status subpart_time(const tmap_eval *e, const uint32_t *perm, const 
 
 static double pct(double orig, double cand) { return 100.0 * (1.0 - cand / orig); }
 
+/* Each block's latency chain, with the table the evaluation used. */
+static tmap_status block_chains(const tmap_eval *e, const char *ptx, double **chain,
+                                tmap_error *err)
+{
+    tmap_lat_table *t = NULL;
+    tmap_ptx_module *m = NULL;
+    tmap_status st = tmap_lat_load(e->table, &t, err);
+    if (!st) st = tmap_ptx_parse(ptx, strlen(ptx), "kernel.ptx", &m, err);
+    if (!st) st = tmap_lat_chains(t, m, e->entry, chain, err);
+    tmap_ptx_free(m);
+    tmap_lat_free(t);
+    return st;
+}
+
 /* Rows of one kernel; adds to the tally. */
 static tmap_status report_kernel(const char *name, const tmap_eval *e, const char *ptx,
                                  tally *t, tmap_error *err)
 {
-    double *issue = malloc((e->cfg->nblocks + 1) * sizeof *issue), t0;
+    double *issue = malloc((e->cfg->nblocks + 1) * sizeof *issue), *chain = NULL, t0, c0;
     if (!issue)
         return tmap_fail(err, TMAP_ERR_NOMEM, "out of memory");
     const char *src = block_issue(e, ptx, issue);
-    tmap_status st = subpart_time(e, NULL, issue, &t0, err);
-    double best_meas = INFINITY, best_pred[M_COUNT] = {INFINITY, INFINITY};
-    int arg_pred[M_COUNT] = {0, 0};
+    tmap_status st = block_chains(e, ptx, &chain, err);
+    if (!st) st = subpart_time(e, NULL, issue, e->lat, &t0, err);
+    if (!st) st = subpart_time(e, NULL, issue, chain, &c0, err);
+    double best_meas = INFINITY, best_pred[M_COUNT] = {INFINITY, INFINITY, INFINITY};
+    int arg_pred[M_COUNT] = {0};
     double meas_of[TMAP_ALGO_COUNT] = {0};
     for (size_t i = 0; !st && i < e->plan.n; i++) {
         const tmap_candidate *c = &e->plan.cand[i];
@@ -80,14 +99,16 @@ static tmap_status report_kernel(const char *name, const tmap_eval *e, const cha
         meas_of[i] = ms;
         if (!c->available || !isfinite(ms))
             continue;
-        double tc;
-        st = subpart_time(e, i ? c->perm : NULL, issue, &tc, err);
+        double tc, cc;
+        st = subpart_time(e, i ? c->perm : NULL, issue, e->lat, &tc, err);
+        if (!st)
+            st = subpart_time(e, i ? c->perm : NULL, issue, chain, &cc, err);
         if (st)
             break;
-        double pred[M_COUNT] = {100.0 * c->gain, pct(t0, tc)};
+        double pred[M_COUNT] = {100.0 * c->gain, pct(t0, tc), pct(c0, cc)};
         double meas = pct(e->original_ms, ms);
-        printf("%-20s %-11s %9.4f %9.1f | %9.1f %9.1f | %s\n", name,
-               tmap_algo_name(c->algo), ms, meas, pred[M_SCHED], pred[M_SUB], src);
+        printf("%-20s %-11s %9.4f %9.1f | %9.1f %9.1f %9.1f | %s\n", name,
+               tmap_algo_name(c->algo), ms, meas, pred[M_SCHED], pred[M_SUM], pred[M_CHAIN], src);
         if (ms < best_meas)
             best_meas = ms;
         for (int m = 0; m < M_COUNT; m++)
@@ -109,6 +130,7 @@ static tmap_status report_kernel(const char *name, const tmap_eval *e, const cha
             t->best_ok[m] += meas_of[arg_pred[m]] <= 1.05 * best_meas;
     }
     free(issue);
+    free(chain);
     return st;
 }
 
@@ -162,8 +184,8 @@ int main(int argc, char **argv)
     bench_banner(stdout, &d, "# ");
     printf("# improvement = 1 - t / t_original, in %%; BBVs measured on seed %llu; %d reps\n",
            (unsigned long long)seed, reps);
-    printf("%-20s %-11s %9s %9s | %9s %9s | issue\n", "kernel", "candidate", "kernel_ms",
-           "measured", model_name[0], model_name[1]);
+    printf("%-20s %-11s %9s %9s | %9s %9s %9s | issue\n", "kernel", "candidate", "kernel_ms",
+           "measured", model_name[0], model_name[1], model_name[2]);
     tally t;
     memset(&t, 0, sizeof t);
     for (size_t i = 0; i < n; i++) {

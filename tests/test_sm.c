@@ -93,6 +93,46 @@ static void test_warps_of_bbv(void **state)
     tmap_bbv_free(&b);
 }
 
+/* Chains computed by hand.  Block 0: mov issues at 0 (ready 2), the two
+ * adds of %r1 at 2 and 3 (ready 6 and 7), the mul of both at 7 (ready 12),
+ * setp at 12 (ready 15), the guarded bra waits for %p1: 15, ends 16; the
+ * summed latencies (tmap_lat_blocks) are 19.  Block 1: a store reads its
+ * first operand, so it waits for the ld.param's %rd1. */
+static void test_chain(void **state)
+{
+    static const char table[] = "mov.u32\t2\t-\tt\nadd.u32\t4\t-\tt\n"
+                                "mul.lo.u32\t5\t-\tt\nret\t1\t-\tt\n"
+                                "setp.lt.u32\t3\t-\tt\nst.global.u32\t10\t-\tt\n"
+                                "class:default\t1\t-\tt\n";
+    static const char ptx[] =
+        ".version 8.0\n.target sm_90\n.address_size 64\n"
+        ".visible .entry k(.param .u64 p)\n{\n"
+        "  .reg .b32 %r<6>;\n  .reg .b64 %rd<2>;\n  .reg .pred %p<2>;\n"
+        "  mov.u32 %r1, 5;\n  add.u32 %r2, %r1, 1;\n  add.u32 %r3, %r1, 2;\n"
+        "  mul.lo.u32 %r4, %r2, %r3;\n  setp.lt.u32 %p1, %r4, 9;\n"
+        "  @%p1 bra DONE;\n  ld.param.u64 %rd1, [p];\n"
+        "  st.global.u32 [%rd1], %r4;\nDONE:\n  ret;\n}\n";
+    tmap_lat_table *t = NULL;
+    tmap_ptx_module *m = NULL;
+    double *chain = NULL, *sum = NULL;
+    tmap_cfg *cfg = NULL;
+    TMAP_CHECK(tmap_lat_parse(table, strlen(table), "t.tsv", &t, err));
+    TMAP_CHECK(tmap_ptx_parse(ptx, strlen(ptx), "k.ptx", &m, err));
+    TMAP_CHECK(tmap_cfg_build(m, "k", &cfg, err));
+    TMAP_CHECK(tmap_lat_chains(t, m, "k", &chain, err));
+    TMAP_CHECK(tmap_lat_blocks(t, cfg, &sum, NULL, err));
+    assert_int_equal(cfg->nblocks, 3);
+    /* block 0: mov 0-2, add 2-6, add 3-7, mul 7-12, setp 12-15, bra 15-16 */
+    assert_true(chain[0] == 16 && sum[0] == 2 + 4 + 4 + 5 + 3 + 1);
+    /* block 1: ld.param (default 1) 0-1, st waits for %rd1: 1-11 */
+    assert_true(chain[1] == 11 && sum[1] == 11);
+    assert_true(chain[2] == 1);
+    free(chain), free(sum);
+    tmap_cfg_free(cfg);
+    tmap_ptx_free(m);
+    tmap_lat_free(t);
+}
+
 static void test_bad_input(void **state)
 {
     double wi[] = {1}, wl[] = {-1}, t;
@@ -113,7 +153,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_one_block),   cmocka_unit_test(test_shared_subpartition),
         cmocka_unit_test(test_residents),   cmocka_unit_test(test_placement),
-        cmocka_unit_test(test_warps_of_bbv), cmocka_unit_test(test_bad_input),
+        cmocka_unit_test(test_warps_of_bbv), cmocka_unit_test(test_chain),
+        cmocka_unit_test(test_bad_input),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -70,6 +70,12 @@ tmap_status tmap_lat_lookup_opcode(const tmap_lat_table *t, const char *opcode,
 tmap_status tmap_lat_blocks(const tmap_lat_table *t, const tmap_cfg *cfg, double **lat,
                             tmap_lat_report *report, tmap_error *err);
 void tmap_lat_report_free(tmap_lat_report *r);
+/* chain[b] = the cycles one warp alone takes through block b of `kernel`'s
+ * CFG in module m: in-order issue, one instruction a cycle at most, each
+ * waiting for the registers it reads (written earlier in the block) with
+ * the table's latencies (*chain: malloc'ed, one per CFG block). */
+tmap_status tmap_lat_chains(const tmap_lat_table *t, const tmap_ptx_module *m,
+                            const char *kernel, double **chain, tmap_error *err);
 const char *tmap_lat_match_name(tmap_lat_match m);
 /* The class an opcode falls back to ("fp32", "mem.global"...; "default" for
  * a malformed opcode), and the class names a table may define. */
