@@ -252,6 +252,54 @@ tmap_status tmap_layout_apply(tmap_layout *y, tmap_kernel *k, const tmap_launch 
                               uint64_t perm, void *stream, float ms[3], tmap_error *err);
 void tmap_layout_free(tmap_layout *y);
 
+/*
+ * The regroup path on the GPU (experimental; runtime/gpu_regroup.cu, built
+ * with nvcc and CUB; without nvcc every call is TMAP_ERR_UNSUPPORTED).  A
+ * tmap_gpu_regroup holds the scratch for nthreads threads, allocated once.
+ * Device arrays are CUdeviceptr / cudaMalloc pointers as uint64_t; `stream`
+ * is a CUstream or cudaStream_t (NULL: the legacy default stream); nothing
+ * waits unless tmap_gpu_regroup_sync is called.
+ *
+ * tmap_gpu_regroup_model: the regression to evaluate: coef as
+ * tmap_predictor.coef ([nblocks][nfeatures + 2]) and the block latencies
+ * lat[nblocks], copied to the device (this call waits for the copy).
+ *
+ * tmap_gpu_regroup_cost: each thread's eq. 11 latency from its features
+ * (device double [nthreads][nfeatures], row t = thread t) through eq. 1,
+ * counts rounded and clamped as tmap_predict does, weighted by lat, into
+ * the device array tmap_gpu_regroup_cost_ptr(g): bitwise what tmap_predict
+ * and the CPU's thread latency give.
+ *
+ * tmap_gpu_regroup_sort: perm (device u32 [nthreads]) sorts the threads
+ * stably by key (device double [nthreads]) quantized to single precision
+ * (keys within 1 part in 2^24 tie), descending or not, ties by thread
+ * index: over the grid (block_size 0) or within each thread block of
+ * block_size threads: tmap_regroup_sort_key's permutation of the
+ * quantized keys.
+ *
+ * tmap_gpu_regroup_run: cost then sort by it (descending: the heaviest
+ * threads first), as one CUDA graph launch on `stream`; the graph is
+ * captured on the first call and again when an argument or the model
+ * changes.
+ */
+typedef struct tmap_gpu_regroup tmap_gpu_regroup;
+
+tmap_status tmap_gpu_regroup_create(tmap_cuda *c, size_t nthreads, tmap_gpu_regroup **out,
+                                    tmap_error *err);
+void tmap_gpu_regroup_free(tmap_gpu_regroup *g);
+tmap_status tmap_gpu_regroup_model(tmap_gpu_regroup *g, const double *coef, const double *lat,
+                                   size_t nblocks, size_t nfeatures, tmap_error *err);
+uint64_t tmap_gpu_regroup_cost_ptr(const tmap_gpu_regroup *g);
+tmap_status tmap_gpu_regroup_cost(tmap_gpu_regroup *g, uint64_t features, void *stream,
+                                  tmap_error *err);
+tmap_status tmap_gpu_regroup_sort(tmap_gpu_regroup *g, uint64_t key, int descending,
+                                  size_t block_size, uint64_t perm, void *stream,
+                                  tmap_error *err);
+tmap_status tmap_gpu_regroup_run(tmap_gpu_regroup *g, uint64_t features, int descending,
+                                 size_t block_size, uint64_t perm, void *stream,
+                                 tmap_error *err);
+tmap_status tmap_gpu_regroup_sync(tmap_gpu_regroup *g, void *stream, tmap_error *err);
+
 /* Reference redirection at run time: parses `ptx`, redirects `kernel`,
  * prints and loads it.  Set D with tmap_redirect_set before launching (until
  * then the kernel runs unregrouped); launch with the kernel's own arguments. */

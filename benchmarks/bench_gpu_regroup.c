@@ -1,0 +1,192 @@
+/*
+ * bench_gpu_regroup.c -- the regroup path on the GPU, stage by stage, next
+ * to each stage's bandwidth floor: for N threads with 5 features and B CFG
+ * blocks,
+ *   cost -- eq. 1 and eq. 11 per thread (tmap_gpu_regroup_cost); floor:
+ *           reading the features and writing the cost once;
+ *   sort -- the stable device sort of (key bits, thread) pairs into the
+ *           permutation, over the grid and per 256-thread block
+ *           (tmap_gpu_regroup_sort); floor: one read and one write of the
+ *           keys and values (a radix sort makes several such passes);
+ *   path -- cost + grid sort as one CUDA graph (tmap_gpu_regroup_run), as
+ *           regroup() runs them, from one event to the next; and the host
+ *           time to enqueue it.
+ * Medians of --reps after 3 warm-ups, CUDA events on one stream.
+ *   bench_gpu_regroup [--reps R] [--max-threads N]
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda.h>
+
+#include "benchmarks/benchutil.h"
+#include "common/base.h"
+
+enum { NFEAT = 5 };
+
+typedef struct stage_times {
+    float cost, sort_grid, sort_block, path, enqueue_us;
+} stage_times;
+
+/* One timed region on the default stream: CUDA events from the driver,
+ * loaded by the library (the benchmark has no libcuda link of its own). */
+typedef struct timer {
+    CUevent a, b;
+} timer;
+
+static CUresult (*ev_create)(CUevent *, unsigned);
+static CUresult (*ev_record)(CUevent, CUstream);
+static CUresult (*ev_sync)(CUevent);
+static CUresult (*ev_elapsed)(float *, CUevent, CUevent);
+
+#include <dlfcn.h>
+
+static int timer_api(void)
+{
+    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
+    if (!lib)
+        return -1;
+    ev_create = (CUresult(*)(CUevent *, unsigned))dlsym(lib, "cuEventCreate");
+    ev_record = (CUresult(*)(CUevent, CUstream))dlsym(lib, "cuEventRecord");
+    ev_sync = (CUresult(*)(CUevent))dlsym(lib, "cuEventSynchronize");
+    ev_elapsed = (CUresult(*)(float *, CUevent, CUevent))dlsym(lib, "cuEventElapsedTime_v2");
+    if (!ev_elapsed)
+        ev_elapsed = (CUresult(*)(float *, CUevent, CUevent))dlsym(lib, "cuEventElapsedTime");
+    return ev_create && ev_record && ev_sync && ev_elapsed ? 0 : -1;
+}
+
+static float timer_ms(timer *t)
+{
+    float ms = -1;
+    ev_sync(t->b);
+    ev_elapsed(&ms, t->a, t->b);
+    return ms;
+}
+
+static int fail(const tmap_error *e)
+{
+    fprintf(stderr, "bench_gpu_regroup: %s\n", e->message);
+    return 1;
+}
+
+static tmap_status one_rep(tmap_gpu_regroup *g, timer *t, uint64_t x, uint64_t perm,
+                           stage_times *o, tmap_error *err)
+{
+    uint64_t cost = tmap_gpu_regroup_cost_ptr(g);
+    ev_record(t->a, NULL);
+    tmap_status st = tmap_gpu_regroup_cost(g, x, NULL, err);
+    ev_record(t->b, NULL);
+    o->cost = timer_ms(t);
+    ev_record(t->a, NULL);
+    if (!st) st = tmap_gpu_regroup_sort(g, cost, 1, 0, perm, NULL, err);
+    ev_record(t->b, NULL);
+    o->sort_grid = timer_ms(t);
+    ev_record(t->a, NULL);
+    if (!st) st = tmap_gpu_regroup_sort(g, cost, 1, 256, perm, NULL, err);
+    ev_record(t->b, NULL);
+    o->sort_block = timer_ms(t);
+    double h0 = tmap_clock_seconds();
+    ev_record(t->a, NULL);
+    if (!st) st = tmap_gpu_regroup_run(g, x, 1, 0, perm, NULL, err);
+    ev_record(t->b, NULL);
+    o->enqueue_us = (float)((tmap_clock_seconds() - h0) * 1e6);
+    o->path = timer_ms(t);
+    return st;
+}
+
+static float median_of(stage_times *r, int n, size_t off)
+{
+    float *v = malloc((size_t)n * sizeof *v), m;
+    for (int i = 0; i < n; i++)
+        memcpy(&v[i], (char *)&r[i] + off, sizeof v[i]);
+    m = bench_median(v, n);
+    free(v);
+    return m;
+}
+
+static int measure(tmap_cuda *c, size_t n, size_t nb, int reps, double peak, timer *t)
+{
+    tmap_error e = {0};
+    tmap_gpu_regroup *g = NULL;
+    uint64_t x = 0, perm = 0;
+    double *hx = malloc(n * NFEAT * sizeof *hx), *coef = malloc(nb * (NFEAT + 2) * sizeof *coef);
+    double *lat = malloc(nb * sizeof *lat);
+    stage_times *r = calloc((size_t)reps, sizeof *r);
+    uint64_t s = 1;
+    for (size_t i = 0; i < n * NFEAT; i++)
+        s = s * 6364136223846793005ull + 1, hx[i] = (double)(s >> 40) / 1e4;
+    for (size_t i = 0; i < nb * (NFEAT + 2); i++)
+        coef[i] = 0.01 * (double)(i % 7) - 0.02;
+    for (size_t b = 0; b < nb; b++)
+        lat[b] = 4 + (double)(b % 5);
+    tmap_status st = tmap_gpu_regroup_create(c, n, &g, &e);
+    if (!st) st = tmap_cuda_alloc(c, n * NFEAT * sizeof *hx, &x, &e);
+    if (!st) st = tmap_cuda_alloc(c, n * sizeof(uint32_t), &perm, &e);
+    if (!st) st = tmap_cuda_upload(c, x, hx, n * NFEAT * sizeof *hx, &e);
+    if (!st) st = tmap_gpu_regroup_model(g, coef, lat, nb, NFEAT, &e);
+    for (int i = -3; !st && i < reps; i++) {
+        stage_times o;
+        st = one_rep(g, t, x, perm, &o, &e);
+        if (i >= 0)
+            r[i] = o;
+    }
+    if (!st) {
+        double cost_floor = (double)n * (NFEAT + 1) * 8 / (peak * 1e9) * 1e6;
+        double sort_floor = (double)n * 8 * 2 / (peak * 1e9) * 1e6;
+        printf("%9zu %5zu | %8.1f %6.1f | %9.1f %10.1f %6.1f | %8.1f %10.1f\n", n, nb,
+               median_of(r, reps, offsetof(stage_times, cost)) * 1e3, cost_floor,
+               median_of(r, reps, offsetof(stage_times, sort_grid)) * 1e3,
+               median_of(r, reps, offsetof(stage_times, sort_block)) * 1e3, sort_floor,
+               median_of(r, reps, offsetof(stage_times, path)) * 1e3,
+               median_of(r, reps, offsetof(stage_times, enqueue_us)));
+    }
+    tmap_gpu_regroup_free(g);
+    tmap_cuda_free(c, x);
+    tmap_cuda_free(c, perm);
+    free(hx), free(coef), free(lat), free(r);
+    return st ? fail(&e) : 0;
+}
+
+int main(int argc, char **argv)
+{
+    int reps = 21;
+    long max_threads = 10000000;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--reps") && i + 1 < argc)
+            reps = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--max-threads") && i + 1 < argc)
+            max_threads = atol(argv[++i]);
+        else {
+            fprintf(stderr, "usage: bench_gpu_regroup [--reps R] [--max-threads N]\n");
+            return strcmp(argv[i], "--help") ? 2 : 0;
+        }
+    }
+    if (reps < 1 || max_threads < 1) {
+        fprintf(stderr, "bench_gpu_regroup: --reps and --max-threads must be positive\n");
+        return 2;
+    }
+    tmap_error e = {0};
+    tmap_cuda *c = NULL;
+    tmap_device_info d;
+    if (tmap_cuda_open(0, &c, &e) || tmap_cuda_info(c, &d, &e))
+        return fail(&e);
+    timer t;
+    if (timer_api() || ev_create(&t.a, 0) || ev_create(&t.b, 0)) {
+        fprintf(stderr, "bench_gpu_regroup: no CUDA events\n");
+        return 1;
+    }
+    double peak = (double)d.mem_clock_khz * 1e3 * 2.0 * (d.mem_bus_width_bits / 8.0) / 1e9;
+    bench_banner(stdout, &d, "# ");
+    printf("# peak DRAM bandwidth %.0f GB/s; %d features; medians of %d reps; times in us\n",
+           peak, NFEAT, reps);
+    printf("%9s %5s | %8s %6s | %9s %10s %6s | %8s %10s\n", "threads", "B", "cost", "floor",
+           "sort_grid", "sort_block", "floor", "path", "enqueue");
+    for (long n = 10000; n <= max_threads; n *= 10)
+        for (size_t nb = 16; nb <= 256; nb *= 4)
+            if (measure(c, (size_t)n, nb, reps, peak, &t))
+                return 1;
+    tmap_cuda_close(c);
+    return 0;
+}

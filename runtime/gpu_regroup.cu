@@ -1,0 +1,314 @@
+/*
+ * gpu_regroup.cu -- the regroup path on the GPU, from device-resident
+ * features to a device-resident permutation, without a host round trip of
+ * per-thread data (built with nvcc; CUB from the toolkit sorts).
+ *
+ *   cost   eq. 1 per block (rounded, clamped at 0, as tmap_predict) and
+ *          eq. 11's thread latency sum_b lat[b] * count[b], in double, term
+ *          by term in block order with no fused multiply-add: bitwise the
+ *          CPU's tmap_predict + tmap_regroup_latency;
+ *   sort   the key quantized to single precision (round to nearest: keys
+ *          within 1 part in 2^24 tie), its bits mapped so that unsigned
+ *          order is the requested order (as regroup/sort_key.c does for
+ *          doubles), then a stable 32-bit radix sort of (bits, thread)
+ *          pairs: over the grid, or per thread block (a stable segmented
+ *          sort), ties by thread index: the permutation that
+ *          tmap_regroup_sort_key gives for the quantized keys;
+ *   run    cost and sort as one CUDA graph, captured on the first call for
+ *          its arguments and relaunched after: one launch instead of the
+ *          dozen kernels and the host work of CUB's dispatch.
+ *
+ * Everything is enqueued on the caller's stream; the scratch is allocated
+ * once, at create.
+ */
+#include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_segmented_sort.cuh>
+#include <cuda_runtime.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "threadmap/runtime.h"
+extern "C" {
+#include "common/base.h"
+}
+
+/* What a captured graph was made for: a call with other arguments
+ * captures anew. */
+typedef struct graph_key {
+    uint64_t features, perm;
+    size_t block_size, model_version;
+    int descending;
+} graph_key;
+
+struct tmap_gpu_regroup {
+    size_t n;                     /* threads */
+    double *cost;                 /* [n] eq. 11 */
+    unsigned *bits[2];            /* [n] keys in and out of the sort */
+    unsigned *thread;             /* [n] 0..n-1, the sort's values in */
+    int *offsets;                 /* [n / 32 + 2] thread block starts (block scope) */
+    void *temp;                   /* CUB's scratch */
+    size_t temp_bytes;
+    double *model;                /* coefficients then latencies */
+    size_t model_cap;             /* doubles */
+    size_t nblocks, nfeatures;    /* of the model set; 0 blocks: none yet */
+    size_t model_version;         /* counts tmap_gpu_regroup_model calls */
+    cudaStream_t capture;         /* graphs are captured on this stream */
+    cudaGraphExec_t graph;        /* cost + sort, or NULL */
+    graph_key made_for;
+};
+
+static tmap_status cuda_fail(tmap_error *err, cudaError_t e, const char *call)
+{
+    return tmap_fail(err, TMAP_ERR_CUDA, "%s: %s (%s)", call, cudaGetErrorName(e),
+                     cudaGetErrorString(e));
+}
+
+#define TMAP_CU(call, name)                                                            \
+    do {                                                                               \
+        cudaError_t e_ = (call);                                                       \
+        if (e_ != cudaSuccess)                                                         \
+            return cuda_fail(err, e_, name);                                           \
+    } while (0)
+
+/* ------------------------------------------------------------- kernels */
+
+/* One thread per thread of the launch; the model (coefficients, then the
+ * latencies) is staged in shared memory when it fits. */
+__global__ void cost_kernel(const double *x, unsigned p, const double *model,
+                            unsigned nblocks, size_t n, double *cost)
+{
+    extern __shared__ double staged[];
+    size_t nmodel = (size_t)nblocks * (p + 3);
+    int fits = nmodel * sizeof(double) <= 32768;
+    if (fits)
+        for (size_t i = threadIdx.x; i < nmodel; i += blockDim.x)
+            staged[i] = model[i];
+    __syncthreads();
+    const double *coef = fits ? staged : model, *lat = coef + (size_t)nblocks * (p + 2);
+    size_t t = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    if (t >= n)
+        return;
+    const double *xt = x + t * p;
+    double acc = 0;
+    for (unsigned b = 0; b < nblocks; b++) {
+        const double *c = coef + (size_t)b * (p + 2);
+        double v = __dadd_rn(c[0], __dmul_rn(c[p + 1], (double)t));
+        for (unsigned j = 0; j < p; j++)
+            v = __dadd_rn(v, __dmul_rn(c[j + 1], xt[j]));
+        v = floor(__dadd_rn(v, 0.5));
+        double count = !(v > 0) ? 0.0 : v >= 4294967295.0 ? 4294967295.0 : v;
+        acc = __dadd_rn(acc, __dmul_rn(lat[b], count));
+    }
+    cost[t] = acc;
+}
+
+/* The key rounded to single precision; the unsigned image of that float,
+ * increasing with it (-0 as +0), flipped when descending; the thread's own
+ * index as the value. */
+__global__ void bits_kernel(const double *key, int descending, size_t n, unsigned *bits,
+                            unsigned *thread)
+{
+    size_t t = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    if (t >= n)
+        return;
+    float x = __double2float_rn(key[t]);
+    if (x == 0)
+        x = 0.0f;
+    unsigned u = (unsigned)__float_as_uint(x);
+    u = (u >> 31) ? ~u : u ^ 0x80000000u;
+    bits[t] = descending ? ~u : u;
+    thread[t] = (unsigned)t;
+}
+
+__global__ void offsets_kernel(size_t n, unsigned block_size, size_t segments, int *offsets)
+{
+    size_t k = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    if (k <= segments)
+        offsets[k] = (int)(k * block_size < n ? k * block_size : n);
+}
+
+static unsigned grid_of(size_t n) { return (unsigned)((n + 255) / 256); }
+
+/* --------------------------------------------------------------- the API */
+
+extern "C" tmap_status tmap_gpu_regroup_create(tmap_cuda *c, size_t nthreads,
+                                               tmap_gpu_regroup **out, tmap_error *err)
+{
+    if (out)
+        *out = NULL;
+    if (!c || !out || !nthreads || nthreads > 0x7fffffffu)
+        return tmap_fail(err, TMAP_ERR_INVALID, "tmap_gpu_regroup_create: %s",
+                         !c || !out ? "an argument is NULL"
+                                    : "threads must be in [1, 2^31-1] (CUB's int offsets)");
+    tmap_gpu_regroup *g = (tmap_gpu_regroup *)calloc(1, sizeof *g);
+    if (!g)
+        return tmap_fail(err, TMAP_ERR_NOMEM, "out of memory");
+    g->n = nthreads;
+    size_t sort_bytes = 0, seg_bytes = 0, segs = nthreads / 32 + 1;
+    cudaError_t e = cub::DeviceRadixSort::SortPairs(
+        NULL, sort_bytes, g->bits[0], g->bits[1], g->thread, g->thread, (int)nthreads);
+    if (e == cudaSuccess)
+        e = cub::DeviceSegmentedSort::StableSortPairs(
+            NULL, seg_bytes, g->bits[0], g->bits[1], g->thread, g->thread, (int)nthreads,
+            (int)segs, g->offsets, g->offsets + 1);
+    g->temp_bytes = sort_bytes > seg_bytes ? sort_bytes : seg_bytes;
+    void **bufs[] = {(void **)&g->cost, (void **)&g->bits[0], (void **)&g->bits[1],
+                     (void **)&g->thread, (void **)&g->offsets, &g->temp};
+    size_t sizes[] = {nthreads * sizeof(double), nthreads * 4, nthreads * 4,
+                      nthreads * sizeof(unsigned), (segs + 1) * sizeof(int), g->temp_bytes};
+    for (size_t i = 0; e == cudaSuccess && i < 6; i++)
+        e = cudaMalloc(bufs[i], sizes[i] ? sizes[i] : 1);
+    if (e == cudaSuccess)
+        e = cudaStreamCreateWithFlags(&g->capture, cudaStreamNonBlocking);
+    if (e != cudaSuccess) {
+        tmap_gpu_regroup_free(g);
+        return cuda_fail(err, e, "tmap_gpu_regroup_create: cudaMalloc");
+    }
+    *out = g;
+    return TMAP_OK;
+}
+
+extern "C" void tmap_gpu_regroup_free(tmap_gpu_regroup *g)
+{
+    if (!g)
+        return;
+    void *bufs[] = {g->cost, g->bits[0], g->bits[1], g->thread, g->offsets, g->temp, g->model};
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
+        if (bufs[i])
+            cudaFree(bufs[i]);
+    if (g->graph)
+        cudaGraphExecDestroy(g->graph);
+    if (g->capture)
+        cudaStreamDestroy(g->capture);
+    free(g);
+}
+
+extern "C" uint64_t tmap_gpu_regroup_cost_ptr(const tmap_gpu_regroup *g)
+{
+    return g ? (uint64_t)(uintptr_t)g->cost : 0;
+}
+
+extern "C" tmap_status tmap_gpu_regroup_model(tmap_gpu_regroup *g, const double *coef,
+                                              const double *lat, size_t nblocks,
+                                              size_t nfeatures, tmap_error *err)
+{
+    if (!g || !coef || !lat || !nblocks || nblocks > UINT32_MAX || nfeatures > 65536)
+        return tmap_fail(err, TMAP_ERR_INVALID, "tmap_gpu_regroup_model: bad arguments");
+    size_t ncoef = nblocks * (nfeatures + 2), need = ncoef + nblocks;
+    if (need > g->model_cap) {
+        if (g->model)
+            cudaFree(g->model);
+        g->model = NULL, g->model_cap = 0;
+        TMAP_CU(cudaMalloc((void **)&g->model, need * sizeof(double)), "cudaMalloc");
+        g->model_cap = need;
+    }
+    TMAP_CU(cudaMemcpy(g->model, coef, ncoef * sizeof(double), cudaMemcpyHostToDevice),
+            "cudaMemcpy");
+    TMAP_CU(cudaMemcpy(g->model + ncoef, lat, nblocks * sizeof(double), cudaMemcpyHostToDevice),
+            "cudaMemcpy");
+    g->nblocks = nblocks, g->nfeatures = nfeatures;
+    g->model_version++;
+    return TMAP_OK;
+}
+
+extern "C" tmap_status tmap_gpu_regroup_cost(tmap_gpu_regroup *g, uint64_t features,
+                                             void *stream, tmap_error *err)
+{
+    if (!g || (!features && g->nfeatures))
+        return tmap_fail(err, TMAP_ERR_INVALID, "tmap_gpu_regroup_cost: an argument is NULL");
+    if (!g->nblocks)
+        return tmap_fail(err, TMAP_ERR_INVALID, "tmap_gpu_regroup_cost: no model yet "
+                         "(tmap_gpu_regroup_model)");
+    size_t shared = g->nblocks * (g->nfeatures + 3) * sizeof(double);
+    cost_kernel<<<grid_of(g->n), 256, shared <= 32768 ? shared : 0, (cudaStream_t)stream>>>(
+        (const double *)(uintptr_t)features, (unsigned)g->nfeatures, g->model,
+        (unsigned)g->nblocks, g->n, g->cost);
+    TMAP_CU(cudaGetLastError(), "cost kernel launch");
+    return TMAP_OK;
+}
+
+extern "C" tmap_status tmap_gpu_regroup_sort(tmap_gpu_regroup *g, uint64_t key, int descending,
+                                             size_t block_size, uint64_t perm, void *stream,
+                                             tmap_error *err)
+{
+    if (!g || !key || !perm)
+        return tmap_fail(err, TMAP_ERR_INVALID, "tmap_gpu_regroup_sort: an argument is NULL");
+    if (block_size && (block_size < 32 || block_size > 0x7fffffffu))
+        return tmap_fail(err, TMAP_ERR_INVALID, "tmap_gpu_regroup_sort: block size %zu "
+                         "(0 for grid scope, else at least 32)", block_size);
+    cudaStream_t s = (cudaStream_t)stream;
+    int n = (int)g->n;
+    bits_kernel<<<grid_of(g->n), 256, 0, s>>>((const double *)(uintptr_t)key, descending, g->n,
+                                              g->bits[0], g->thread);
+    TMAP_CU(cudaGetLastError(), "bits kernel launch");
+    unsigned *out = (unsigned *)(uintptr_t)perm;
+    size_t bytes = g->temp_bytes;
+    if (!block_size) {
+        TMAP_CU(cub::DeviceRadixSort::SortPairs(g->temp, bytes, g->bits[0], g->bits[1],
+                                                g->thread, out, n, 0, 32, s),
+                "cub::DeviceRadixSort::SortPairs");
+        return TMAP_OK;
+    }
+    size_t segs = (g->n + block_size - 1) / block_size;
+    offsets_kernel<<<grid_of(segs + 1), 256, 0, s>>>(g->n, (unsigned)block_size, segs,
+                                                     g->offsets);
+    TMAP_CU(cudaGetLastError(), "offsets kernel launch");
+    TMAP_CU(cub::DeviceSegmentedSort::StableSortPairs(g->temp, bytes, g->bits[0], g->bits[1],
+                                                      g->thread, out, n, (int)segs,
+                                                      g->offsets, g->offsets + 1, s),
+            "cub::DeviceSegmentedSort::StableSortPairs");
+    return TMAP_OK;
+}
+
+/* Captures cost + sort for these arguments into g->graph. */
+static tmap_status capture(tmap_gpu_regroup *g, const graph_key *k, tmap_error *err)
+{
+    if (g->graph)
+        cudaGraphExecDestroy(g->graph);
+    g->graph = NULL;
+    TMAP_CU(cudaStreamBeginCapture(g->capture, cudaStreamCaptureModeRelaxed),
+            "cudaStreamBeginCapture");
+    tmap_status st = tmap_gpu_regroup_cost(g, k->features, g->capture, err);
+    if (!st)
+        st = tmap_gpu_regroup_sort(g, (uint64_t)(uintptr_t)g->cost, k->descending,
+                                   k->block_size, k->perm, g->capture, err);
+    cudaGraph_t graph = NULL;
+    cudaError_t e = cudaStreamEndCapture(g->capture, &graph);
+    if (!st && e != cudaSuccess)
+        st = cuda_fail(err, e, "cudaStreamEndCapture");
+    if (!st && (e = cudaGraphInstantiate(&g->graph, graph, 0)) != cudaSuccess)
+        st = cuda_fail(err, e, "cudaGraphInstantiate");
+    if (graph)
+        cudaGraphDestroy(graph);
+    if (!st)
+        g->made_for = *k;
+    return st;
+}
+
+extern "C" tmap_status tmap_gpu_regroup_run(tmap_gpu_regroup *g, uint64_t features,
+                                            int descending, size_t block_size, uint64_t perm,
+                                            void *stream, tmap_error *err)
+{
+    if (!g || !perm)
+        return tmap_fail(err, TMAP_ERR_INVALID, "tmap_gpu_regroup_run: an argument is NULL");
+    graph_key k;
+    memset(&k, 0, sizeof k); /* padding too: keys compare with memcmp */
+    k.features = features, k.perm = perm, k.block_size = block_size;
+    k.model_version = g->model_version, k.descending = descending != 0;
+    if (!g->graph || memcmp(&k, &g->made_for, sizeof k)) {
+        tmap_status st = capture(g, &k, err);
+        if (st)
+            return st;
+    }
+    TMAP_CU(cudaGraphLaunch(g->graph, (cudaStream_t)stream), "cudaGraphLaunch");
+    return TMAP_OK;
+}
+
+extern "C" tmap_status tmap_gpu_regroup_sync(tmap_gpu_regroup *g, void *stream,
+                                             tmap_error *err)
+{
+    (void)g;
+    TMAP_CU(cudaStreamSynchronize((cudaStream_t)stream), "cudaStreamSynchronize");
+    return TMAP_OK;
+}
