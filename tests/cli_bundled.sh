@@ -10,7 +10,7 @@
 # efficiency, whose thread and warp instruction totals it prints.
 # `regroup --threads 4` must write the permutation `--threads 1` writes.
 # Every JSON output states units in its keys (_cycles, _pct, _frac) and none
-# has the old names.
+# has the old names; the report names the device and mechanism it can know.
 set -euo pipefail
 tm=$1/threadmap src=$2
 rec=$src/examples/divergent/recorded
@@ -74,7 +74,9 @@ assert rg["zero_divergence_cycles"] == meas["zero_divergence_cycles"]
 for c in rg["candidates"]:
     assert not old & set(c) and {"gain_frac", "bbv_weighted_scheduled_cycles"} <= set(c), c
 assert rg["candidates"][0]["bbv_weighted_scheduled_cycles"] == meas["bbv_weighted_scheduled_cycles"]
-# the report names the latency table relatively
+# the report names the device (profile.json beside the PTX), the mechanism and a relative table
+assert rep["device"] == "NVIDIA H200", rep["device"]
+assert rep["mechanism"] == "layout transform", rep["mechanism"]
 assert not rep["latency_table"].startswith("/") and rep["latency_table"].endswith("sm_90.tsv")
 # the regression predicts input 2's BBVs within 1% on the model's main metric
 s = "bbv_weighted_scheduled_cycles"

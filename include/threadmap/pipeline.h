@@ -19,6 +19,10 @@ extern "C" {
 typedef enum tmap_mechanism { TMAP_MECH_NONE, TMAP_MECH_LAYOUT, TMAP_MECH_REDIRECT } tmap_mechanism;
 
 const char *tmap_mechanism_name(tmap_mechanism m);
+/* The mechanism a kernel's safety analysis allows, as `threadmap run`
+ * picks it: the layout transform when it keeps the results and the launch
+ * has arrays to move (have_arrays), else the redirection, else none. */
+tmap_mechanism tmap_mechanism_choose(const tmap_safety *s, int have_arrays);
 
 /* A launch ready to be regrouped. */
 typedef struct tmap_regroup_target {
