@@ -25,6 +25,14 @@ static void set_model(tmap_bench_option *o, double weighted, double scheduled, d
     o->m.simd_active_threads_per_inst = 32 * (1 - dw / 200);
 }
 
+/* Fails unless text (the file `name`) holds every string of want[0..n). */
+static void assert_has_all(const char *text, const char *name, const char *const *want, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!strstr(text, want[i]))
+            fail_msg("%s lacks \"%s\"", name, want[i]);
+}
+
 static void set_time(tmap_bench_option *o, double kernel, double apply, double algo)
 {
     o->kernel_ms = kernel, o->apply_ms = apply, o->algo_ms = algo, o->outputs_equal = 1;
@@ -331,9 +339,7 @@ static void test_csv(void **state)
                                        ",measured_improvement_frac,", ",bbv_weighted_cycles,",
                                        ",simd_active_threads_per_inst,simd_efficiency_pct,",
                                        ",zero_divergence_cycles,"};
-    for (size_t i = 0; i < sizeof cols / sizeof cols[0]; i++)
-        if (!strstr(csv, cols[i]))
-            fail_msg("results.csv lacks the column %s", cols[i]);
+    assert_has_all(csv, "results.csv", cols, sizeof cols / sizeof cols[0]);
     assert_null(strstr(csv, ",simd_efficiency,"));
     assert_null(strstr(csv, "zero_divergence_bound"));
     assert_null(strstr(csv, ",measured_improvement,"));
@@ -475,9 +481,7 @@ static void test_markdown(void **state)
         "| paper (GTX480, compute-bound) |  | 6.2 | 12.7 |", "predicted_vs_measured_bbv_weighted_scheduled.svg",
         "speedup_with_overhead.svg", "ga\\<m\\>&ma\\|x", "NVRTC: boom", "2 of 3 | **missed** | missed on: beta",
         "| 2.50x / 1.82x |", "## Kernels that failed"};
-    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
-        if (!strstr(md, want[i]))
-            fail_msg("report.md lacks \"%s\"", want[i]);
+    assert_has_all(md, "report.md", want, sizeof want / sizeof want[0]);
     /* BBV-weighted-scheduled 3.0 pp <= 5: met; Greedy-Max 1.38x < 2.2x: missed, with reasons */
     assert_non_null(strstr(md, "3.0 pp over 2 kernels | met |"));
     assert_non_null(strstr(md, "1.38x over 2 kernels | **missed** | below the target: alpha 1.82x"));

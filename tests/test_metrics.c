@@ -60,6 +60,15 @@ static void loop_cfg(test_cfg *t)
     cfg_block(t, 2, 1, TMAP_TERM_RET, 0, 0, NULL);
 }
 
+/* b0 -> {b1, b2}, b1 -> b2 (a skipped block), 2, 4 and 2 instructions. */
+static void skip_cfg(test_cfg *t)
+{
+    cfg_init(t, 3);
+    cfg_block(t, 0, 2, TMAP_TERM_CBRA, 1, 2, (uint32_t[]){1, 2});
+    cfg_block(t, 1, 4, TMAP_TERM_FALL, 0, 1, (uint32_t[]){2});
+    cfg_block(t, 2, 2, TMAP_TERM_RET, 0, 0, NULL);
+}
+
 static void test_hand_computed(void **state)
 {
     (void)state;
@@ -294,18 +303,13 @@ static void test_simd_both_forms(void **state)
     /* b0 (2 instructions) and b2 (2) run by all 32 threads, b1 (4) by 16:
      * 2*32 + 4*16 + 2*32 = 192 thread-instructions over 2 + 4 + 2 = 8 warp
      * instructions: 24 of 32 active threads per instruction, 75 percent. */
-    test_cfg c;
-    cfg_init(&c, 3);
-    cfg_block(&c, 0, 2, TMAP_TERM_CBRA, 1, 2, (uint32_t[]){1, 2});
-    cfg_block(&c, 1, 4, TMAP_TERM_FALL, 0, 1, (uint32_t[]){2});
-    cfg_block(&c, 2, 2, TMAP_TERM_RET, 0, 0, NULL);
-    tmap_bbv bbv;
     tmap_error err = {0};
+    tmap_bbv bbv;
     assert_int_equal(tmap_bbv_create(&bbv, 32, 3, &err), TMAP_OK);
-    for (uint32_t t = 0; t < 32; t++) {
-        bbv.counts[t * 3] = bbv.counts[t * 3 + 2] = 1;
-        bbv.counts[t * 3 + 1] = t < 16;
-    }
+    for (uint32_t t = 0; t < 32; t++)
+        bbv.counts[t * 3] = bbv.counts[t * 3 + 2] = 1, bbv.counts[t * 3 + 1] = t < 16;
+    test_cfg c;
+    skip_cfg(&c);
     double lat[3] = {1, 1, 1};
     tmap_model_params p = {.block_size = 32, .nsms = 1, .blocks_per_sm = 1};
     tmap_metrics m;
