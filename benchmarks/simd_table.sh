@@ -9,7 +9,9 @@
 set -euo pipefail
 dir=${1:?usage: simd_table.sh DIR}
 key() { sed -n "s/.*\"$2\": \([0-9.e+]*\).*/\1/p" "$1" 2>/dev/null | head -n 1; }
-simd() { key "$1" simd_efficiency; }
+# active threads per warp instruction (of 32); files written before the keys
+# stated their units call it simd_efficiency
+simd() { local v; v=$(key "$1" simd_active_threads_per_inst); [ -n "$v" ] || v=$(key "$1" simd_efficiency); echo "$v"; }
 ncu() { grep -h "$2\"" "$1" 2>/dev/null | awk -F'","' '{gsub(/[",]/, "", $NF); print $NF}' | head -n 1 || true; }
 diffpct() { awk -v p="$1" -v m="$2" 'BEGIN { printf "%+.1f%%", 100 * (p - m) / m }'; }
 within() { awk -v p="$1" -v m="$2" 'BEGIN { d = (p - m) / m; print (d < 0 ? -d : d) <= 0.05 }'; }

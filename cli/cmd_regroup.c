@@ -3,7 +3,6 @@
  * algorithm, or (--algo auto) every candidate scored by the model and the
  * decision regroup() would take; prints the predicted times, writes PERM.
  */
-#include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,7 +13,7 @@
 #include "cli/model_input.h"
 #include "cli/plan_input.h"
 #include "common/base.h"
-#include "threadmap/regroup.h"
+#include "threadmap/report.h"
 
 static const char usage_head[] =
     "usage: threadmap regroup --algo ALGO --bbv BBV.npy (--cfg FILE.ptx --kernel K |\n"
@@ -106,48 +105,25 @@ static tmap_status save_perm(const char *path, const uint32_t *perm, size_t n, t
     return s;
 }
 
-static json_t *cand_json(const tmap_candidate *c)
+static tmap_status print(const rg_opts *o, const tmap_plan *p, tmap_error *err)
 {
-    if (!c->available)
-        return json_pack("{s:s, s:b, s:s}", "algo", tmap_algo_name(c->algo), "available", 0,
-                         "note", c->note);
-    return json_pack("{s:s, s:b, s:f, s:f, s:f, s:f, s:f, s:o}", "algo", tmap_algo_name(c->algo),
-                     "available", 1, "bbv_weighted", c->m.bbv_weighted, "bbv_weighted_scheduled",
-                     c->m.bbv_weighted_scheduled, "divergent_warp_ratio", c->m.divergent_warp_ratio,
-                     "gain", c->gain, "algo_ms", c->algo_ms, "total_ms",
-                     isnan(c->total_ms) ? json_null() : json_real(c->total_ms));
-}
-
-static void print(const rg_opts *o, const tmap_plan *p)
-{
-    if (o->json) {
-        json_t *root = json_object(), *arr = json_array();
-        for (size_t i = 0; i < p->n; i++)
-            json_array_append_new(arr, cand_json(&p->cand[i]));
-        json_object_set_new(root, "candidates", arr);
-        json_object_set_new(root, "chosen", json_string(tmap_algo_name(p->cand[p->chosen].algo)));
-        json_object_set_new(root, "decision", json_string(p->why));
-        json_object_set_new(root, "perm", json_string(o->out));
-        char *s = json_dumps(root, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
-        puts(s ? s : "{}");
-        free(s);
-        json_decref(root);
-        return;
-    }
-    printf("%-11s %16s %8s %10s %10s\n", "algorithm", "scheduled (cyc)", "gain", "div.warps",
+    if (o->json)
+        return tmap_report_plan_json(p, o->out, stdout, err);
+    printf("%-11s %16s %8s %12s %10s\n", "algorithm", "scheduled cyc", "gain %", "div.warps %",
            "algo ms");
     for (size_t i = 0; i < p->n; i++) {
         const tmap_candidate *c = &p->cand[i];
         if (!c->available)
             printf("%-11s unavailable: %s\n", tmap_algo_name(c->algo), c->note);
         else
-            printf("%-11s %16.0f %7.1f%% %9.1f%% %10.3f\n", tmap_algo_name(c->algo),
-                   c->m.bbv_weighted_scheduled, 100 * c->gain, c->m.divergent_warp_ratio,
+            printf("%-11s %16.0f %8.1f %12.1f %10.3f\n", tmap_algo_name(c->algo),
+                   c->m.bbv_weighted_scheduled, 100 * c->gain, c->m.divergent_warps_pct,
                    c->algo_ms);
     }
     if (!strcmp(o->algo, "auto"))
         printf("decision: %s\n", p->why);
     printf("wrote %s (%s)\n", o->out, tmap_algo_name(p->cand[p->chosen].algo));
+    return TMAP_OK;
 }
 
 int tmap_cmd_regroup(int argc, char **argv)
@@ -171,7 +147,7 @@ int tmap_cmd_regroup(int argc, char **argv)
     if (!s)
         s = save_perm(o.out, p.cand[p.chosen].perm, d.bbv.nthreads, &err);
     if (!s)
-        print(&o, &p);
+        s = print(&o, &p, &err);
     tmap_plan_free(&p);
     tmap_mi_free(&d);
     return s ? tmap_cli_fail("regroup", &err) : TMAP_EXIT_OK;

@@ -4,6 +4,7 @@
  * original launch and every candidate side by side, prints one form of the
  * report and (-o DIR) writes all four.
  */
+#include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,7 +23,7 @@ static const char usage_head[] =
     "                        --block-latency LAT.npy) [options] [-o DIR]\n\n"
     "The performance-estimate report of a kernel: the original launch and every\n"
     "candidate regrouping side by side with the model's times (BBV-weighted, eq. 5;\n"
-    "BBV-weighted-scheduled; the zero-divergence bound), the older metrics (divergent\n"
+    "BBV-weighted-scheduled; the zero-divergence time), the older metrics (divergent\n"
     "warps, divergent branches, SIMD efficiency), measured times when given, and the\n"
     "decision `threadmap regroup --algo auto` takes.  docs/report.md explains it.\n\n"
     "  --format FMT           what to print: text (default), markdown, json or html\n"
@@ -142,6 +143,45 @@ static void fill_rows(const rp_opts *o, const tmap_plan *p, tmap_report_row *row
     }
 }
 
+/* The GPU named by the profile.json beside `path` (a file of a profile
+ * folder: its kernel.ptx or a BBV), copied into buf; NULL when none. */
+static const char *profile_device(const char *path, char *buf, size_t size)
+{
+    const char *slash = path ? strrchr(path, '/') : NULL;
+    char file[4200];
+    if (!path)
+        return NULL;
+    snprintf(file, sizeof file, "%.*sprofile.json", slash ? (int)(slash - path + 1) : 0, path);
+    json_t *root = json_load_file(file, 0, NULL);
+    const char *name = json_string_value(json_object_get(json_object_get(root, "device"), "name"));
+    if (name)
+        snprintf(buf, size, "%s", name);
+    json_decref(root);
+    return name ? buf : NULL;
+}
+
+/* The mechanism the safety analysis of the --cfg kernel allows (as `threadmap
+ * run` picks it, the manifest's arrays assumed); NULL without --cfg or when
+ * the analysis fails (the report then says "not given"). */
+static const char *safe_mechanism(const rp_opts *o)
+{
+    tmap_error e = {0}, *err = &e;
+    char *text = NULL;
+    size_t len = 0;
+    tmap_ptx_module *m = NULL;
+    tmap_safety sa;
+    if (!o->in.cfg)
+        return NULL;
+    tmap_status s = tmap_file_read(o->in.cfg, &text, &len, err);
+    if (!s)
+        s = tmap_ptx_parse(text, len, o->in.cfg, &m, err);
+    if (!s)
+        s = tmap_safety_analyze(m, o->in.kernel, &sa, err);
+    tmap_ptx_free(m);
+    free(text);
+    return s ? NULL : tmap_mechanism_name(tmap_mechanism_choose(&sa, 1));
+}
+
 static tmap_status emit(const rp_opts *o, const tmap_report *r, tmap_error *err)
 {
     static tmap_status (*const writers[])(const tmap_report *, FILE *, tmap_error *) = {
@@ -167,11 +207,16 @@ static tmap_status run(const rp_opts *o, const tmap_mi *d, tmap_error *err)
         for (size_t b = 0; names && b < d->bbv.nblocks; b++)
             names[b] = d->cfg ? d->cfg->blocks[b].name : d->names[b];
     }
+    char device[256];
     snprintf(origin, sizeof origin, "BBV file %s", o->in.bbv);
+    const char *dev = o->device ? o->device : profile_device(o->in.cfg, device, sizeof device);
+    if (!dev)
+        dev = profile_device(o->in.bbv, device, sizeof device);
+    const char *mech = o->mechanism ? o->mechanism : safe_mechanism(o);
     tmap_report r = {
         .kernel = kernel_name(o, d, kernel, sizeof kernel),
         .origin = o->origin ? o->origin : origin,
-        .device = o->device,
+        .device = dev,
         .bbv = &d->bbv,
         .lat = d->lat,
         .block_names = names,
@@ -181,7 +226,7 @@ static tmap_status run(const rp_opts *o, const tmap_mi *d, tmap_error *err)
         .nrows = p.n,
         .rows = rows,
         .decision = p.why,
-        .mechanism = o->mechanism,
+        .mechanism = mech,
     };
     if (!s)
         s = emit(o, &r, err);

@@ -1,8 +1,9 @@
 /*
  * metrics.c -- the divergence metrics of Liang et al. section IV on a BBV
  * matrix: warp time (eq. 2-3), thread-block time (eq. 4), BBV-weighted
- * (eq. 5), BBV-weighted-scheduled (sched.c), the zero-divergence bound, the
- * divergent-warps ratio, the divergent-branch estimate and SIMD efficiency.
+ * (eq. 5), BBV-weighted-scheduled (sched.c), the zero-divergence time (per
+ * kernel), the divergent-warps percentage, the divergent-branch estimate and
+ * SIMD efficiency (active threads per warp instruction).
  * docs/model.md states each formula and the choices made here.
  */
 #include "threadmap/model.h"
@@ -319,8 +320,8 @@ static double split_execs(const tmap_sass_split *e, const uint32_t *counts, size
     return sum;
 }
 
-/* Costs of the warp of slots [a, e): fills T_w and the ideal cost. */
-static void metrics_warp(metrics_ctx *c, size_t a, size_t e, double *tw, double *ideal)
+/* Cost of the warp of slots [a, e): fills T_w and the counters. */
+static void metrics_warp(metrics_ctx *c, size_t a, size_t e, double *tw)
 {
     size_t nb = c->bbv->nblocks, n = e - a;
     const uint32_t *counts = c->bbv->counts;
@@ -340,10 +341,9 @@ static void metrics_warp(metrics_ctx *c, size_t a, size_t e, double *tw, double 
             c->acc.sum[b] += row[b];
         }
     }
-    double t = 0, id = 0;
+    double t = 0;
     for (size_t b = 0; b < nb; b++) {
         t += c->lat[b] * c->acc.max[b];               /* eq. 2-3 */
-        id += c->lat[b] * c->acc.sum[b] / (double)n;  /* as if all equal */
         if (c->ninstr) {
             c->simd_num += c->ninstr[b] * c->acc.sum[b];
             c->simd_den += (divergent ? c->whole[b] : c->ninstr[b]) * c->acc.max[b];
@@ -362,7 +362,24 @@ static void metrics_warp(metrics_ctx *c, size_t a, size_t e, double *tw, double 
     }
     c->divergent_warps += divergent;
     *tw = t;
-    *ideal = id;
+}
+
+/* The original launch's warp of slots [a, e) at its threads' mean counts,
+ * whatever the grouping: sum_b lat[b] * mean_{t in [a, e)} BBV_t[b].  Called
+ * after metrics_warp, whose sums are the original's under the identity. */
+static double ideal_warp(metrics_ctx *c, size_t a, size_t e)
+{
+    size_t nb = c->bbv->nblocks;
+    if (c->perm) {
+        memset(c->acc.sum, 0, nb * sizeof *c->acc.sum);
+        for (size_t t = a; t < e; t++)
+            for (size_t b = 0; b < nb; b++)
+                c->acc.sum[b] += c->bbv->counts[t * nb + b];
+    }
+    double id = 0;
+    for (size_t b = 0; b < nb; b++)
+        id += c->lat[b] * c->acc.sum[b] / (double)(e - a);
+    return id;
 }
 
 /* Splits need SIMD weights and name blocks of the BBV (metrics_alloc
@@ -478,7 +495,8 @@ static tmap_status metrics_walk(metrics_ctx *c, const tmap_model_params *p, tmap
          * nthreads are absent (the last warp may be partial). */
         for (size_t a = lo; a < hi; a += WARP, w++) {
             size_t e = a + WARP < hi ? a + WARP : hi;
-            metrics_warp(c, a, e, &m->warp_cost[w], &m->ideal_warp_cost[w]);
+            metrics_warp(c, a, e, &m->warp_cost[w]);
+            m->ideal_warp_cost[w] = ideal_warp(c, a, e);
             m->block_cost[k] += m->warp_cost[w];      /* eq. 4 */
             ideal_block[k] += m->ideal_warp_cost[w];
         }
@@ -491,7 +509,7 @@ static tmap_status metrics_walk(metrics_ctx *c, const tmap_model_params *p, tmap
                                        p->blocks_per_sm, &m->bbv_weighted_scheduled, NULL, err);
     if (!s)
         s = tmap_sched_dynamic(ideal_block, m->nthread_blocks, p->nsms, p->blocks_per_sm,
-                               &m->zero_divergence_bound, NULL, err);
+                               &m->zero_divergence, NULL, err);
     free(ideal_block);
     return s;
 }
@@ -534,8 +552,8 @@ tmap_status tmap_metrics_compute(const tmap_bbv *bbv, const double *lat,
         tmap_metrics_free(&m);
         return s;
     }
-    m.divergent_warp_ratio = m.nwarps ? 100.0 * (double)c.divergent_warps / (double)m.nwarps : 0;
-    m.simd_efficiency = cfg && c.simd_den > 0 ? c.simd_num / c.simd_den : NAN;
+    m.divergent_warps_pct = m.nwarps ? 100.0 * (double)c.divergent_warps / (double)m.nwarps : 0;
+    m.simd_active_threads_per_inst = cfg && c.simd_den > 0 ? c.simd_num / c.simd_den : NAN;
     m.thread_instructions = cfg ? c.simd_num : NAN;
     m.warp_instructions = cfg ? c.simd_den : NAN;
     m.divergent_branches = cfg ? c.div_branches : NAN;

@@ -306,12 +306,8 @@ static void fill_option(tmap_bench_option *o, const tmap_eval *e, size_t i)
     o->apply_ms = e->measured_apply_ms[i];
     o->algo_ms = i ? c->algo_ms : 0;
     o->outputs_equal = e->outputs_equal[i];
-    o->weighted = c->available ? c->m.bbv_weighted : NAN;
-    o->scheduled = c->available ? c->m.bbv_weighted_scheduled : NAN;
-    o->bound = c->available ? c->m.zero_divergence_bound : NAN;
-    o->div_warps = c->available ? c->m.divergent_warp_ratio : NAN;
-    o->div_branches = c->available ? c->m.divergent_branches : NAN;
-    o->simd = c->available ? c->m.simd_efficiency : NAN;
+    o->m = c->m;
+    o->m.warp_cost = o->m.block_cost = o->m.ideal_warp_cost = NULL;
 }
 
 static void fill(kctx *x, const tmap_eval *e)

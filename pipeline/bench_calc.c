@@ -91,17 +91,22 @@ static void derive_option(tmap_bench_option *o, const tmap_bench_option *orig, i
     o->speedup_kernel = measured && t0 > 0 ? t0 / o->kernel_ms : NAN;
     o->speedup_total = measured && t0 > 0 ? t0 / o->total_ms : NAN;
     int avail = o->available;
-    o->predicted[TMAP_BM_WEIGHTED] = avail ? tmap_bench_improvement(orig->weighted, o->weighted) : NAN;
-    o->predicted[TMAP_BM_SCHEDULED] = avail ? tmap_bench_improvement(orig->scheduled, o->scheduled) : NAN;
-    o->predicted[TMAP_BM_DIV_WARPS] = avail ? tmap_bench_reduction(orig->div_warps, o->div_warps) : NAN;
-    o->predicted[TMAP_BM_DIV_BRANCHES] = avail ? tmap_bench_reduction(orig->div_branches, o->div_branches) : NAN;
+    const tmap_metrics *m0 = &orig->m, *m = &o->m;
+    o->predicted[TMAP_BM_WEIGHTED] = avail ? tmap_bench_improvement(m0->bbv_weighted, m->bbv_weighted) : NAN;
+    o->predicted[TMAP_BM_SCHEDULED] =
+        avail ? tmap_bench_improvement(m0->bbv_weighted_scheduled, m->bbv_weighted_scheduled) : NAN;
+    o->predicted[TMAP_BM_DIV_WARPS] =
+        avail ? tmap_bench_reduction(m0->divergent_warps_pct, m->divergent_warps_pct) : NAN;
+    o->predicted[TMAP_BM_DIV_BRANCHES] =
+        avail ? tmap_bench_reduction(m0->divergent_branches, m->divergent_branches) : NAN;
     o->measured_impr = measured ? tmap_bench_improvement(t0, o->kernel_ms) : NAN;
     o->measured_impr_total = measured ? tmap_bench_improvement(t0, o->total_ms) : NAN;
     for (int m = 0; m < TMAP_BM_COUNT; m++)
         o->error_pp[m] = o->valid ? 100 * fabs(o->predicted[m] - o->measured_impr) : NAN;
-    o->bound_model = avail && o->scheduled > 0 ? orig->bound / o->scheduled : NAN;
-    double t_bound = t0 * orig->bound / orig->scheduled;
-    o->bound_measured = measured && orig->scheduled > 0 ? t_bound / o->kernel_ms : NAN;
+    double s0 = m0->bbv_weighted_scheduled;
+    o->zero_div_model = avail && m->bbv_weighted_scheduled > 0
+                            ? m0->zero_divergence / m->bbv_weighted_scheduled : NAN;
+    o->zero_div_measured = measured && s0 > 0 ? t0 * m0->zero_divergence / s0 / o->kernel_ms : NAN;
 }
 
 /* Mean estimation error per metric over the valid regroupings. */
@@ -150,8 +155,8 @@ void tmap_bench_derive(tmap_bench_kernel *k, int launches, double peak_gbps)
     k->gbps = o->kernel_ms > 0 ? k->bytes / (o->kernel_ms * 1e-3) / 1e9 : NAN;
     k->bw_fraction = peak_gbps > 0 && isfinite(k->gbps) ? k->gbps / peak_gbps : NAN;
     k->memory_bound = isfinite(k->bw_fraction) ? k->bw_fraction >= TMAP_BENCH_MEMORY_BOUND : -1;
-    k->divergent = o->div_warps > 0;
-    k->headroom = tmap_bench_improvement(o->scheduled, o->bound);
+    k->divergent = o->m.divergent_warps_pct > 0;
+    k->headroom = tmap_bench_improvement(o->m.bbv_weighted_scheduled, o->m.zero_divergence);
     kernel_errors(k);
     kernel_choice(k);
     k->outputs_ok = 1;

@@ -161,16 +161,20 @@ static tmap_status step_original(ctx *x, tmap_error *err)
     return st;
 }
 
-static tmap_mechanism pick_mechanism(const ctx *x)
+tmap_mechanism tmap_mechanism_choose(const tmap_safety *s, int have_arrays)
 {
-    const tmap_safety *s = &x->e->safety;
-    if (x->o->mechanism >= 0)
-        return (tmap_mechanism)x->o->mechanism;
     if (s->scope == TMAP_SAFE_NONE || s->scope == TMAP_SAFE_WARPS)
         return TMAP_MECH_NONE;
-    if (s->layout_ok && x->target.narrays)
+    if (s->layout_ok && have_arrays)
         return TMAP_MECH_LAYOUT;
     return s->redirect_ok ? TMAP_MECH_REDIRECT : TMAP_MECH_NONE;
+}
+
+static tmap_mechanism pick_mechanism(const ctx *x)
+{
+    if (x->o->mechanism >= 0)
+        return (tmap_mechanism)x->o->mechanism;
+    return tmap_mechanism_choose(&x->e->safety, x->target.narrays > 0);
 }
 
 /* Median over reps of one regrouped launch; apply = before + after. */

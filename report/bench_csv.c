@@ -9,6 +9,7 @@
 
 #include "common/base.h"
 #include "threadmap/report.h"
+#include "report/metrics.h"
 
 static void csv_str(FILE *f, const char *s)
 {
@@ -34,15 +35,15 @@ static void csv_header(FILE *f)
 {
     fputs("kernel,manifest,entry,option,available,chosen,valid,outputs_equal,reps,launches,"
           "kernel_ms,apply_ms,algo_ms,predict_ms,features_ms,total_ms,speedup_kernel,speedup_total,"
-          "measured_improvement,measured_improvement_total,", f);
+          "measured_improvement_frac,measured_improvement_total_frac,", f);
     for (int m = 0; m < TMAP_BM_COUNT; m++)
-        fprintf(f, "predicted_%s,", tmap_bench_metric_key((tmap_bench_metric)m));
+        fprintf(f, "predicted_improvement_frac_%s,", tmap_bench_metric_key((tmap_bench_metric)m));
     for (int m = 0; m < TMAP_BM_COUNT; m++)
         fprintf(f, "error_pp_%s,", tmap_bench_metric_key((tmap_bench_metric)m));
-    fputs("bbv_weighted_cycles,bbv_weighted_scheduled_cycles,zero_divergence_bound_cycles,"
-          "divergent_warps_pct,divergent_branches,simd_efficiency,bound_closeness_model,"
-          "bound_closeness_measured,mechanism,min_dram_bytes,dram_gbps,dram_fraction_of_peak,"
-          "bound,divergent_kernel\n", f);
+    tmap_report_metrics_csv_head(f);
+    fputs("zero_divergence_cycles,zero_divergence_closeness_model,"
+          "zero_divergence_closeness_measured,mechanism,min_dram_bytes,dram_gbps,"
+          "dram_fraction_of_peak,bound,divergent_kernel\n", f);
 }
 
 static void csv_row(FILE *f, const tmap_bench_run *r, const tmap_bench_kernel *k, size_t j)
@@ -66,10 +67,10 @@ static void csv_row(FILE *f, const tmap_bench_run *r, const tmap_bench_kernel *k
         csv_num(f, o->predicted[m]);
     for (int m = 0; m < TMAP_BM_COUNT; m++)
         csv_num(f, o->error_pp[m]);
-    double model[] = {o->weighted, o->scheduled, o->bound, o->div_warps, o->div_branches,
-                      o->simd, o->bound_model, o->bound_measured};
-    for (size_t i = 0; i < sizeof model / sizeof model[0]; i++)
-        csv_num(f, model[i]);
+    tmap_report_metrics_csv(f, o->available ? &o->m : NULL);
+    csv_num(f, k->opt[0].m.zero_divergence);
+    csv_num(f, o->zero_div_model);
+    csv_num(f, o->zero_div_measured);
     csv_str(f, k->mechanism);
     csv_num(f, k->bytes);
     csv_num(f, k->gbps);

@@ -2,7 +2,8 @@
  * bench_json.c -- results.json: the device and software (name, clocks,
  * driver, CUDA), date and command line, the settings, the summary against
  * the paper, and per kernel every option's numbers.  NAN is written as
- * null; keys are those of the CSV columns where they overlap.
+ * null; keys are those of the CSV columns where they overlap, and the
+ * model's metrics are written by the one metrics writer (report/metrics.c).
  */
 #include <jansson.h>
 #include <math.h>
@@ -11,8 +12,9 @@
 
 #include "common/base.h"
 #include "threadmap/report.h"
+#include "report/metrics.h"
 
-static json_t *num(double v) { return isfinite(v) ? json_real(v) : json_null(); }
+static json_t *num(double v) { return tmap_report_metrics_num(v); }
 
 static json_t *metric_object(const double *v)
 {
@@ -39,20 +41,15 @@ static json_t *option_json(const tmap_bench_option *o)
     json_object_set_new(j, "total_ms", num(o->total_ms));
     json_object_set_new(j, "speedup_kernel", num(o->speedup_kernel));
     json_object_set_new(j, "speedup_total", num(o->speedup_total));
-    json_object_set_new(j, "measured_improvement", num(o->measured_impr));
-    json_object_set_new(j, "measured_improvement_total", num(o->measured_impr_total));
-    json_object_set_new(j, "predicted_improvement", metric_object(o->predicted));
+    json_object_set_new(j, "measured_improvement_frac", num(o->measured_impr));
+    json_object_set_new(j, "measured_improvement_total_frac", num(o->measured_impr_total));
+    json_object_set_new(j, "predicted_improvement_frac", metric_object(o->predicted));
     json_object_set_new(j, "error_pp", metric_object(o->error_pp));
     json_t *m = json_object();
-    json_object_set_new(m, "bbv_weighted_cycles", num(o->weighted));
-    json_object_set_new(m, "bbv_weighted_scheduled_cycles", num(o->scheduled));
-    json_object_set_new(m, "zero_divergence_bound_cycles", num(o->bound));
-    json_object_set_new(m, "divergent_warps_pct", num(o->div_warps));
-    json_object_set_new(m, "divergent_branches", num(o->div_branches));
-    json_object_set_new(m, "simd_efficiency", num(o->simd));
+    tmap_report_metrics_json(m, o->available ? &o->m : NULL);
     json_object_set_new(j, "model", m);
-    json_object_set_new(j, "bound_closeness_model", num(o->bound_model));
-    json_object_set_new(j, "bound_closeness_measured", num(o->bound_measured));
+    json_object_set_new(j, "zero_divergence_closeness_model", num(o->zero_div_model));
+    json_object_set_new(j, "zero_divergence_closeness_measured", num(o->zero_div_measured));
     return j;
 }
 
@@ -82,7 +79,7 @@ static json_t *kernel_json(const tmap_bench_kernel *k)
     }
     json_object_set_new(j, "entry", json_string(k->entry));
     json_object_set_new(j, "threads", json_integer((json_int_t)k->threads));
-    json_object_set_new(j, "warps", json_integer((json_int_t)k->nwarps));
+    tmap_report_metrics_kernel_json(j, &k->opt[0].m);
     json_object_set_new(j, "branch_executions", num(k->branch_executions));
     json_object_set_new(j, "mechanism", json_string(k->mechanism));
     json_object_set_new(j, "bbv_origin", json_string(k->origin));
@@ -97,7 +94,7 @@ static json_t *kernel_json(const tmap_bench_kernel *k)
     json_object_set_new(j, "bound", json_string(k->memory_bound == 1 ? "memory"
                                                 : k->memory_bound == 0 ? "compute" : "unknown"));
     json_object_set_new(j, "divergent", json_boolean(k->divergent));
-    json_object_set_new(j, "zero_divergence_headroom", num(k->headroom));
+    json_object_set_new(j, "zero_divergence_headroom_frac", num(k->headroom));
     json_object_set_new(j, "error_pp", metric_object(k->error_pp));
     json_object_set_new(j, "best", k->best >= 0 ? json_string(k->opt[k->best].name) : json_null());
     json_object_set_new(j, "chosen", json_string(k->opt[k->chosen].name));

@@ -3,7 +3,7 @@
  * (a) divergence of the original launches (Table IV), (b) estimation error
  * per kernel and metric (Table V) with the means next to the paper's, (c)
  * speedups per kernel and algorithm (Fig. 9), (d) closeness to the
- * zero-divergence bound, (e) regroup()'s choice against the best measured
+ * zero-divergence time, (e) regroup()'s choice against the best measured
  * option, (f) the targets (bench_targets.c), then the plots, the predictor
  * quality and the kernels that failed.
  */
@@ -37,10 +37,11 @@ const char *tmap_bench_bound_word(int memory_bound)
     return memory_bound == 1 ? "memory" : memory_bound == 0 ? "compute" : "unknown";
 }
 
-double tmap_bench_bound_speedup(const tmap_bench_kernel *k)
+double tmap_bench_zero_div_speedup(const tmap_bench_kernel *k)
 {
-    const tmap_bench_option *o = &k->opt[0];
-    return o->bound > 0 && isfinite(o->scheduled) ? o->scheduled / o->bound : NAN;
+    const tmap_metrics *m = &k->opt[0].m;
+    return m->zero_divergence > 0 && isfinite(m->bbv_weighted_scheduled)
+               ? m->bbv_weighted_scheduled / m->zero_divergence : NAN;
 }
 
 /* Writes sep, then s escaped as Markdown (a table cell's text). */
@@ -103,8 +104,8 @@ static void table_iv(const tmap_bench_run *r, FILE *f)
 {
     char c[8][48];
     fprintf(f, "## (a) Divergence of the original launches (Table IV)\n\n"
-               "| kernel | threads | warps | divergent warps | divergent branches | branch executions "
-               "| SIMD efficiency | DRAM %% of peak | bound | mechanism |\n"
+               "| kernel | threads | warps | divergent warps (%%) | divergent branches | branch "
+               "executions | SIMD active threads (of 32) | DRAM (%% of peak) | bound | mechanism |\n"
                "|---|---:|---:|---:|---:|---:|---:|---:|---|---|\n");
     for (size_t i = 0; i < r->nkernels; i++) {
         const tmap_bench_kernel *k = &r->k[i];
@@ -112,10 +113,10 @@ static void table_iv(const tmap_bench_run *r, FILE *f)
             continue;
         const tmap_bench_option *o = &k->opt[0];
         md_cell(f, "| ", k->name);
-        fprintf(f, " | %zu | %zu | %s%% | %s | %s | %s | %s | %s | %s |\n", k->threads, k->nwarps,
-                CELL(0, "%.1f", o->div_warps), CELL(1, "%.0f", o->div_branches),
-                CELL(2, "%.0f", k->branch_executions), CELL(3, "%.2f", o->simd),
-                CELL(4, "%.1f%%", 100 * k->bw_fraction), tmap_bench_bound_word(k->memory_bound),
+        fprintf(f, " | %zu | %zu | %s | %s | %s | %s | %s | %s | %s |\n", k->threads, k->nwarps,
+                CELL(0, "%.1f", o->m.divergent_warps_pct), CELL(1, "%.0f", o->m.divergent_branches),
+                CELL(2, "%.0f", k->branch_executions), CELL(3, "%.2f", o->m.simd_active_threads_per_inst),
+                CELL(4, "%.1f", 100 * k->bw_fraction), tmap_bench_bound_word(k->memory_bound),
                 k->mechanism);
     }
     fprintf(f, "\nDivergent warps: percent of non-empty warps whose threads do not all run the same "
@@ -235,15 +236,17 @@ static void table_speedup(const tmap_bench_run *r, const tmap_bench_summary *s, 
             TMAP_BENCH_PAPER_SORT_SPEEDUP, TMAP_BENCH_PAPER_GREEDY_SPEEDUP, TMAP_BENCH_PAPER_GMAX_SPEEDUP);
 }
 
-static void table_bound(const tmap_bench_run *r, FILE *f)
+static void table_zero_div(const tmap_bench_run *r, FILE *f)
 {
     char c[8][48];
-    fprintf(f, "## (d) Closeness to the zero-divergence bound\n\n"
-               "The bound is the model's time with every warp at its threads' mean counts (no "
-               "divergence left). Headroom: 1 - bound / BBV-weighted-scheduled of the original; "
-               "model closeness: bound / BBV-weighted-scheduled of the regrouping (1 = at the bound); "
-               "measured closeness: (original time x bound / scheduled) / regrouped kernel time.\n\n"
-               "| kernel | headroom | highest speedup by the bound | greedy-max: model | greedy-max: measured "
+    fprintf(f, "## (d) Closeness to the zero-divergence time\n\n"
+               "The zero-divergence time is the model's time of the original launch with every warp "
+               "at its threads' mean counts (no divergence left), one per kernel. Headroom: 1 - "
+               "zero-divergence / BBV-weighted-scheduled of the original; model closeness: "
+               "zero-divergence / BBV-weighted-scheduled of the regrouping (1 = at it); measured "
+               "closeness: (original time x zero-divergence / scheduled) / regrouped kernel time.\n\n"
+               "| kernel | headroom (%%) | speedup with no divergence (model) | greedy-max: model | "
+               "greedy-max: measured "
                "| best regrouping | best: measured |\n|---|---:|---:|---:|---:|---|---:|\n");
     for (size_t i = 0; i < r->nkernels; i++) {
         const tmap_bench_kernel *k = &r->k[i];
@@ -255,10 +258,12 @@ static void table_bound(const tmap_bench_run *r, FILE *f)
             if (k->opt[j].valid && (best < 0 || k->opt[j].kernel_ms < k->opt[best].kernel_ms))
                 best = (int)j;
         md_cell(f, "| ", k->name);
-        fprintf(f, " | %s | %s | %s | %s | %s | %s |\n", CELL(0, "%.1f%%", 100 * k->headroom),
-                CELL(1, "%.2fx", tmap_bench_bound_speedup(k)), CELL(2, "%.2f", g >= 0 ? k->opt[g].bound_model : NAN),
-                CELL(3, "%.2f", g >= 0 ? k->opt[g].bound_measured : NAN), best >= 0 ? k->opt[best].name : "-",
-                CELL(4, "%.2f", best >= 0 ? k->opt[best].bound_measured : NAN));
+        fprintf(f, " | %s | %s | %s | %s | %s | %s |\n", CELL(0, "%.1f", 100 * k->headroom),
+                CELL(1, "%.2fx", tmap_bench_zero_div_speedup(k)),
+                CELL(2, "%.2f", g >= 0 ? k->opt[g].zero_div_model : NAN),
+                CELL(3, "%.2f", g >= 0 ? k->opt[g].zero_div_measured : NAN),
+                best >= 0 ? k->opt[best].name : "-",
+                CELL(4, "%.2f", best >= 0 ? k->opt[best].zero_div_measured : NAN));
     }
     fputc('\n', f);
 }
@@ -352,7 +357,7 @@ tmap_status tmap_bench_markdown(const tmap_bench_run *r, const tmap_bench_summar
     table_v(r, s, f);
     table_improvement(r, f);
     table_speedup(r, s, f);
-    table_bound(r, f);
+    table_zero_div(r, f);
     table_choice(r, f);
     tmap_bench_targets(r, s, f);
     plots(f);

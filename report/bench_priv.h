@@ -1,5 +1,5 @@
 /*
- * bench_priv.h -- what the bench writers share (private to model/):
+ * bench_priv.h -- what the bench writers share (private to report/):
  * Markdown escaping, number cells with "-" for NAN, and the targets
  * section of report.md.
  */
@@ -16,9 +16,9 @@ void tmap_bench_md(FILE *f, const char *s);
 const char *tmap_bench_cell(char *buf, size_t size, const char *fmt, double v);
 /* "compute", "memory" or "unknown". */
 const char *tmap_bench_bound_word(int memory_bound);
-/* The model's highest speedup for a kernel: scheduled / bound of the
- * original (NAN if unknown). */
-double tmap_bench_bound_speedup(const tmap_bench_kernel *k);
+/* The model's speedup for a kernel if no warp diverged: scheduled /
+ * zero-divergence of the original (NAN if unknown). */
+double tmap_bench_zero_div_speedup(const tmap_bench_kernel *k);
 /* Section (f) of report.md: each target met or missed, and why. */
 void tmap_bench_targets(const tmap_bench_run *r, const tmap_bench_summary *s, FILE *f);
 

@@ -1,32 +1,36 @@
 /*
  * report_cells.c -- the report's table as formatted cells, shared by the
  * text, Markdown and HTML writers so that all three show the same columns
- * with the same numbers; and the small number formats they use.
+ * with the same numbers; and the small number formats and lines they use.
  */
 #include <math.h>
 #include <stdio.h>
+#include <limits.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "report/metrics.h"
 #include "report/report_priv.h"
 
 const tmap_report_column tmap_report_columns[TMAP_RC_COUNT] = {
     [TMAP_RC_NAME] = {"grouping", "grouping", "the original launch or a regrouping algorithm", 0},
-    [TMAP_RC_WEIGHTED] = {"weighted", "BBV-weighted (cycles)",
+    [TMAP_RC_WEIGHTED] = {"weighted cyc", "BBV-weighted (cycles)",
                           "eq. 5: sum of thread-block costs (eq. 2-4) divided by #SM", 0},
-    [TMAP_RC_SCHEDULED] = {"scheduled", "BBV-weighted-scheduled (cycles)",
+    [TMAP_RC_SCHEDULED] = {"scheduled cyc", "BBV-weighted-scheduled (cycles)",
                            "thread blocks placed by dynamic round robin (Fig. 5); the makespan",
                            0},
-    [TMAP_RC_GAIN] = {"gain", "predicted gain",
-                      "1 - scheduled / scheduled(original)", 0},
-    [TMAP_RC_BOUND] = {"bound", "zero-divergence bound (cycles)",
-                       "scheduled time if every warp ran its threads' mean counts", 0},
-    [TMAP_RC_DIV_WARPS] = {"div.warps", "divergent warps",
+    [TMAP_RC_GAIN] = {"gain %", "predicted gain (%)",
+                      "100 x (1 - scheduled / scheduled(original))", 0},
+    [TMAP_RC_DIV_WARPS] = {"div.warps %", "divergent warps (%)",
                            "percent of non-empty warps whose threads' BBVs differ", 0},
     [TMAP_RC_DIV_BRANCHES] = {"div.br", "divergent branches",
                               "estimated branch executions where a warp splits (needs the CFG)",
                               0},
-    [TMAP_RC_SIMD] = {"simd", "SIMD efficiency",
-                      "active threads per warp instruction, 0-32 (needs the CFG)", 0},
+    [TMAP_RC_SIMD] = {"simd /32", "SIMD active threads (of 32)",
+                      "SIMD efficiency as Nsight Compute states it: active threads per warp "
+                      "instruction, 0-32 (needs the CFG)", 0},
+    [TMAP_RC_SIMD_PCT] = {"simd %", "SIMD efficiency (%)",
+                          "100 x active threads per warp instruction / 32 (needs the CFG)", 0},
     [TMAP_RC_ALGO_MS] = {"algo ms", "algorithm (ms)", "CPU time of the regrouping algorithm", 0},
     [TMAP_RC_MEASURED_MS] = {"meas. ms", "measured (ms)", "measured kernel time", 1},
     [TMAP_RC_APPLY_MS] = {"apply ms", "apply (ms)", "measured cost of applying the regrouping",
@@ -85,16 +89,16 @@ void tmap_report_cells(const tmap_report *r, size_t i, char cell[TMAP_RC_COUNT][
     const tmap_metrics *m = row->available ? row->m : NULL;
     const size_t n = TMAP_REPORT_CELL;
     snprintf(cell[TMAP_RC_NAME], n, "%s", row->name ? row->name : "?");
-    for (int c = TMAP_RC_WEIGHTED; c <= TMAP_RC_SIMD; c++)
+    for (int c = TMAP_RC_WEIGHTED; c <= TMAP_RC_SIMD_PCT; c++)
         snprintf(cell[c], n, "n/a");
     if (m) {
         tmap_report_num(cell[TMAP_RC_WEIGHTED], n, "%.1f", m->bbv_weighted);
         tmap_report_num(cell[TMAP_RC_SCHEDULED], n, "%.1f", m->bbv_weighted_scheduled);
-        tmap_report_num(cell[TMAP_RC_GAIN], n, "%.1f%%", 100 * row->gain);
-        tmap_report_num(cell[TMAP_RC_BOUND], n, "%.1f", m->zero_divergence_bound);
-        tmap_report_num(cell[TMAP_RC_DIV_WARPS], n, "%.1f%%", m->divergent_warp_ratio);
+        tmap_report_num(cell[TMAP_RC_GAIN], n, "%.1f", 100 * row->gain);
+        tmap_report_num(cell[TMAP_RC_DIV_WARPS], n, "%.1f", m->divergent_warps_pct);
         tmap_report_num(cell[TMAP_RC_DIV_BRANCHES], n, "%.0f", m->divergent_branches);
-        tmap_report_num(cell[TMAP_RC_SIMD], n, "%.2f", m->simd_efficiency);
+        tmap_report_num(cell[TMAP_RC_SIMD], n, "%.2f", m->simd_active_threads_per_inst);
+        tmap_report_num(cell[TMAP_RC_SIMD_PCT], n, "%.1f", tmap_report_metrics_simd_pct(m));
     }
     tmap_report_num(cell[TMAP_RC_ALGO_MS], n, "%.3f", row->algo_ms);
     tmap_report_num(cell[TMAP_RC_MEASURED_MS], n, "%.3f", row->measured_ms);
@@ -111,4 +115,25 @@ void tmap_report_shape(const tmap_report *r, char *buf, size_t size)
              "%zu SMs x %zu resident blocks",
              r->bbv->nthreads, r->bbv->nblocks, m->nthread_blocks, p->block_size, m->nwarps,
              p->nsms, p->blocks_per_sm);
+}
+
+void tmap_report_zero_divergence(const tmap_report *r, char *buf, size_t size)
+{
+    char v[TMAP_REPORT_CELL];
+    snprintf(buf, size, "%s cycles (the original launch if no warp diverged: each warp at its "
+             "threads' mean counts)",
+             tmap_report_num(v, sizeof v, "%.1f", r->rows[0].m->zero_divergence));
+}
+
+const char *tmap_report_table_path(const tmap_report *r, char *buf, size_t size)
+{
+    char cwd[PATH_MAX];
+    const char *p = r->latency_table;
+    if (!p || p[0] != '/' || !getcwd(cwd, sizeof cwd))
+        return p;
+    size_t n = strlen(cwd);
+    if (n < 2 || strncmp(p, cwd, n) || p[n] != '/')
+        return p;
+    snprintf(buf, size, "%s", p + n + 1);
+    return buf;
 }

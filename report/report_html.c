@@ -42,8 +42,9 @@ static void meta_item(FILE *f, const char *key, const char *value)
 static void page_head(const tmap_report *r, FILE *f)
 {
     const char *kernel = r->kernel ? r->kernel : "(unnamed kernel)";
-    char shape[256];
+    char shape[256], zero[256];
     tmap_report_shape(r, shape, sizeof shape);
+    tmap_report_zero_divergence(r, zero, sizeof zero);
     fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
           "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
           "<title>threadmap report: ", f);
@@ -55,6 +56,7 @@ static void page_head(const tmap_report *r, FILE *f)
     meta_item(f, "BBVs", r->origin ? r->origin : "origin not given");
     meta_item(f, "device", r->device ? r->device : "not given");
     meta_item(f, "launch", shape);
+    meta_item(f, "zero-divergence time", zero);
     fputs("</dl>\n<div class=\"decision\"><strong>Decision:</strong> ", f);
     tmap_html_escape(f, r->decision ? r->decision : "none recorded");
     fputs("<br><strong>Mechanism:</strong> ", f);
@@ -106,10 +108,12 @@ static void groupings_table(const tmap_report *r, FILE *f)
 
 static void latency_section(const tmap_report *r, FILE *f)
 {
+    char table[4096];
+    const char *path = tmap_report_table_path(r, table, sizeof table);
     fputs("<h2>Block latencies</h2>\n<p>Latency table: ", f);
-    if (r->latency_table) {
+    if (path) {
         fputs("<code>", f);
-        tmap_html_escape(f, r->latency_table);
+        tmap_html_escape(f, path);
         fputs("</code></p>\n", f);
     } else {
         fputs("none: block latencies were given.</p>\n", f);

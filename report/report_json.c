@@ -2,7 +2,9 @@
  * report_json.c -- the report as one JSON object (jansson): the inputs,
  * one entry per grouping with every metric (NAN and unavailable values as
  * null, numbers with 17 significant digits so they read back exactly), the
- * decision and the latency fallbacks.
+ * decision and the latency fallbacks.  And the two smaller objects of the
+ * same vocabulary: one grouping's metrics (`threadmap estimate --json`) and
+ * the plan's candidates (`threadmap regroup --json`).
  */
 #include <jansson.h>
 #include <math.h>
@@ -10,9 +12,10 @@
 
 #include "threadmap/report.h"
 #include "common/base.h"
+#include "report/metrics.h"
 #include "report/report_priv.h"
 
-static json_t *num(double v) { return isfinite(v) ? json_real(v) : json_null(); }
+static json_t *num(double v) { return tmap_report_metrics_num(v); }
 /* A string, null for NULL; text that is not UTF-8 is replaced, not dropped. */
 static json_t *str(const char *s)
 {
@@ -28,14 +31,8 @@ static json_t *row_json(const tmap_report_row *row)
     json_object_set_new(o, "name", str(row->name));
     json_object_set_new(o, "available", json_boolean(row->available));
     json_object_set_new(o, "note", str(row->note && *row->note ? row->note : NULL));
-    json_object_set_new(o, "bbv_weighted", num(m ? m->bbv_weighted : NAN));
-    json_object_set_new(o, "bbv_weighted_scheduled", num(m ? m->bbv_weighted_scheduled : NAN));
-    json_object_set_new(o, "zero_divergence_bound", num(m ? m->zero_divergence_bound : NAN));
-    json_object_set_new(o, "divergent_warp_ratio", num(m ? m->divergent_warp_ratio : NAN));
-    json_object_set_new(o, "divergent_branches", num(m ? m->divergent_branches : NAN));
-    json_object_set_new(o, "branch_executions", num(m ? m->branch_executions : NAN));
-    json_object_set_new(o, "simd_efficiency", num(m ? m->simd_efficiency : NAN));
-    json_object_set_new(o, "gain", num(m ? row->gain : NAN));
+    tmap_report_metrics_json(o, m);
+    json_object_set_new(o, "gain_frac", num(m ? row->gain : NAN));
     json_object_set_new(o, "algo_ms", num(row->algo_ms));
     json_object_set_new(o, "measured_ms", num(row->measured_ms));
     json_object_set_new(o, "apply_ms", num(row->apply_ms));
@@ -58,6 +55,15 @@ static json_t *fallbacks_json(const tmap_lat_report *fb)
     return a;
 }
 
+/* The latency table (relative to the current folder when below it) and
+ * the opcodes that fell back. */
+static void latency_json(json_t *o, const tmap_report *r)
+{
+    char table[4096];
+    json_object_set_new(o, "latency_table", str(tmap_report_table_path(r, table, sizeof table)));
+    json_object_set_new(o, "fallbacks", fallbacks_json(r->fallbacks));
+}
+
 static json_t *report_json(const tmap_report *r)
 {
     json_t *o = json_object(), *rows = json_array();
@@ -67,8 +73,7 @@ static json_t *report_json(const tmap_report *r)
     json_object_set_new(o, "device", str(r->device));
     json_object_set_new(o, "threads", count(r->bbv->nthreads));
     json_object_set_new(o, "blocks", count(r->bbv->nblocks));
-    json_object_set_new(o, "warps", count(m0->nwarps));
-    json_object_set_new(o, "thread_blocks", count(m0->nthread_blocks));
+    tmap_report_metrics_kernel_json(o, m0);
     json_object_set_new(o, "params", json_pack("{s:o, s:o, s:o}", "block_size",
                                                count(r->params->block_size), "sms",
                                                count(r->params->nsms), "blocks_per_sm",
@@ -78,23 +83,70 @@ static json_t *report_json(const tmap_report *r)
     json_object_set_new(o, "rows", rows);
     json_object_set_new(o, "decision", str(r->decision));
     json_object_set_new(o, "mechanism", str(r->mechanism));
-    json_object_set_new(o, "latency_table", str(r->latency_table));
-    json_object_set_new(o, "fallbacks", fallbacks_json(r->fallbacks));
+    latency_json(o, r);
     return o;
+}
+
+/* Writes o (taken) to f with 17 significant digits, then a newline. */
+static tmap_status dump(json_t *o, FILE *f, const char *what, tmap_error *err)
+{
+    if (!o)
+        return tmap_fail(err, TMAP_ERR_NOMEM, "report: out of memory building the %s", what);
+    int rc = json_dumpf(o, f, JSON_INDENT(2) | JSON_REAL_PRECISION(17));
+    json_decref(o);
+    if (rc != 0)
+        return tmap_fail(err, TMAP_ERR_IO, "report: writing the %s failed", what);
+    fputc('\n', f);
+    return tmap_report_stream_status(f, what, err);
 }
 
 tmap_status tmap_report_json(const tmap_report *r, FILE *f, tmap_error *err)
 {
     tmap_status s = tmap_report_check(r, err);
+    return s ? s : dump(report_json(r), f, "JSON report", err);
+}
+
+tmap_status tmap_report_estimate_json(const tmap_report *r, FILE *f, tmap_error *err)
+{
+    tmap_status s = tmap_report_check(r, err);
     if (s)
         return s;
-    json_t *o = report_json(r);
-    if (!o)
-        return tmap_fail(err, TMAP_ERR_NOMEM, "report: out of memory building JSON");
-    int rc = json_dumpf(o, f, JSON_INDENT(2) | JSON_REAL_PRECISION(17));
-    json_decref(o);
-    if (rc != 0)
-        return tmap_fail(err, TMAP_ERR_IO, "report: writing the JSON report failed");
-    fputc('\n', f);
-    return tmap_report_stream_status(f, "JSON report", err);
+    const tmap_metrics *m = r->rows[0].m;
+    json_t *o = json_object();
+    tmap_report_metrics_json(o, m);
+    json_object_set_new(o, "threads", count(r->bbv->nthreads));
+    json_object_set_new(o, "blocks", count(r->bbv->nblocks));
+    tmap_report_metrics_kernel_json(o, m);
+    json_object_set_new(o, "sms", count(r->params->nsms));
+    json_object_set_new(o, "blocks_per_sm", count(r->params->blocks_per_sm));
+    json_object_set_new(o, "block_size", count(r->params->block_size));
+    latency_json(o, r);
+    return dump(o, f, "JSON estimate", err);
+}
+
+static json_t *candidate_json(const tmap_candidate *c)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "algo", str(tmap_algo_name(c->algo)));
+    json_object_set_new(o, "available", json_boolean(c->available));
+    json_object_set_new(o, "note", str(c->available ? NULL : c->note));
+    tmap_report_metrics_json(o, c->available ? &c->m : NULL);
+    json_object_set_new(o, "gain_frac", num(c->available ? c->gain : NAN));
+    json_object_set_new(o, "algo_ms", num(c->available ? c->algo_ms : NAN));
+    json_object_set_new(o, "total_ms", num(c->available ? c->total_ms : NAN));
+    return o;
+}
+
+tmap_status tmap_report_plan_json(const tmap_plan *p, const char *perm_path, FILE *f,
+                                  tmap_error *err)
+{
+    json_t *o = json_object(), *a = json_array();
+    for (size_t i = 0; i < p->n; i++)
+        json_array_append_new(a, candidate_json(&p->cand[i]));
+    json_object_set_new(o, "candidates", a);
+    tmap_report_metrics_kernel_json(o, &p->cand[0].m);
+    json_object_set_new(o, "chosen", str(tmap_algo_name(p->cand[p->chosen].algo)));
+    json_object_set_new(o, "decision", str(p->why));
+    json_object_set_new(o, "perm", str(perm_path));
+    return dump(o, f, "JSON plan", err);
 }

@@ -26,14 +26,16 @@ static void md_pair(FILE *f, const char *key, const char *value)
 
 static void md_inputs(const tmap_report *r, FILE *f)
 {
-    char shape[256];
+    char shape[256], zero[256], table[4096];
     tmap_report_shape(r, shape, sizeof shape);
+    tmap_report_zero_divergence(r, zero, sizeof zero);
+    const char *path = tmap_report_table_path(r, table, sizeof table);
     fprintf(f, "| input | value |\n|---|---|\n");
     md_pair(f, "origin of the BBVs", r->origin ? r->origin : "not given");
     md_pair(f, "device", r->device ? r->device : "not given");
     md_pair(f, "launch", shape);
-    md_pair(f, "latency table", r->latency_table ? r->latency_table
-                                                 : "none (block latencies were given)");
+    md_pair(f, "zero-divergence time", zero);
+    md_pair(f, "latency table", path ? path : "none (block latencies were given)");
 }
 
 static void md_groupings(const tmap_report *r, FILE *f)

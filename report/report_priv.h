@@ -1,5 +1,5 @@
 /*
- * report_priv.h -- what the report's writers share (private to model/):
+ * report_priv.h -- what the report's writers share (private to report/):
  * the checks on a tmap_report, the table's columns and their formatted
  * cells, the data behind the plots, and small SVG/HTML helpers.
  */
@@ -26,10 +26,10 @@ typedef enum tmap_report_col {
     TMAP_RC_WEIGHTED,
     TMAP_RC_SCHEDULED,
     TMAP_RC_GAIN,
-    TMAP_RC_BOUND,
     TMAP_RC_DIV_WARPS,
     TMAP_RC_DIV_BRANCHES,
     TMAP_RC_SIMD,
+    TMAP_RC_SIMD_PCT,
     TMAP_RC_ALGO_MS,
     TMAP_RC_MEASURED_MS,
     TMAP_RC_APPLY_MS,
@@ -40,8 +40,8 @@ typedef enum tmap_report_col {
 #define TMAP_REPORT_CELL 48
 
 typedef struct tmap_report_column {
-    const char *head;   /* short heading for the terminal */
-    const char *label;  /* longer heading (Markdown, HTML) */
+    const char *head;   /* short heading for the terminal, with its unit */
+    const char *label;  /* longer heading (Markdown, HTML), with its unit */
     const char *help;   /* what it means, with the paper's equation */
     int optional;       /* shown only when some row has a value */
 } tmap_report_column;
@@ -62,6 +62,11 @@ const char *tmap_report_si(char *buf, size_t size, double v);
 const char *tmap_report_equal_word(int outputs_equal);
 /* Launch shape in one line (threads, blocks, warps, SMs...). */
 void tmap_report_shape(const tmap_report *r, char *buf, size_t size);
+/* The zero-divergence time in one line: cycles and what they are. */
+void tmap_report_zero_divergence(const tmap_report *r, char *buf, size_t size);
+/* The latency table's path, relative to the current folder when the table
+ * lies below it (else as given); NULL when there is none. */
+const char *tmap_report_table_path(const tmap_report *r, char *buf, size_t size);
 
 /* ------------------------------------------------------ plot data */
 

@@ -2,12 +2,15 @@
  * report_text.c -- the report as a terminal table: one row per grouping
  * (the original first, '*' on the chosen one), columns as wide as their
  * widest cell, then the decision, the inputs and the latency fallbacks.
+ * And one grouping's metrics as lines (`threadmap estimate`).
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "threadmap/report.h"
 #include "common/base.h"
+#include "report/metrics.h"
 #include "report/report_priv.h"
 
 typedef char tmap_report_cellrow[TMAP_RC_COUNT][TMAP_REPORT_CELL];
@@ -52,8 +55,8 @@ static void print_table(const tmap_report *r, FILE *f, tmap_report_cellrow *cell
             text[c] = cells[i][c];
         print_line(r, f, text, w, r->rows[i].chosen ? "* " : "  ");
     }
-    fprintf(f, "(* chosen; weighted, scheduled, bound in cycles; gain = 1 - scheduled / "
-               "scheduled(original); n/a: not computed, -: not available)\n");
+    fprintf(f, "(* chosen; gain = 1 - scheduled / scheduled(original); n/a: not computed, "
+               "-: not available)\n");
     for (size_t i = 0; i < r->nrows; i++)
         if (!r->rows[i].available)
             fprintf(f, "%s: not computed: %s\n", cells[i][TMAP_RC_NAME],
@@ -86,19 +89,60 @@ tmap_status tmap_report_text(const tmap_report *r, FILE *f, tmap_error *err)
         return tmap_fail(err, TMAP_ERR_NOMEM, "report: out of memory");
     for (size_t i = 0; i < r->nrows; i++)
         tmap_report_cells(r, i, cells[i]);
-    char shape[256];
+    char shape[256], zero[256], table[4096];
     tmap_report_shape(r, shape, sizeof shape);
+    tmap_report_zero_divergence(r, zero, sizeof zero);
+    const char *path = tmap_report_table_path(r, table, sizeof table);
     fprintf(f, "threadmap performance estimate: %s\n", r->kernel ? r->kernel : "(unnamed kernel)");
     fprintf(f, "origin:    %s\n", r->origin ? r->origin : "not given");
-    if (r->device)
-        fprintf(f, "device:    %s\n", r->device);
-    fprintf(f, "launch:    %s\n\n", shape);
+    fprintf(f, "device:    %s\n", r->device ? r->device : "not given");
+    fprintf(f, "launch:    %s\n", shape);
+    fprintf(f, "zero-divergence time: %s\n\n", zero);
     print_table(r, f, cells);
     fprintf(f, "\ndecision:  %s\n", r->decision ? r->decision : "none recorded");
     fprintf(f, "mechanism: %s\n", r->mechanism ? r->mechanism : "not given");
-    fprintf(f, "latency table: %s\n",
-            r->latency_table ? r->latency_table : "none (block latencies were given)");
+    fprintf(f, "latency table: %s\n", path ? path : "none (block latencies were given)");
     print_fallbacks(r, f);
     free(cells);
     return tmap_report_stream_status(f, "text report", err);
+}
+
+/* The SIMD efficiency line: of 32, in percent, and its two totals. */
+static void estimate_simd(const tmap_metrics *m, FILE *f)
+{
+    if (isnan(m->simd_active_threads_per_inst)) {
+        fprintf(f, "SIMD efficiency          n/a (needs --cfg)\n");
+        return;
+    }
+    fprintf(f, "SIMD efficiency          %.2f of 32 active threads per warp instruction, %.1f %% "
+               "(%.4g thread, %.4g warp instructions)\n",
+            m->simd_active_threads_per_inst, tmap_report_metrics_simd_pct(m),
+            m->thread_instructions, m->warp_instructions);
+}
+
+tmap_status tmap_report_estimate_text(const tmap_report *r, FILE *f, tmap_error *err)
+{
+    tmap_status s = tmap_report_check(r, err);
+    if (s)
+        return s;
+    const tmap_metrics *m = r->rows[0].m;
+    char shape[256], zero[256], table[4096];
+    tmap_report_shape(r, shape, sizeof shape);
+    tmap_report_zero_divergence(r, zero, sizeof zero);
+    const char *path = tmap_report_table_path(r, table, sizeof table);
+    fprintf(f, "launch                   %s\n", shape);
+    fprintf(f, "latency table            %s\n", path ? path : "none (block latencies were given)");
+    fprintf(f, "BBV-weighted             %.1f cycles\n", m->bbv_weighted);
+    fprintf(f, "BBV-weighted-scheduled   %.1f cycles\n", m->bbv_weighted_scheduled);
+    fprintf(f, "zero-divergence time     %s\n", zero);
+    fprintf(f, "divergent warps          %.2f %%\n", m->divergent_warps_pct);
+    if (isnan(m->divergent_branches))
+        fprintf(f, "divergent branches       n/a (needs --cfg)\n");
+    else
+        fprintf(f, "divergent branches       %.0f of %.0f branch executions (estimate; %zu branch "
+                   "blocks not estimable)\n",
+                m->divergent_branches, m->branch_executions, m->branches_unestimated);
+    estimate_simd(m, f);
+    print_fallbacks(r, f);
+    return tmap_report_stream_status(f, "estimate", err);
 }

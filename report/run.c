@@ -1,5 +1,5 @@
 /*
- * run_report.c -- the report of an evaluation: one row per plan candidate
+ * run.c -- the report of an evaluation: one row per plan candidate
  * (the identity is "original"), with measured times where they were taken.
  */
 #include <math.h>

@@ -9,6 +9,8 @@
 # nvdisasm (SASS counts), `estimate --sass` must change only the SIMD
 # efficiency, whose thread and warp instruction totals it prints.
 # `regroup --threads 4` must write the permutation `--threads 1` writes.
+# Every JSON output states units in its keys (_cycles, _pct, _frac) and none
+# has the old names; the report names the device and mechanism it can know.
 set -euo pipefail
 tm=$1/threadmap src=$2
 rec=$src/examples/divergent/recorded
@@ -31,14 +33,15 @@ cmp "$tmp/pred.npy" "$tmp/pred_j.npy"
 cmp "$tmp/pred.npy.json" "$tmp/pred_j.npy.json"
 "$tm" latency --list > "$tmp/list.tsv"
 "$tm" latency --list --json > "$tmp/list.json"
-"$tm" report --bbv "$tmp/pred.npy" --cfg "$tmp/kernel.ptx" --kernel divergent --blocks-per-sm 8 \
-  --format json > "$tmp/report.json"
+# from the source folder: the latency table lies below it, so the report names it relatively
+(cd "$src" && "$tm" report --bbv "$tmp/pred.npy" --cfg "$tmp/kernel.ptx" --kernel divergent \
+  --blocks-per-sm 8 --format json) > "$tmp/report.json"
 "$tm" estimate --bbv "$tmp/pred.npy" --cfg "$tmp/kernel.ptx" --kernel divergent --blocks-per-sm 8 \
   --json > "$tmp/estimate.json"
 # the permutations do not depend on the CPU threads of the classes pass
 for t in 1 4; do
   "$tm" regroup --algo greedy-max --bbv "$tmp/run1.bbv.npy" --cfg "$tmp/kernel.ptx" \
-    --kernel divergent --threads $t -o "$tmp/perm$t.npy" > /dev/null
+    --kernel divergent --threads $t -o "$tmp/perm$t.npy" --json > "$tmp/regroup$t.json"
 done
 cmp "$tmp/perm1.npy" "$tmp/perm4.npy"
 "$tm" estimate --bbv "$tmp/run1.bbv.npy" --cfg "$tmp/kernel.ptx" --kernel divergent \
@@ -52,19 +55,40 @@ meas = json.load(open(d + "/measured.json"))
 orig = rep["rows"][0]
 assert rep["threads"] == 65536 and rep["blocks"] == 17, (rep["threads"], rep["blocks"])
 assert [r["name"] for r in rep["rows"]] == ["original", "sorting", "greedy", "greedy-max"]
-for k in ("bbv_weighted", "bbv_weighted_scheduled", "zero_divergence_bound",
-          "divergent_warp_ratio", "simd_efficiency"):
+# keys state their units; the old names are gone from every output
+old = {"bbv_weighted", "bbv_weighted_scheduled", "zero_divergence_bound", "divergent_warp_ratio",
+       "simd_efficiency", "gain"}
+for o in [rep, est, meas] + rep["rows"]:
+    assert not old & set(o), (old & set(o))
+for k in ("bbv_weighted_cycles", "bbv_weighted_scheduled_cycles", "divergent_warps_pct",
+          "simd_active_threads_per_inst", "simd_efficiency_pct"):
     assert abs(orig[k] - est[k]) <= 1e-9 * max(1.0, abs(est[k])), (k, orig[k], est[k])
+assert abs(orig["simd_efficiency_pct"] - 100 * orig["simd_active_threads_per_inst"] / 32) < 1e-9
+# the zero-divergence time is one per kernel, below the original's time
+z = rep["zero_divergence_cycles"]
+assert z == est["zero_divergence_cycles"] and 0 < z < orig["bbv_weighted_scheduled_cycles"], z
+assert all("zero_divergence_cycles" not in r for r in rep["rows"])
+rg = json.load(open(d + "/regroup1.json"))
+assert [c["algo"] for c in rg["candidates"]] == ["identity", "greedy-max"], rg["candidates"]
+assert rg["zero_divergence_cycles"] == meas["zero_divergence_cycles"]
+for c in rg["candidates"]:
+    assert not old & set(c) and {"gain_frac", "bbv_weighted_scheduled_cycles"} <= set(c), c
+assert rg["candidates"][0]["bbv_weighted_scheduled_cycles"] == meas["bbv_weighted_scheduled_cycles"]
+# the report names the device (profile.json beside the PTX), the mechanism and a relative table
+assert rep["device"] == "NVIDIA H200", rep["device"]
+assert rep["mechanism"] == "layout transform", rep["mechanism"]
+assert not rep["latency_table"].startswith("/") and rep["latency_table"].endswith("sm_90.tsv")
 # the regression predicts input 2's BBVs within 1% on the model's main metric
-rel = abs(est["bbv_weighted_scheduled"] - meas["bbv_weighted_scheduled"]) / meas["bbv_weighted_scheduled"]
+s = "bbv_weighted_scheduled_cycles"
+rel = abs(est[s] - meas[s]) / meas[s]
 assert rel < 0.01, rel
 # every warp of the original mixes long and short threads; a regrouping fixes most
-assert orig["divergent_warp_ratio"] == 100.0
-assert all(r["divergent_warp_ratio"] < 10.0 for r in rep["rows"][1:])
+assert orig["divergent_warps_pct"] == 100.0
+assert all(r["divergent_warps_pct"] < 10.0 for r in rep["rows"][1:])
 assert sum(r["chosen"] for r in rep["rows"]) == 1
 print("cli_bundled: report.json agrees with estimate on the bundled BBVs "
       "(scheduled %.0f cycles; prediction within %.2f%% of the measured BBVs)"
-      % (orig["bbv_weighted_scheduled"], 100 * rel))
+      % (orig[s], 100 * rel))
 
 def npy_shape(path):
     """The shape in a .npy header (format 1.0, as threadmap writes)."""
@@ -118,15 +142,16 @@ import json, sys
 d = sys.argv[1]
 ptx = json.load(open(d + "/measured.json"))
 sass = json.load(open(d + "/sass.json"))
-for k in ("bbv_weighted", "bbv_weighted_scheduled", "zero_divergence_bound",
-          "divergent_warp_ratio", "divergent_branches"):
+for k in ("bbv_weighted_cycles", "bbv_weighted_scheduled_cycles", "zero_divergence_cycles",
+          "divergent_warps_pct", "divergent_branches"):
     assert sass[k] == ptx[k], (k, sass[k], ptx[k])
 t, w = sass["thread_instructions"], sass["warp_instructions"]
 assert 0 < w <= t <= 32 * w, (t, w)
-assert abs(sass["simd_efficiency"] - t / w) < 1e-9 * t / w
+assert abs(sass["simd_active_threads_per_inst"] - t / w) < 1e-9 * t / w
+assert abs(sass["simd_efficiency_pct"] - 100 * t / w / 32) < 1e-9 * t / w
 assert sass["warp_instructions"] != ptx["warp_instructions"]  # other weights
-print("cli_bundled: estimate --sass: SIMD efficiency %.2f with SASS weights, %.2f with PTX"
-      % (sass["simd_efficiency"], ptx["simd_efficiency"]))
+print("cli_bundled: estimate --sass: SIMD efficiency %.2f of 32 with SASS weights, %.2f with PTX"
+      % (sass["simd_active_threads_per_inst"], ptx["simd_active_threads_per_inst"]))
 PY
 elif grep -q "not found" "$tmp/sass.err"; then
   echo "cli_bundled: SKIPPED estimate --sass: $(cat "$tmp/sass.err")"

@@ -20,8 +20,17 @@ static void set_model(tmap_bench_option *o, double weighted, double scheduled, d
                       double dw, double db)
 {
     o->available = 1;
-    o->weighted = weighted, o->scheduled = scheduled, o->bound = bound;
-    o->div_warps = dw, o->div_branches = db, o->simd = 32 * (1 - dw / 200);
+    o->m.bbv_weighted = weighted, o->m.bbv_weighted_scheduled = scheduled;
+    o->m.zero_divergence = bound, o->m.divergent_warps_pct = dw, o->m.divergent_branches = db;
+    o->m.simd_active_threads_per_inst = 32 * (1 - dw / 200);
+}
+
+/* Fails unless text (the file `name`) holds every string of want[0..n). */
+static void assert_has_all(const char *text, const char *name, const char *const *want, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!strstr(text, want[i]))
+            fail_msg("%s lacks \"%s\"", name, want[i]);
 }
 
 static void set_time(tmap_bench_option *o, double kernel, double apply, double algo)
@@ -35,7 +44,8 @@ static tmap_bench_option *add(tmap_bench_kernel *k, const char *name)
     memset(o, 0, sizeof *o);
     snprintf(o->name, sizeof o->name, "%s", name);
     o->kernel_ms = o->apply_ms = o->algo_ms = NAN;
-    o->weighted = o->scheduled = o->bound = o->div_warps = o->div_branches = o->simd = NAN;
+    o->m.bbv_weighted = o->m.bbv_weighted_scheduled = o->m.zero_divergence = NAN;
+    o->m.divergent_warps_pct = o->m.divergent_branches = o->m.simd_active_threads_per_inst = NAN;
     o->outputs_equal = -1;
     return o;
 }
@@ -191,10 +201,10 @@ static void test_option_numbers(void **state)
     /* the unavailable key candidate is in no summary */
     assert_false(k->opt[4].valid);
     assert_true(isnan(k->opt[4].error_pp[TMAP_BM_SCHEDULED]));
-    /* the bound: 400 cycles of 1000, greedy-max at it by the model */
+    /* zero divergence: 400 cycles of 1000, greedy-max at it by the model */
     NEAR(k->headroom, 0.6);
-    NEAR(m->bound_model, 1);
-    NEAR(m->bound_measured, 10 * 0.4 / 4);
+    NEAR(m->zero_div_model, 1);
+    NEAR(m->zero_div_measured, 10 * 0.4 / 4);
     /* bandwidth: 256 MB in 10 ms = 25.6 GB/s of 256 */
     NEAR(k->bw_fraction, 0.1);
     assert_int_equal(k->memory_bound, 0);
@@ -324,6 +334,15 @@ static void test_csv(void **state)
         want += r->k[i].ok ? r->k[i].noptions : 0;
     assert_int_equal(lines, 1 + want); /* the failed kernel has no rows */
     assert_non_null(strstr(csv, "error_pp_bbv_weighted_scheduled"));
+    /* units in the column names; the old ones are gone */
+    static const char *const cols[] = {",predicted_improvement_frac_bbv_weighted,",
+                                       ",measured_improvement_frac,", ",bbv_weighted_cycles,",
+                                       ",simd_active_threads_per_inst,simd_efficiency_pct,",
+                                       ",zero_divergence_cycles,"};
+    assert_has_all(csv, "results.csv", cols, sizeof cols / sizeof cols[0]);
+    assert_null(strstr(csv, ",simd_efficiency,"));
+    assert_null(strstr(csv, "zero_divergence_bound"));
+    assert_null(strstr(csv, ",measured_improvement,"));
     assert_non_null(strstr(csv, "\"ga<m>&ma|x\""));
     assert_null(strstr(csv, "delta"));
     free(csv);
@@ -346,6 +365,18 @@ static void test_json(void **state)
     json_t *a = json_array_get(ks, 0), *gm = json_array_get(json_object_get(a, "options"), 3);
     assert_string_equal(json_string_value(json_object_get(gm, "name")), "greedy-max");
     NEAR(json_real_value(json_object_get(json_object_get(gm, "error_pp"), "divergent_warps")), 40);
+    /* the model's metrics by the one writer, zero divergence once per kernel */
+    json_t *model = json_object_get(gm, "model");
+    NEAR(json_real_value(json_object_get(model, "bbv_weighted_scheduled_cycles")),
+         r->k[0].opt[3].m.bbv_weighted_scheduled);
+    NEAR(json_real_value(json_object_get(model, "simd_efficiency_pct")),
+         100 * r->k[0].opt[3].m.simd_active_threads_per_inst / 32);
+    assert_null(json_object_get(model, "simd_efficiency"));
+    assert_null(json_object_get(model, "zero_divergence_cycles"));
+    NEAR(json_real_value(json_object_get(a, "zero_divergence_cycles")), r->k[0].opt[0].m.zero_divergence);
+    assert_true(json_is_number(json_object_get(a, "zero_divergence_headroom_frac")));
+    assert_true(json_is_object(json_object_get(gm, "predicted_improvement_frac")));
+    assert_null(json_object_get(gm, "bound_closeness_model"));
     assert_true(json_is_null(json_object_get(json_array_get(json_object_get(a, "options"), 4), "kernel_ms")));
     assert_true(json_is_false(json_object_get(json_array_get(ks, 3), "ok")));
     json_t *sum = json_object_get(j, "summary");
@@ -445,18 +476,16 @@ static void test_markdown(void **state)
     check_md_tables(md);
     static const char *const want[] = {
         "## (a) Divergence of the original launches (Table IV)", "## (b) Estimation error (Table V)",
-        "## (c) Speedup per kernel and algorithm (Fig. 9)", "## (d) Closeness to the zero-divergence bound",
+        "## (c) Speedup per kernel and algorithm (Fig. 9)", "## (d) Closeness to the zero-divergence time",
         "## (e) regroup()'s choice", "## (f) Targets", "| **mean, compute-bound** |  | 3.0 |",
         "| paper (GTX480, compute-bound) |  | 6.2 | 12.7 |", "predicted_vs_measured_bbv_weighted_scheduled.svg",
         "speedup_with_overhead.svg", "ga\\<m\\>&ma\\|x", "NVRTC: boom", "2 of 3 | **missed** | missed on: beta",
         "| 2.50x / 1.82x |", "## Kernels that failed"};
-    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
-        if (!strstr(md, want[i]))
-            fail_msg("report.md lacks \"%s\"", want[i]);
+    assert_has_all(md, "report.md", want, sizeof want / sizeof want[0]);
     /* BBV-weighted-scheduled 3.0 pp <= 5: met; Greedy-Max 1.38x < 2.2x: missed, with reasons */
     assert_non_null(strstr(md, "3.0 pp over 2 kernels | met |"));
     assert_non_null(strstr(md, "1.38x over 2 kernels | **missed** | below the target: alpha 1.82x"));
-    assert_non_null(strstr(md, "beta 1.05x (the zero-divergence bound allows at most 1.11x)"));
+    assert_non_null(strstr(md, "beta 1.05x (with no divergence left the model predicts 1.11x)"));
     free(md);
     free_run(r);
 }

@@ -2,7 +2,8 @@
  * test_metrics.c -- the metrics on hand-computed BBV matrices, Fig. 4
  * (static vs dynamic round robin) and Fig. 5 (ordered vs unordered queue)
  * of Liang et al., permutations, partial warps and blocks, and the
- * divergent-branch estimate on small hand-built CFGs.
+ * divergent-branch estimate on small hand-built CFGs, the zero-divergence
+ * time (one per kernel), and SIMD efficiency as written out in both forms.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -14,7 +15,10 @@
 
 #include <cmocka.h>
 
+#include <jansson.h>
+
 #include "threadmap/model.h"
+#include "threadmap/report.h"
 
 /* A hand-built CFG: blocks with ninstr, term, successors (test data). */
 typedef struct test_cfg {
@@ -56,6 +60,15 @@ static void loop_cfg(test_cfg *t)
     cfg_block(t, 2, 1, TMAP_TERM_RET, 0, 0, NULL);
 }
 
+/* b0 -> {b1, b2}, b1 -> b2 (a skipped block), 2, 4 and 2 instructions. */
+static void skip_cfg(test_cfg *t)
+{
+    cfg_init(t, 3);
+    cfg_block(t, 0, 2, TMAP_TERM_CBRA, 1, 2, (uint32_t[]){1, 2});
+    cfg_block(t, 1, 4, TMAP_TERM_FALL, 0, 1, (uint32_t[]){2});
+    cfg_block(t, 2, 2, TMAP_TERM_RET, 0, 0, NULL);
+}
+
 static void test_hand_computed(void **state)
 {
     (void)state;
@@ -84,10 +97,10 @@ static void test_hand_computed(void **state)
     assert_true(m.bbv_weighted == 261);         /* eq. 5: 522 / 2 SMs */
     assert_true(m.bbv_weighted_scheduled == 522);
     assert_true(m.ideal_warp_cost[0] == 117.25); /* 10 + 100*34/32 + 1 */
-    assert_true(m.zero_divergence_bound == 117.25 + 211);
-    assert_true(m.divergent_warp_ratio == 50.0);
+    assert_true(m.zero_divergence == 117.25 + 211);
+    assert_true(m.divergent_warps_pct == 50.0);
     /* thread-instructions 370 over warp-instructions 31 */
-    assert_true(fabs(m.simd_efficiency - 370.0 / 31.0) < 1e-12);
+    assert_true(fabs(m.simd_active_threads_per_inst - 370.0 / 31.0) < 1e-12);
     /* latch: in warp 0, round 0 has 31 threads leaving and thread 5
      * staying: 1 divergent execution of 3; warp 1 none of 2. */
     assert_true(m.divergent_branches == 1);
@@ -96,7 +109,7 @@ static void test_hand_computed(void **state)
     tmap_metrics_free(&m);
     /* Without a CFG the CFG-based metrics are unavailable. */
     assert_int_equal(tmap_metrics_compute(&bbv, lat, NULL, NULL, &p, &m, &err), TMAP_OK);
-    assert_true(isnan(m.simd_efficiency) && isnan(m.divergent_branches));
+    assert_true(isnan(m.simd_active_threads_per_inst) && isnan(m.divergent_branches));
     assert_true(m.bbv_weighted == 261);
     tmap_metrics_free(&m);
     tmap_bbv_free(&bbv);
@@ -164,13 +177,13 @@ static void test_predicated_exit(void **state)
     assert_int_equal(tmap_metrics_compute(&bbv, lat, NULL, &c.cfg, &p, &m, &err), TMAP_OK);
     assert_true(m.divergent_branches == 1);
     /* (3*32 + 4*22) thread-instructions over 7 warp-instructions */
-    assert_true(fabs(m.simd_efficiency - (3.0 * 32 + 4.0 * 22) / 7.0) < 1e-12);
+    assert_true(fabs(m.simd_active_threads_per_inst - (3.0 * 32 + 4.0 * 22) / 7.0) < 1e-12);
     tmap_metrics_free(&m);
     /* SASS weights replace the PTX counts: 2 and 9 instructions */
     double w[2] = {2, 9};
     p.simd_weights = w;
     assert_int_equal(tmap_metrics_compute(&bbv, lat, NULL, &c.cfg, &p, &m, &err), TMAP_OK);
-    assert_true(fabs(m.simd_efficiency - (2.0 * 32 + 9.0 * 22) / 11.0) < 1e-12);
+    assert_true(fabs(m.simd_active_threads_per_inst - (2.0 * 32 + 9.0 * 22) / 11.0) < 1e-12);
     assert_true(m.thread_instructions == 2.0 * 32 + 9.0 * 22 && m.warp_instructions == 11);
     assert_true(m.bbv_weighted == 7); /* times keep the latencies */
     tmap_metrics_free(&m);
@@ -238,7 +251,7 @@ static void test_permutation(void **state)
     tmap_metrics m;
     assert_int_equal(tmap_metrics_compute(&bbv, lat, NULL, NULL, &p, &m, &err), TMAP_OK);
     assert_true(m.warp_cost[0] == 10 && m.warp_cost[1] == 10 && m.block_cost[0] == 20);
-    assert_true(m.divergent_warp_ratio == 100);
+    assert_true(m.divergent_warps_pct == 100);
     tmap_metrics_free(&m);
     uint32_t perm[64];
     for (uint32_t i = 0; i < 32; i++) {
@@ -247,12 +260,75 @@ static void test_permutation(void **state)
     }
     assert_int_equal(tmap_metrics_compute(&bbv, lat, perm, NULL, &p, &m, &err), TMAP_OK);
     assert_true(m.warp_cost[0] == 1 && m.warp_cost[1] == 10 && m.block_cost[0] == 11);
-    assert_true(m.divergent_warp_ratio == 0);
-    assert_true(m.zero_divergence_bound == 11);
+    assert_true(m.divergent_warps_pct == 0);
+    assert_true(m.zero_divergence == 11);
+    tmap_metrics_free(&m);
+    /* The zero-divergence time is the kernel's, whatever the grouping: with
+     * two thread blocks of 32 on two slots the original's blocks each cost
+     * 5.5 at mean counts; the grouping's own blocks would cost 1 and 10. */
+    p.block_size = 32, p.blocks_per_sm = 2;
+    assert_int_equal(tmap_metrics_compute(&bbv, lat, perm, NULL, &p, &m, &err), TMAP_OK);
+    assert_true(m.bbv_weighted_scheduled == 10 && m.zero_divergence == 5.5);
+    assert_true(m.ideal_warp_cost[0] == 5.5 && m.ideal_warp_cost[1] == 5.5);
+    tmap_metrics_free(&m);
+    assert_int_equal(tmap_metrics_compute(&bbv, lat, NULL, NULL, &p, &m, &err), TMAP_OK);
+    assert_true(m.zero_divergence == 5.5);
     tmap_metrics_free(&m);
     perm[5] = perm[6]; /* not a permutation */
     assert_int_equal(tmap_metrics_compute(&bbv, lat, perm, NULL, &p, &m, &err), TMAP_ERR_INVALID);
     assert_non_null(strstr(err.message, "not a permutation"));
+    tmap_bbv_free(&bbv);
+}
+
+/* Runs a report writer on one grouping into a string (caller frees). */
+static char *write_estimate(tmap_status (*w)(const tmap_report *, FILE *, tmap_error *),
+                            const tmap_bbv *bbv, const double *lat, const tmap_model_params *p,
+                            const tmap_metrics *m)
+{
+    tmap_report_row row = {.name = "original", .available = 1, .m = m, .outputs_equal = -1};
+    tmap_report r = {.bbv = bbv, .lat = lat, .params = p, .nrows = 1, .rows = &row};
+    tmap_error err = {0};
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    assert_non_null(f);
+    assert_int_equal(w(&r, f, &err), TMAP_OK);
+    fclose(f);
+    return text;
+}
+
+static void test_simd_both_forms(void **state)
+{
+    (void)state;
+    /* b0 (2 instructions) and b2 (2) run by all 32 threads, b1 (4) by 16:
+     * 2*32 + 4*16 + 2*32 = 192 thread-instructions over 2 + 4 + 2 = 8 warp
+     * instructions: 24 of 32 active threads per instruction, 75 percent. */
+    tmap_error err = {0};
+    tmap_bbv bbv;
+    assert_int_equal(tmap_bbv_create(&bbv, 32, 3, &err), TMAP_OK);
+    for (uint32_t t = 0; t < 32; t++)
+        bbv.counts[t * 3] = bbv.counts[t * 3 + 2] = 1, bbv.counts[t * 3 + 1] = t < 16;
+    test_cfg c;
+    skip_cfg(&c);
+    double lat[3] = {1, 1, 1};
+    tmap_model_params p = {.block_size = 32, .nsms = 1, .blocks_per_sm = 1};
+    tmap_metrics m;
+    assert_int_equal(tmap_metrics_compute(&bbv, lat, NULL, &c.cfg, &p, &m, &err), TMAP_OK);
+    assert_true(m.thread_instructions == 192 && m.warp_instructions == 8);
+    assert_true(m.simd_active_threads_per_inst == 24);
+    char *j = write_estimate(tmap_report_estimate_json, &bbv, lat, &p, &m);
+    json_t *o = json_loads(j, 0, NULL);
+    assert_non_null(o);
+    assert_true(json_real_value(json_object_get(o, "simd_active_threads_per_inst")) == 24.0);
+    assert_true(json_real_value(json_object_get(o, "simd_efficiency_pct")) == 75.0);
+    assert_null(json_object_get(o, "simd_efficiency"));
+    json_decref(o);
+    free(j);
+    char *t = write_estimate(tmap_report_estimate_text, &bbv, lat, &p, &m);
+    assert_non_null(strstr(t, "SIMD efficiency          24.00 of 32 active threads per warp "
+                              "instruction, 75.0 %"));
+    free(t);
+    tmap_metrics_free(&m);
     tmap_bbv_free(&bbv);
 }
 
@@ -372,6 +448,7 @@ int main(void)
         cmocka_unit_test(test_predicated_exit),
         cmocka_unit_test(test_splits),
         cmocka_unit_test(test_permutation),
+        cmocka_unit_test(test_simd_both_forms),
         cmocka_unit_test(test_partial_warps_and_blocks),
         cmocka_unit_test(test_fig4_static_vs_dynamic),
         cmocka_unit_test(test_fig5_ordered_queue),

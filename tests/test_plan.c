@@ -43,10 +43,10 @@ static void regrouping_pays_on_two_classes(void **state)
         assert_true(p.cand[i].available);
         TMAP_CHECK(tmap_perm_check(p.cand[i].perm, b.nthreads, "perm", err));
         /* every warp homogeneous after regrouping */
-        assert_true(p.cand[i].m.divergent_warp_ratio == 0.0);
+        assert_true(p.cand[i].m.divergent_warps_pct == 0.0);
         assert_true(p.cand[i].gain > 0.4);
     }
-    assert_true(p.cand[0].m.divergent_warp_ratio == 100.0);
+    assert_true(p.cand[0].m.divergent_warps_pct == 100.0);
     assert_non_null(strstr(p.why, "apply it"));
     assert_non_null(strstr(p.why, "model only"));
     tmap_plan_free(&p);

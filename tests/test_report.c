@@ -145,7 +145,7 @@ static void unavailable_rows_say_why(void **state)
     assert_non_null(root);
     json_t *last = json_array_get(json_object_get(root, "rows"), fx->r.nrows - 1);
     assert_true(json_is_false(json_object_get(last, "available")));
-    assert_true(json_is_null(json_object_get(last, "bbv_weighted_scheduled")));
+    assert_true(json_is_null(json_object_get(last, "bbv_weighted_scheduled_cycles")));
     assert_string_equal(json_string_value(json_object_get(last, "note")),
                         "too many distinct rows");
     json_decref(root);
@@ -167,22 +167,35 @@ static void assert_num(json_t *o, const char *key, double v)
         fail_msg("%s: %.17g in JSON, %.17g in the metrics", key, json_number_value(j), v);
 }
 
-/* Every number of rows[i] is in JSON row j exactly. */
+/* The keys renamed for their units are gone, and nothing names a bound. */
+static void assert_no_old_keys(json_t *o)
+{
+    static const char *const old[] = {"bbv_weighted", "bbv_weighted_scheduled",
+                                      "zero_divergence_bound", "divergent_warp_ratio",
+                                      "simd_efficiency", "gain"};
+    for (size_t i = 0; i < sizeof old / sizeof old[0]; i++)
+        if (json_object_get(o, old[i]))
+            fail_msg("the old key '%s' is still written", old[i]);
+}
+
+/* Every number of rows[i] is in JSON row j exactly, under the new keys. */
 static void assert_row(json_t *j, const tmap_report_row *row)
 {
     const tmap_metrics *m = row->m;
     assert_string_equal(json_string_value(json_object_get(j, "name")), row->name);
-    assert_num(j, "bbv_weighted", m->bbv_weighted);
-    assert_num(j, "bbv_weighted_scheduled", m->bbv_weighted_scheduled);
-    assert_num(j, "zero_divergence_bound", m->zero_divergence_bound);
-    assert_num(j, "divergent_warp_ratio", m->divergent_warp_ratio);
+    assert_num(j, "bbv_weighted_cycles", m->bbv_weighted);
+    assert_num(j, "bbv_weighted_scheduled_cycles", m->bbv_weighted_scheduled);
+    assert_num(j, "divergent_warps_pct", m->divergent_warps_pct);
     assert_num(j, "divergent_branches", m->divergent_branches);
-    assert_num(j, "simd_efficiency", m->simd_efficiency);
-    assert_num(j, "gain", row->gain);
+    assert_num(j, "simd_active_threads_per_inst", m->simd_active_threads_per_inst);
+    assert_num(j, "simd_efficiency_pct", NAN); /* no CFG */
+    assert_num(j, "gain_frac", row->gain);
     assert_num(j, "algo_ms", row->algo_ms);
     assert_num(j, "measured_ms", row->measured_ms);
     assert_num(j, "apply_ms", row->apply_ms);
     assert_int_equal(json_is_true(json_object_get(j, "chosen")), row->chosen);
+    assert_null(json_object_get(j, "zero_divergence_cycles")); /* per kernel, not per row */
+    assert_no_old_keys(j);
 }
 
 static void json_reads_back_exactly(void **state)
@@ -205,6 +218,10 @@ static void json_reads_back_exactly(void **state)
     assert_int_equal(json_integer_value(json_object_get(p, "block_size")), 256);
     assert_int_equal(json_integer_value(json_object_get(p, "sms")), 4);
     assert_int_equal(json_integer_value(json_object_get(p, "blocks_per_sm")), 2);
+    /* once per kernel: the original at mean counts, 2 rounds of 8080 cycles */
+    assert_num(root, "zero_divergence_cycles", 16160);
+    assert_int_equal(json_integer_value(json_object_get(root, "warps")), 128);
+    assert_no_old_keys(root);
     json_t *rows = json_object_get(root, "rows");
     assert_int_equal(json_array_size(rows), fx->r.nrows);
     for (size_t i = 0; i < fx->r.nrows; i++)
@@ -384,17 +401,19 @@ static void cli_writes_the_report(void **state)
     for (size_t i = 0; i < fx->plan.n; i++) {
         json_t *j = json_array_get(rows, i);
         const tmap_metrics *m = &fx->plan.cand[i].m;
-        assert_num(j, "bbv_weighted", m->bbv_weighted);
-        assert_num(j, "bbv_weighted_scheduled", m->bbv_weighted_scheduled);
-        assert_num(j, "zero_divergence_bound", m->zero_divergence_bound);
-        assert_num(j, "divergent_warp_ratio", m->divergent_warp_ratio);
+        assert_num(j, "bbv_weighted_cycles", m->bbv_weighted);
+        assert_num(j, "bbv_weighted_scheduled_cycles", m->bbv_weighted_scheduled);
+        assert_num(j, "divergent_warps_pct", m->divergent_warps_pct);
         assert_num(j, "divergent_branches", NAN);
-        assert_num(j, "gain", fx->plan.cand[i].gain);
+        assert_num(j, "gain_frac", fx->plan.cand[i].gain);
+        assert_no_old_keys(j);
         assert_num(j, "measured_ms", i ? NAN : 2.0);
         assert_num(j, "apply_ms", i ? 0.01 : NAN);
     }
     assert_string_equal(json_string_value(json_object_get(json_array_get(rows, 0), "name")),
                         "original");
+    assert_num(root, "zero_divergence_cycles", fx->plan.cand[0].m.zero_divergence);
+    assert_no_old_keys(root);
     json_decref(root);
     static const char *const files[] = {"report.txt", "report.md", "report.html"};
     for (int i = 0; i < 3; i++)

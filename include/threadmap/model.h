@@ -137,22 +137,28 @@ typedef struct tmap_metrics {
     size_t nthread_blocks;  /* ceil(nthreads / block_size) */
     double bbv_weighted;           /* eq. 5, cycles */
     double bbv_weighted_scheduled; /* dynamic round robin, cycles */
-    double zero_divergence_bound;  /* scheduled, warps at mean counts */
-    double divergent_warp_ratio;   /* percent of non-empty warps */
+    double zero_divergence;        /* cycles, per kernel: the original launch
+                                      if no warp diverged (each at its
+                                      threads' mean counts, scheduled as
+                                      above); the same under every perm */
+    double divergent_warps_pct;    /* percent of non-empty warps */
     double divergent_branches;     /* estimate; NAN without a CFG */
     double branch_executions;      /* warp executions of the branches
                                       estimated (NAN without a CFG) */
     size_t branches_unestimated;   /* branch blocks with no usable
                                       successor count (see docs) */
-    double simd_efficiency;        /* active threads per warp instruction,
-                                      0..32; NAN without a CFG */
+    double simd_active_threads_per_inst; /* SIMD efficiency as Nsight
+                                      Compute states it: active threads per
+                                      warp instruction, 0..32 (x 100 / 32:
+                                      percent); NAN without a CFG */
     double thread_instructions;    /* its numerator and denominator, the  */
     double warp_instructions;      /* counterparts of ncu's smsp__thread_
                                       inst_executed.sum and smsp__inst_
                                       executed.sum; NAN without a CFG */
     double *warp_cost;   /* T_w, eq. 3, per warp slot [nwarps] */
     double *block_cost;  /* TT_B, eq. 4, per thread block [nthread_blocks] */
-    double *ideal_warp_cost; /* per warp at mean counts [nwarps] */
+    double *ideal_warp_cost; /* per warp of the original launch at its
+                                threads' mean counts [nwarps] */
 } tmap_metrics;
 
 /*

@@ -19,6 +19,10 @@ extern "C" {
 typedef enum tmap_mechanism { TMAP_MECH_NONE, TMAP_MECH_LAYOUT, TMAP_MECH_REDIRECT } tmap_mechanism;
 
 const char *tmap_mechanism_name(tmap_mechanism m);
+/* The mechanism a kernel's safety analysis allows, as `threadmap run`
+ * picks it: the layout transform when it keeps the results and the launch
+ * has arrays to move (have_arrays), else the redirection, else none. */
+tmap_mechanism tmap_mechanism_choose(const tmap_safety *s, int have_arrays);
 
 /* A launch ready to be regrouped. */
 typedef struct tmap_regroup_target {
@@ -154,10 +158,8 @@ typedef struct tmap_bench_option {
     double apply_ms;      /* measured cost of applying (gather + scatter) */
     double algo_ms;       /* CPU time of the algorithm */
     int outputs_equal;    /* -1 not checked, 0 differ, 1 equal to the original's */
-    double weighted, scheduled, bound;  /* model cycles (eq. 5, scheduled, bound) */
-    double div_warps;     /* percent of non-empty warps */
-    double div_branches;  /* estimated count; NAN if unknown */
-    double simd;          /* active threads per warp instruction */
+    tmap_metrics m;       /* the model under this grouping, without its
+                             per-warp arrays (NULL); read only when available */
 
     /* derived */
     int valid;            /* measured and outputs equal: counts in every summary */
@@ -167,8 +169,9 @@ typedef struct tmap_bench_option {
     double measured_impr;                   /* 1 - kernel / original kernel */
     double measured_impr_total;             /* 1 - total / original kernel */
     double error_pp[TMAP_BM_COUNT];         /* |predicted - measured| x 100 */
-    double bound_model;   /* bound(original) / scheduled: 1 = at the bound */
-    double bound_measured;/* (original ms x bound / scheduled(original)) / kernel ms */
+    double zero_div_model;    /* zero-divergence / scheduled: 1 = at it */
+    double zero_div_measured; /* (original ms x zero-divergence / scheduled(original))
+                                 / kernel ms */
 } tmap_bench_option;
 
 /* One kernel of the run. */
@@ -205,7 +208,8 @@ typedef struct tmap_bench_kernel {
     double bw_fraction;   /* gbps / peak; NAN if the peak is unknown */
     int memory_bound;     /* 1 memory, 0 compute, -1 unknown */
     int divergent;        /* the original has divergent warps */
-    double headroom;      /* 1 - bound / scheduled of the original (model) */
+    double headroom;      /* 1 - zero-divergence / scheduled of the original
+                             (model), a fraction */
     double error_pp[TMAP_BM_COUNT]; /* mean over valid regroupings; NAN: none */
     size_t nerr;          /* regroupings behind error_pp */
     int best;             /* valid option of least total_ms (-1: none) */

@@ -1,10 +1,13 @@
 /*
- * threadmap/report.h -- the report stage (stable): the performance-estimate report of one kernel: the original
- * launch and each candidate regrouping side by side, with the model's
- * metrics (BBV-weighted, BBV-weighted-scheduled, zero-divergence bound) next
- * to the older ones (divergent warps, divergent branches, SIMD efficiency),
+ * threadmap/report.h -- the report stage (stable): the performance-estimate
+ * report of one kernel: the original launch and each candidate regrouping
+ * side by side, with the model's metrics (BBV-weighted,
+ * BBV-weighted-scheduled; the zero-divergence time once per kernel) next to
+ * the older ones (divergent warps, divergent branches, SIMD efficiency),
  * measured times when there are any, and the decision.  Written as a text
- * table, Markdown, JSON, or a self-contained HTML page with SVG plots. *
+ * table, Markdown, JSON, or a self-contained HTML page with SVG plots; one
+ * grouping's metrics as `estimate` prints them; the plan as `regroup
+ * --json` prints it.  Every key states its unit (docs/report.md).
  * And the writers of a bench run (experimental): CSV, JSON, Markdown, SVG.
  */
 #ifndef THREADMAP_REPORT_H
@@ -36,12 +39,13 @@ typedef struct tmap_report {
     const char *kernel;
     const char *origin;       /* where the BBVs come from, e.g. "measured on NVIDIA H200
                                  (recorded 2026-11-21)", "predicted by MODEL" */
-    const char *device;       /* GPU the times were measured on, or NULL */
+    const char *device;       /* GPU the BBVs or times come from, or NULL */
     const tmap_bbv *bbv;      /* the (original order) BBVs */
     const double *lat;        /* [bbv->nblocks] block latencies */
     const char *const *block_names;   /* [bbv->nblocks] or NULL */
     const tmap_model_params *params;
-    const char *latency_table;        /* path, or NULL */
+    const char *latency_table;        /* path, or NULL (written relative to the
+                                         current folder when below it) */
     const tmap_lat_report *fallbacks; /* opcodes that fell back, or NULL */
     size_t nrows;
     const tmap_report_row *rows;      /* rows[0] is the original */
@@ -54,6 +58,17 @@ tmap_status tmap_report_text(const tmap_report *r, FILE *f, tmap_error *err);
 tmap_status tmap_report_markdown(const tmap_report *r, FILE *f, tmap_error *err);
 tmap_status tmap_report_json(const tmap_report *r, FILE *f, tmap_error *err);
 tmap_status tmap_report_html(const tmap_report *r, FILE *f, tmap_error *err);
+
+/* One grouping's metrics, as `threadmap estimate` prints them: r->rows[0]
+ * is the grouping (the original or a permutation's), the other rows are
+ * not read.  Lines of text, or one flat JSON object (the keys of a report
+ * row's metrics and the report's launch, table and fallback keys). */
+tmap_status tmap_report_estimate_text(const tmap_report *r, FILE *f, tmap_error *err);
+tmap_status tmap_report_estimate_json(const tmap_report *r, FILE *f, tmap_error *err);
+/* The plan's candidates as one JSON object (`threadmap regroup --json`), in
+ * the report's vocabulary; perm_path: where the chosen permutation went. */
+tmap_status tmap_report_plan_json(const tmap_plan *p, const char *perm_path, FILE *f,
+                                  tmap_error *err);
 
 /* Writes DIR/report.{txt,md,json,html} (creating DIR and its parents). */
 tmap_status tmap_report_write_dir(const tmap_report *r, const char *dir, tmap_error *err);
