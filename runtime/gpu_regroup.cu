@@ -11,8 +11,9 @@
  *          within 1 part in 2^24 tie), its bits mapped so that unsigned
  *          order is the requested order (as regroup/sort_key.c does for
  *          doubles), then a stable 32-bit radix sort of (bits, thread)
- *          pairs: over the grid, or per thread block (a stable segmented
- *          sort), ties by thread index: the permutation that
+ *          pairs: over the grid (CUB's device sort), or per thread block
+ *          (one CUDA block sorts each in shared memory: CUB's block sort),
+ *          ties by thread index: the permutation that
  *          tmap_regroup_sort_key gives for the quantized keys;
  *   run    cost and sort as one CUDA graph, captured on the first call for
  *          its arguments and relaunched after: one launch instead of the
@@ -22,7 +23,7 @@
  * once, at create.
  */
 #include <cub/device/device_radix_sort.cuh>
-#include <cub/device/device_segmented_sort.cuh>
+#include <cub/block/block_radix_sort.cuh>
 #include <cuda_runtime.h>
 
 #include <stdlib.h>
@@ -46,7 +47,6 @@ struct tmap_gpu_regroup {
     double *cost;                 /* [n] eq. 11 */
     unsigned *bits[2];            /* [n] keys in and out of the sort */
     unsigned *thread;             /* [n] 0..n-1, the sort's values in */
-    int *offsets;                 /* [n / 32 + 2] thread block starts (block scope) */
     void *temp;                   /* CUB's scratch */
     size_t temp_bytes;
     double *model;                /* coefficients then latencies */
@@ -74,7 +74,9 @@ static tmap_status cuda_fail(tmap_error *err, cudaError_t e, const char *call)
 /* ------------------------------------------------------------- kernels */
 
 /* One thread per thread of the launch; the model (coefficients, then the
- * latencies) is staged in shared memory when it fits. */
+ * latencies) is staged in shared memory when it fits, and the first
+ * features are held in registers. */
+enum { MAX_REG_FEATURES = 8 };
 __global__ void cost_kernel(const double *x, unsigned p, const double *model,
                             unsigned nblocks, size_t n, double *cost)
 {
@@ -90,11 +92,19 @@ __global__ void cost_kernel(const double *x, unsigned p, const double *model,
     if (t >= n)
         return;
     const double *xt = x + t * p;
+    double xr[MAX_REG_FEATURES];
+#pragma unroll
+    for (unsigned j = 0; j < MAX_REG_FEATURES; j++)
+        xr[j] = j < p ? xt[j] : 0;
     double acc = 0;
     for (unsigned b = 0; b < nblocks; b++) {
         const double *c = coef + (size_t)b * (p + 2);
         double v = __dadd_rn(c[0], __dmul_rn(c[p + 1], (double)t));
-        for (unsigned j = 0; j < p; j++)
+#pragma unroll
+        for (unsigned j = 0; j < MAX_REG_FEATURES; j++)
+            if (j < p)
+                v = __dadd_rn(v, __dmul_rn(c[j + 1], xr[j]));
+        for (unsigned j = MAX_REG_FEATURES; j < p; j++)
             v = __dadd_rn(v, __dmul_rn(c[j + 1], xt[j]));
         v = floor(__dadd_rn(v, 0.5));
         double count = !(v > 0) ? 0.0 : v >= 4294967295.0 ? 4294967295.0 : v;
@@ -106,26 +116,52 @@ __global__ void cost_kernel(const double *x, unsigned p, const double *model,
 /* The key rounded to single precision; the unsigned image of that float,
  * increasing with it (-0 as +0), flipped when descending; the thread's own
  * index as the value. */
+__device__ unsigned order_bits(double key, int descending)
+{
+    float x = __double2float_rn(key);
+    if (x == 0)
+        x = 0.0f;
+    unsigned u = (unsigned)__float_as_uint(x);
+    u = (u >> 31) ? ~u : u ^ 0x80000000u;
+    return descending ? ~u : u;
+}
+
 __global__ void bits_kernel(const double *key, int descending, size_t n, unsigned *bits,
                             unsigned *thread)
 {
     size_t t = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
     if (t >= n)
         return;
-    float x = __double2float_rn(key[t]);
-    if (x == 0)
-        x = 0.0f;
-    unsigned u = (unsigned)__float_as_uint(x);
-    u = (u >> 31) ? ~u : u ^ 0x80000000u;
-    bits[t] = descending ? ~u : u;
+    bits[t] = order_bits(key[t], descending);
     thread[t] = (unsigned)t;
 }
 
-__global__ void offsets_kernel(size_t n, unsigned block_size, size_t segments, int *offsets)
+/* One CUDA block sorts one thread block of the launch (block_size <= 128 *
+ * ITEMS threads) in shared memory; items past its end are padded with the
+ * largest key after every real item, so they sort last (the sort is
+ * stable in item order). */
+enum { SORT_THREADS = 128 };
+
+template <int ITEMS>
+__global__ void block_sort_kernel(const double *key, int descending, size_t n,
+                                  unsigned block_size, unsigned *perm)
 {
-    size_t k = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
-    if (k <= segments)
-        offsets[k] = (int)(k * block_size < n ? k * block_size : n);
+    typedef cub::BlockRadixSort<unsigned, SORT_THREADS, ITEMS, unsigned> sorter;
+    __shared__ typename sorter::TempStorage temp;
+    size_t first = (size_t)blockIdx.x * block_size;
+    unsigned len = (unsigned)(n - first < block_size ? n - first : block_size);
+    unsigned bits[ITEMS], thread[ITEMS];
+    for (int i = 0; i < ITEMS; i++) {
+        unsigned k = threadIdx.x * ITEMS + i;
+        bits[i] = k < len ? order_bits(key[first + k], descending) : 0xffffffffu;
+        thread[i] = (unsigned)(first + k);
+    }
+    sorter(temp).Sort(bits, thread);
+    for (int i = 0; i < ITEMS; i++) {
+        unsigned k = threadIdx.x * ITEMS + i;
+        if (k < len)
+            perm[first + k] = thread[i];
+    }
 }
 
 static unsigned grid_of(size_t n) { return (unsigned)((n + 255) / 256); }
@@ -145,19 +181,13 @@ extern "C" tmap_status tmap_gpu_regroup_create(tmap_cuda *c, size_t nthreads,
     if (!g)
         return tmap_fail(err, TMAP_ERR_NOMEM, "out of memory");
     g->n = nthreads;
-    size_t sort_bytes = 0, seg_bytes = 0, segs = nthreads / 32 + 1;
     cudaError_t e = cub::DeviceRadixSort::SortPairs(
-        NULL, sort_bytes, g->bits[0], g->bits[1], g->thread, g->thread, (int)nthreads);
-    if (e == cudaSuccess)
-        e = cub::DeviceSegmentedSort::StableSortPairs(
-            NULL, seg_bytes, g->bits[0], g->bits[1], g->thread, g->thread, (int)nthreads,
-            (int)segs, g->offsets, g->offsets + 1);
-    g->temp_bytes = sort_bytes > seg_bytes ? sort_bytes : seg_bytes;
+        NULL, g->temp_bytes, g->bits[0], g->bits[1], g->thread, g->thread, (int)nthreads);
     void **bufs[] = {(void **)&g->cost, (void **)&g->bits[0], (void **)&g->bits[1],
-                     (void **)&g->thread, (void **)&g->offsets, &g->temp};
+                     (void **)&g->thread, &g->temp};
     size_t sizes[] = {nthreads * sizeof(double), nthreads * 4, nthreads * 4,
-                      nthreads * sizeof(unsigned), (segs + 1) * sizeof(int), g->temp_bytes};
-    for (size_t i = 0; e == cudaSuccess && i < 6; i++)
+                      nthreads * sizeof(unsigned), g->temp_bytes};
+    for (size_t i = 0; e == cudaSuccess && i < 5; i++)
         e = cudaMalloc(bufs[i], sizes[i] ? sizes[i] : 1);
     if (e == cudaSuccess)
         e = cudaStreamCreateWithFlags(&g->capture, cudaStreamNonBlocking);
@@ -173,7 +203,7 @@ extern "C" void tmap_gpu_regroup_free(tmap_gpu_regroup *g)
 {
     if (!g)
         return;
-    void *bufs[] = {g->cost, g->bits[0], g->bits[1], g->thread, g->offsets, g->temp, g->model};
+    void *bufs[] = {g->cost, g->bits[0], g->bits[1], g->thread, g->temp, g->model};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         if (bufs[i])
             cudaFree(bufs[i]);
@@ -228,36 +258,45 @@ extern "C" tmap_status tmap_gpu_regroup_cost(tmap_gpu_regroup *g, uint64_t featu
     return TMAP_OK;
 }
 
+/* The per-block sort for this block size: 128 threads of 1, 2, 4 or 8 items. */
+static tmap_status block_sort(tmap_gpu_regroup *g, const double *key, int descending,
+                              size_t block_size, unsigned *perm, cudaStream_t s,
+                              tmap_error *err)
+{
+    unsigned grid = (unsigned)((g->n + block_size - 1) / block_size), bs = (unsigned)block_size;
+    if (block_size <= SORT_THREADS)
+        block_sort_kernel<1><<<grid, SORT_THREADS, 0, s>>>(key, descending, g->n, bs, perm);
+    else if (block_size <= 2 * SORT_THREADS)
+        block_sort_kernel<2><<<grid, SORT_THREADS, 0, s>>>(key, descending, g->n, bs, perm);
+    else if (block_size <= 4 * SORT_THREADS)
+        block_sort_kernel<4><<<grid, SORT_THREADS, 0, s>>>(key, descending, g->n, bs, perm);
+    else
+        block_sort_kernel<8><<<grid, SORT_THREADS, 0, s>>>(key, descending, g->n, bs, perm);
+    TMAP_CU(cudaGetLastError(), "block sort kernel launch");
+    return TMAP_OK;
+}
+
 extern "C" tmap_status tmap_gpu_regroup_sort(tmap_gpu_regroup *g, uint64_t key, int descending,
                                              size_t block_size, uint64_t perm, void *stream,
                                              tmap_error *err)
 {
     if (!g || !key || !perm)
         return tmap_fail(err, TMAP_ERR_INVALID, "tmap_gpu_regroup_sort: an argument is NULL");
-    if (block_size && (block_size < 32 || block_size > 0x7fffffffu))
+    if (block_size && (block_size < 32 || block_size > 8 * SORT_THREADS))
         return tmap_fail(err, TMAP_ERR_INVALID, "tmap_gpu_regroup_sort: block size %zu "
-                         "(0 for grid scope, else at least 32)", block_size);
+                         "(0 for grid scope, else 32 to %d threads)", block_size,
+                         8 * SORT_THREADS);
     cudaStream_t s = (cudaStream_t)stream;
-    int n = (int)g->n;
-    bits_kernel<<<grid_of(g->n), 256, 0, s>>>((const double *)(uintptr_t)key, descending, g->n,
-                                              g->bits[0], g->thread);
-    TMAP_CU(cudaGetLastError(), "bits kernel launch");
+    const double *k = (const double *)(uintptr_t)key;
     unsigned *out = (unsigned *)(uintptr_t)perm;
+    if (block_size)
+        return block_sort(g, k, descending, block_size, out, s, err);
+    bits_kernel<<<grid_of(g->n), 256, 0, s>>>(k, descending, g->n, g->bits[0], g->thread);
+    TMAP_CU(cudaGetLastError(), "bits kernel launch");
     size_t bytes = g->temp_bytes;
-    if (!block_size) {
-        TMAP_CU(cub::DeviceRadixSort::SortPairs(g->temp, bytes, g->bits[0], g->bits[1],
-                                                g->thread, out, n, 0, 32, s),
-                "cub::DeviceRadixSort::SortPairs");
-        return TMAP_OK;
-    }
-    size_t segs = (g->n + block_size - 1) / block_size;
-    offsets_kernel<<<grid_of(segs + 1), 256, 0, s>>>(g->n, (unsigned)block_size, segs,
-                                                     g->offsets);
-    TMAP_CU(cudaGetLastError(), "offsets kernel launch");
-    TMAP_CU(cub::DeviceSegmentedSort::StableSortPairs(g->temp, bytes, g->bits[0], g->bits[1],
-                                                      g->thread, out, n, (int)segs,
-                                                      g->offsets, g->offsets + 1, s),
-            "cub::DeviceSegmentedSort::StableSortPairs");
+    TMAP_CU(cub::DeviceRadixSort::SortPairs(g->temp, bytes, g->bits[0], g->bits[1], g->thread,
+                                            out, (int)g->n, 0, 32, s),
+            "cub::DeviceRadixSort::SortPairs");
     return TMAP_OK;
 }
 
