@@ -255,6 +255,25 @@ static tmap_status clock_close(tmap_cuda *c, event_clock *ec, float ms[3], tmap_
     return st;
 }
 
+tmap_status tmap_layout_gather(tmap_layout *y, uint64_t perm, void *stream, tmap_error *err)
+{
+    if (!y || !perm)
+        return tmap_fail(err, TMAP_ERR_INVALID, "tmap_layout_gather: an argument is NULL");
+    return y->any_gather ? move_all(y, 0, perm, stream, err) : TMAP_OK;
+}
+
+tmap_status tmap_layout_scatter(tmap_layout *y, uint64_t perm, void *stream, tmap_error *err)
+{
+    if (!y || !perm)
+        return tmap_fail(err, TMAP_ERR_INVALID, "tmap_layout_scatter: an argument is NULL");
+    return y->any_scatter ? move_all(y, 1, perm, stream, err) : TMAP_OK;
+}
+
+uint64_t tmap_layout_copy_ptr(const tmap_layout *y, size_t i)
+{
+    return y && i < y->narrays ? y->copy_ptr[i] : 0;
+}
+
 tmap_status tmap_layout_apply(tmap_layout *y, tmap_kernel *k, const tmap_launch *l,
                               uint64_t perm, void *stream, float ms[3], tmap_error *err)
 {
@@ -276,13 +295,13 @@ tmap_status tmap_layout_apply(tmap_layout *y, tmap_kernel *k, const tmap_launch 
     event_clock ec;
     clock_open(y->cuda, &ec, ms != NULL);
     clock_mark(y->cuda, &ec, 0, stream);
-    tmap_status st = y->any_gather ? move_all(y, 0, perm, stream, err) : TMAP_OK;
+    tmap_status st = tmap_layout_gather(y, perm, stream, err);
     clock_mark(y->cuda, &ec, 1, stream);
     if (st == TMAP_OK)
         st = tmap_kernel_enqueue(k, &moved, stream, err);
     clock_mark(y->cuda, &ec, 2, stream);
-    if (st == TMAP_OK && y->any_scatter)
-        st = move_all(y, 1, perm, stream, err);
+    if (st == TMAP_OK)
+        st = tmap_layout_scatter(y, perm, stream, err);
     clock_mark(y->cuda, &ec, 3, stream);
     tmap_status ct = clock_close(y->cuda, &ec, st == TMAP_OK ? ms : NULL, err);
     if (args != argv)

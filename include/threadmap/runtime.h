@@ -251,6 +251,13 @@ tmap_status tmap_layout_create(tmap_cuda *c, const tmap_launch *l,
 tmap_status tmap_layout_apply(tmap_layout *y, tmap_kernel *k, const tmap_launch *l,
                               uint64_t perm, void *stream, float ms[3], tmap_error *err);
 void tmap_layout_free(tmap_layout *y);
+/* The same in steps, for a kernel threadmap does not launch (a runtime-API
+ * program's own `<<<>>>`): gather, launch the kernel with array i replaced
+ * by tmap_layout_copy_ptr(y, i) (the caller's pointer for an array neither
+ * input nor output; 0 for i out of range), scatter; all stream-ordered. */
+tmap_status tmap_layout_gather(tmap_layout *y, uint64_t perm, void *stream, tmap_error *err);
+tmap_status tmap_layout_scatter(tmap_layout *y, uint64_t perm, void *stream, tmap_error *err);
+uint64_t tmap_layout_copy_ptr(const tmap_layout *y, size_t i);
 
 /*
  * The regroup path on the GPU (experimental; runtime/gpu_regroup.cu, built
