@@ -15,6 +15,8 @@
  *          (one CUDA block sorts each in shared memory: CUB's block sort),
  *          ties by thread index: the permutation that
  *          tmap_regroup_sort_key gives for the quantized keys;
+ *   deal   bin-and-deal: the warps of a grid-sorted order dealt
+ *          round-robin to the thread blocks (see threadmap/runtime.h);
  *   run    cost and sort as one CUDA graph, captured on the first call for
  *          its arguments and relaunched after: one launch instead of the
  *          dozen kernels and the host work of CUB's dispatch.
@@ -164,6 +166,28 @@ __global__ void block_sort_kernel(const double *key, int descending, size_t n,
     }
 }
 
+/* Bin-and-deal: thread i of the grid takes slot i of the sorted order; its
+ * warp (32 consecutive slots: one warp of this kernel, all lanes active as
+ * n is a multiple of 32) goes whole to block w % nblocks as its warp
+ * w / nblocks, sorted ascending across the lanes (a bitonic network on
+ * shuffles). */
+__global__ void deal_kernel(const unsigned *sorted, size_t n, unsigned block_size,
+                            unsigned *perm)
+{
+    size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    if (i >= n)
+        return;
+    unsigned lane = threadIdx.x & 31, v = sorted[i];
+    for (unsigned k = 2; k <= 32; k <<= 1)
+        for (unsigned j = k >> 1; j > 0; j >>= 1) {
+            unsigned o = __shfl_xor_sync(0xffffffffu, v, j);
+            bool up = !(lane & k), low = !(lane & j);
+            v = (low == up) ? min(v, o) : max(v, o);
+        }
+    size_t w = i / 32, nblocks = n / block_size;
+    perm[(w % nblocks) * block_size + (w / nblocks) * 32 + lane] = v;
+}
+
 static unsigned grid_of(size_t n) { return (unsigned)((n + 255) / 256); }
 
 /* --------------------------------------------------------------- the API */
@@ -297,6 +321,25 @@ extern "C" tmap_status tmap_gpu_regroup_sort(tmap_gpu_regroup *g, uint64_t key, 
     TMAP_CU(cub::DeviceRadixSort::SortPairs(g->temp, bytes, g->bits[0], g->bits[1], g->thread,
                                             out, (int)g->n, 0, 32, s),
             "cub::DeviceRadixSort::SortPairs");
+    return TMAP_OK;
+}
+
+extern "C" tmap_status tmap_gpu_regroup_deal(tmap_gpu_regroup *g, uint64_t sorted,
+                                             size_t block_size, uint64_t perm, void *stream,
+                                             tmap_error *err)
+{
+    if (!g || !sorted || !perm || sorted == perm)
+        return tmap_fail(err, TMAP_ERR_INVALID, "tmap_gpu_regroup_deal: %s",
+                         sorted == perm && perm ? "sorted and perm are the same array"
+                                                : "an argument is NULL");
+    if (!block_size || block_size % 32 || g->n % block_size)
+        return tmap_fail(err, TMAP_ERR_INVALID, "tmap_gpu_regroup_deal: %zu threads in blocks "
+                         "of %zu: the block size must be a multiple of 32 dividing the threads",
+                         g->n, block_size);
+    deal_kernel<<<grid_of(g->n), 256, 0, (cudaStream_t)stream>>>(
+        (const unsigned *)(uintptr_t)sorted, g->n, (unsigned)block_size,
+        (unsigned *)(uintptr_t)perm);
+    TMAP_CU(cudaGetLastError(), "deal kernel launch");
     return TMAP_OK;
 }
 

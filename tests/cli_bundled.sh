@@ -54,7 +54,7 @@ est = json.load(open(d + "/estimate.json"))
 meas = json.load(open(d + "/measured.json"))
 orig = rep["rows"][0]
 assert rep["threads"] == 65536 and rep["blocks"] == 17, (rep["threads"], rep["blocks"])
-assert [r["name"] for r in rep["rows"]] == ["original", "sorting", "greedy", "greedy-max"]
+assert [r["name"] for r in rep["rows"]] == ["original", "sorting", "greedy", "greedy-max", "bin-and-deal"]
 # keys state their units; the old names are gone from every output
 old = {"bbv_weighted", "bbv_weighted_scheduled", "zero_divergence_bound", "divergent_warp_ratio",
        "simd_efficiency", "gain"}

@@ -307,6 +307,28 @@ tmap_status tmap_gpu_regroup_run(tmap_gpu_regroup *g, uint64_t features, int des
                                  tmap_error *err);
 tmap_status tmap_gpu_regroup_sync(tmap_gpu_regroup *g, void *stream, tmap_error *err);
 
+/* Bin-and-deal on the GPU: `sorted` (device u32 [nthreads], a grid-scope
+ * order, heaviest first) cut into warps of 32 threads, dealt round-robin
+ * to the thread blocks of block_size threads (warp w of the order to block
+ * w mod nblocks, as its warp w / nblocks), so that every block gets a
+ * balanced share and the lower blocks, dispatched first, the heavier
+ * warps; inside each warp the threads in ascending index.  perm receives
+ * the result: tmap_regroup_deal's permutation.  nthreads must be a
+ * multiple of block_size and block_size of 32. */
+tmap_status tmap_gpu_regroup_deal(tmap_gpu_regroup *g, uint64_t sorted, size_t block_size,
+                                  uint64_t perm, void *stream, tmap_error *err);
+
+/* A stretch of a stream timed by two CUDA events (experimental), read
+ * later without waiting: start, stop, then poll until *ready (then *ms
+ * holds the time and the timer may be started again). */
+typedef struct tmap_timer tmap_timer;
+
+tmap_status tmap_timer_create(tmap_cuda *c, tmap_timer **out, tmap_error *err);
+void tmap_timer_free(tmap_timer *t);
+tmap_status tmap_timer_start(tmap_timer *t, void *stream, tmap_error *err);
+tmap_status tmap_timer_stop(tmap_timer *t, void *stream, tmap_error *err);
+tmap_status tmap_timer_poll(tmap_timer *t, int *ready, float *ms, tmap_error *err);
+
 /* Reference redirection at run time: parses `ptx`, redirects `kernel`,
  * prints and loads it.  Set D with tmap_redirect_set before launching (until
  * then the kernel runs unregrouped); launch with the kernel's own arguments. */
