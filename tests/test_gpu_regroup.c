@@ -152,6 +152,43 @@ static void test_equal_to_cpu(void **state)
     tmap_cuda_close(c);
 }
 
+/* Bin-and-deal: the GPU's deal of a grid order equals the CPU's. */
+static void test_deal_equal_to_cpu(void **state)
+{
+    tmap_cuda *c = test_gpu_or_skip();
+    enum { ND = 400 * 256 };
+    uint64_t s = 7, d_sorted, d_perm;
+    double *key = malloc(ND * sizeof *key);
+    uint32_t *sorted = malloc(ND * sizeof *sorted), *want = malloc(ND * sizeof *want);
+    uint32_t *got = malloc(ND * sizeof *got);
+    for (size_t t = 0; t < ND; t++)
+        key[t] = (double)(int)uniform(&s, 0, 40);
+    tmap_regroup_opts o = {32, TMAP_REGROUP_GRID, 0, 1};
+    TMAP_CHECK(tmap_regroup_sort_key(key, ND, 1, &o, sorted, err));
+    TMAP_CHECK(tmap_regroup_deal(sorted, ND, 256, 32, want, err));
+    tmap_gpu_regroup *g = NULL;
+    TMAP_CHECK(tmap_gpu_regroup_create(c, ND, &g, err));
+    TMAP_CHECK(tmap_cuda_alloc(c, ND * sizeof(uint32_t), &d_sorted, err));
+    TMAP_CHECK(tmap_cuda_alloc(c, ND * sizeof(uint32_t), &d_perm, err));
+    TMAP_CHECK(tmap_cuda_upload(c, d_sorted, sorted, ND * sizeof(uint32_t), err));
+    TMAP_CHECK(tmap_gpu_regroup_deal(g, d_sorted, 256, d_perm, NULL, err));
+    TMAP_CHECK(tmap_gpu_regroup_sync(g, NULL, err));
+    TMAP_CHECK(tmap_cuda_download(c, got, d_perm, ND * sizeof(uint32_t), err));
+    for (size_t i = 0; i < ND; i++)
+        if (got[i] != want[i])
+            fail_msg("deal: slot %zu holds thread %u, the CPU's %u", i, got[i], want[i]);
+    tmap_error e;
+    assert_int_equal(tmap_gpu_regroup_deal(g, d_sorted, 128, d_perm, NULL, &e), TMAP_OK);
+    assert_int_equal(tmap_gpu_regroup_deal(g, d_sorted, 48, d_perm, NULL, &e), TMAP_ERR_INVALID);
+    assert_int_equal(tmap_gpu_regroup_deal(g, d_sorted, 256, d_sorted, NULL, &e),
+                     TMAP_ERR_INVALID);
+    tmap_gpu_regroup_free(g);
+    tmap_cuda_free(c, d_sorted);
+    tmap_cuda_free(c, d_perm);
+    free(key), free(sorted), free(want), free(got);
+    tmap_cuda_close(c);
+}
+
 static void test_bad_arguments(void **state)
 {
     tmap_gpu_regroup *g = (tmap_gpu_regroup *)&g;
@@ -169,6 +206,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_equal_to_cpu),
+        cmocka_unit_test(test_deal_equal_to_cpu),
         cmocka_unit_test(test_bad_arguments),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

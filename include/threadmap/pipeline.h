@@ -313,6 +313,78 @@ tmap_status tmap_bench_kernel_run(tmap_cuda *c, const tmap_device_info *d, const
                                   const tmap_bench_cfg *cfg, size_t index, tmap_bench_kernel *out,
                                   tmap_error *err);
 
+/*
+ * The regrouper: regroup() on the GPU with measured feedback (experimental;
+ * docs/regrouper.md).  Made once per kernel launch shape; before each launch
+ * it either leaves the launch alone or computes a key per thread (the
+ * caller's `key` function enqueues it on the stream), sorts the threads by
+ * it on the GPU, gathers the per-thread arrays into the new order; after
+ * the launch it scatters the outputs back, so the caller sees the original
+ * launch's results.  The model proposes, the GPU decides: the first
+ * launches try each candidate `trial_launches` times, timed with CUDA
+ * events read later without waiting (no extra launches: every trial launch
+ * is a real one with the right results); then the candidate of least
+ * median time is kept if it beats the original's by `threshold`, and
+ * otherwise every later launch is left alone.
+ *
+ * Remap cache and persistent layout (zheng2020 5.2): `signature` names the
+ * input; while it is unchanged (and not 0), the last permutation is reused
+ * (no key, no sort) and, when the previous launch was regrouped the same
+ * way, the copies are still in the regrouped order (the kernel updated them
+ * and the scatter wrote them back), so nothing is gathered either.  Change
+ * the signature whenever anything other than the kernel changes an array
+ * or the data the key is computed from.
+ */
+typedef enum tmap_regrouper_cand {
+    TMAP_REGROUPER_ORIGINAL,    /* the launch left alone */
+    TMAP_REGROUPER_SORT_GRID,   /* threads sorted by key, heaviest first, over the grid */
+    TMAP_REGROUPER_SORT_BLOCK,  /* the same within each thread block */
+    TMAP_REGROUPER_BIN_DEAL,    /* grid order dealt across the thread blocks */
+    TMAP_REGROUPER_COUNT
+} tmap_regrouper_cand;
+
+const char *tmap_regrouper_cand_name(tmap_regrouper_cand c);
+
+/* Writes one double per thread (the work it will do, larger: heavier) into
+ * the device array `key`, enqueued on `stream`; returns 0 or a CUDA error. */
+typedef int (*tmap_regrouper_key_fn)(void *user, uint64_t key, void *stream);
+
+typedef struct tmap_regrouper_opts {
+    tmap_regroup_scope scope;       /* GRID allows every candidate, BLOCK only
+                                       those that keep threads in their block
+                                       (what the safety analysis allows) */
+    unsigned candidates;            /* bits 1u << cand; 0: all the scope allows */
+    int trial_launches;             /* timed launches per candidate; 0: 3 */
+    double threshold;               /* 0: 0.03 (3% faster than the original) */
+    tmap_regrouper_key_fn key;
+    void *key_user;
+} tmap_regrouper_opts;
+
+typedef struct tmap_regrouper tmap_regrouper;
+
+/* l: the launch's shape and arguments (array pointers are read here and
+ * must stay where they are); arrays: its per-thread arrays. */
+tmap_status tmap_regrouper_create(tmap_cuda *c, const tmap_launch *l,
+                                  const tmap_thread_array *arrays, size_t narrays,
+                                  const tmap_regrouper_opts *o, tmap_regrouper **out,
+                                  tmap_error *err);
+void tmap_regrouper_free(tmap_regrouper *r);
+/* Before the caller's own launch on `stream`: then launch with array i at
+ * tmap_regrouper_ptr(r, i), then call tmap_regrouper_end. */
+tmap_status tmap_regrouper_begin(tmap_regrouper *r, uint64_t signature, void *stream,
+                                 tmap_error *err);
+uint64_t tmap_regrouper_ptr(const tmap_regrouper *r, size_t i);
+tmap_status tmap_regrouper_end(tmap_regrouper *r, void *stream, tmap_error *err);
+/* begin, the kernel (driver API, l's arguments with the arrays replaced), end. */
+tmap_status tmap_regrouper_launch(tmap_regrouper *r, tmap_kernel *k, uint64_t signature,
+                                  void *stream, tmap_error *err);
+/* Reads the trial times that are in (wait: first waits for the stream). */
+tmap_status tmap_regrouper_poll(tmap_regrouper *r, int wait, void *stream, tmap_error *err);
+/* The candidate kept, or -1 while on trial; `why` the decision in words
+ * with every candidate's median time. */
+int tmap_regrouper_chosen(const tmap_regrouper *r);
+const char *tmap_regrouper_why(const tmap_regrouper *r);
+
 #ifdef __cplusplus
 }
 #endif
