@@ -29,7 +29,7 @@ struct tmap_regrouper {
     tmap_layout *layout;
     tmap_gpu_regroup *gpu;
     uint64_t key, perm, sorted; /* device: double [n], u32 [n], u32 [n] */
-    tmap_regrouper_opts opts;
+    tmap_regrouper_opts opts;   /* model and lat: the caller's, read at create */
     tmap_regrouper_cand cand[TMAP_REGROUPER_COUNT]; /* trial index -> candidate */
     tmap_trial trial;
     tmap_timer *timer[MAX_TIMERS];
@@ -68,10 +68,13 @@ static int candidates(tmap_regrouper *r, tmap_error *err)
 static tmap_status check_opts(const tmap_launch *l, const tmap_regrouper_opts *o,
                               size_t narrays, tmap_error *err)
 {
-    if (!l || !o || !o->key || !narrays)
+    if (!l || !o || !narrays)
         return tmap_fail(err, TMAP_ERR_INVALID, "tmap_regrouper_create: %s",
                          !narrays ? "no per-thread arrays to move"
-                                  : "the launch, the options or the key function is NULL");
+                                  : "the launch or the options are NULL");
+    if (!o->key == !o->model || (o->model && (!o->lat || !o->features || !o->model->coef)))
+        return tmap_fail(err, TMAP_ERR_INVALID, "tmap_regrouper_create: give the key as a "
+                         "function, or as a model with its block latencies and device features");
     if (o->scope != TMAP_REGROUP_GRID && o->scope != TMAP_REGROUP_BLOCK)
         return tmap_fail(err, TMAP_ERR_INVALID, "tmap_regrouper_create: unknown scope %d",
                          (int)o->scope);
@@ -104,6 +107,9 @@ static tmap_status make(tmap_regrouper *r, tmap_cuda *c, const tmap_launch *l,
     tmap_status st = tmap_layout_create(c, l, arrays, narrays, &r->layout, err);
     if (!st)
         st = tmap_gpu_regroup_create(c, r->nthreads, &r->gpu, err);
+    if (!st && r->opts.model)
+        st = tmap_gpu_regroup_model(r->gpu, r->opts.model->coef, r->opts.lat,
+                                    r->opts.model->nblocks, r->opts.model->nfeatures, err);
     if (!st)
         st = tmap_cuda_alloc(c, r->nthreads * sizeof(double), &r->key, err);
     if (!st)
@@ -206,15 +212,22 @@ tmap_status tmap_regrouper_poll(tmap_regrouper *r, int wait, void *stream, tmap_
 /* The permutation for trial index i on the current input, into r->perm. */
 static tmap_status permute(tmap_regrouper *r, int i, void *stream, tmap_error *err)
 {
-    if (r->opts.key(r->opts.key_user, r->key, stream))
+    uint64_t key = r->key;
+    if (r->opts.model) {
+        tmap_status st = tmap_gpu_regroup_cost(r->gpu, r->opts.features, stream, err);
+        if (st)
+            return st;
+        key = tmap_gpu_regroup_cost_ptr(r->gpu);
+    } else if (r->opts.key(r->opts.key_user, key, stream)) {
         return tmap_fail(err, TMAP_ERR_CUDA, "tmap_regrouper: the key function failed");
+    }
     switch (r->cand[i]) {
     case TMAP_REGROUPER_SORT_GRID:
-        return tmap_gpu_regroup_sort(r->gpu, r->key, 1, 0, r->perm, stream, err);
+        return tmap_gpu_regroup_sort(r->gpu, key, 1, 0, r->perm, stream, err);
     case TMAP_REGROUPER_SORT_BLOCK:
-        return tmap_gpu_regroup_sort(r->gpu, r->key, 1, r->block_size, r->perm, stream, err);
+        return tmap_gpu_regroup_sort(r->gpu, key, 1, r->block_size, r->perm, stream, err);
     case TMAP_REGROUPER_BIN_DEAL: {
-        tmap_status st = tmap_gpu_regroup_sort(r->gpu, r->key, 1, 0, r->sorted, stream, err);
+        tmap_status st = tmap_gpu_regroup_sort(r->gpu, key, 1, 0, r->sorted, stream, err);
         return st ? st : tmap_gpu_regroup_deal(r->gpu, r->sorted, r->block_size, r->perm, stream,
                                                err);
     }

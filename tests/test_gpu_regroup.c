@@ -3,7 +3,7 @@
  * against the CPU references on the same inputs: each thread's eq. 11
  * latency from its features must equal, bit for bit, tmap_predict followed
  * by the CPU's latency sum; the device sort's permutation must equal
- * tmap_regroup_sort_key's on the keys quantized to single precision, over
+ * tmap_regroup_sort_key's on the keys rounded to bfloat16, over
  * the grid and within thread blocks (a last partial block included),
  * descending and ascending, with many ties; and the one-graph path (cost
  * then sort) must give the same permutation, also when relaunched and when
@@ -49,13 +49,25 @@ static double *cpu_cost(const double *x, double *coef, const double *lat, size_t
     return cost;
 }
 
-/* The CPU's permutation of the keys rounded to single precision. */
+/* key rounded to single precision, then to bfloat16 (round to nearest
+ * even on the 16 dropped bits), as the device sort keys it. */
+static double bf16_round(double key)
+{
+    float f = (float)key;
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    u = (u + 0x7fffu + ((u >> 16) & 1u)) & 0xffff0000u;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+/* The CPU's permutation of the keys as the device sort rounds them. */
 static uint32_t *cpu_sort(const double *key, int descending, size_t block_size)
 {
     uint32_t *want = malloc(N * sizeof *want);
     double *q = malloc(N * sizeof *q);
     for (size_t t = 0; t < N; t++)
-        q[t] = (double)(float)key[t];
+        q[t] = bf16_round(key[t]);
     tmap_regroup_opts o = {32, block_size ? TMAP_REGROUP_BLOCK : TMAP_REGROUP_GRID,
                            block_size, 1};
     TMAP_CHECK(tmap_regroup_sort_key(q, N, descending, &o, want, err));

@@ -356,8 +356,13 @@ typedef struct tmap_regrouper_opts {
     unsigned candidates;            /* bits 1u << cand; 0: all the scope allows */
     int trial_launches;             /* timed launches per candidate; 0: 3 */
     double threshold;               /* 0: 0.03 (3% faster than the original) */
-    tmap_regrouper_key_fn key;
+    tmap_regrouper_key_fn key;      /* the key: the caller's function, or */
     void *key_user;
+    const tmap_predictor *model;    /* without `key`: each thread's eq. 11 latency
+                                       from eq. 1 on the GPU (tmap_gpu_regroup_cost) */
+    const double *lat;              /* with model: [model->nblocks] block latencies */
+    uint64_t features;              /* with model: device double [threads][nfeatures],
+                                       read at each launch that needs a key */
 } tmap_regrouper_opts;
 
 typedef struct tmap_regrouper tmap_regrouper;

@@ -278,11 +278,11 @@ uint64_t tmap_layout_copy_ptr(const tmap_layout *y, size_t i);
  * and the CPU's thread latency give.
  *
  * tmap_gpu_regroup_sort: perm (device u32 [nthreads]) sorts the threads
- * stably by key (device double [nthreads]) quantized to single precision
- * (keys within 1 part in 2^24 tie), descending or not, ties by thread
- * index: over the grid (block_size 0) or within each thread block of
- * block_size threads: tmap_regroup_sort_key's permutation of the
- * quantized keys.
+ * stably by key (device double [nthreads]) rounded to single precision and
+ * then to bfloat16 (8 significant bits, round to nearest even: keys within
+ * about 1 part in 256 tie), descending or not, ties by thread index: over
+ * the grid (block_size 0) or within each thread block of block_size
+ * threads: tmap_regroup_sort_key's permutation of the rounded keys.
  *
  * tmap_gpu_regroup_run: cost then sort by it (descending: the heaviest
  * threads first), as one CUDA graph launch on `stream`; the graph is
