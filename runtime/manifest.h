@@ -13,6 +13,9 @@ typedef enum tmap_elem { TMAP_I32, TMAP_U32, TMAP_I64, TMAP_U64, TMAP_F32, TMAP_
 const char *tmap_elem_name(tmap_elem k);
 size_t tmap_elem_size(tmap_elem k);
 double tmap_elem_get(tmap_elem k, const void *base, size_t i);
+/* v converts to type k without overflow: integers integral and in range,
+ * floats finite and in range (rounded). */
+int tmap_elem_holds(tmap_elem k, double v);
 
 typedef enum tmap_init {
     TMAP_INIT_ZEROS, TMAP_INIT_IOTA, TMAP_INIT_FILL, TMAP_INIT_UNIFORM,
