@@ -68,6 +68,11 @@ struct tmap_manifest {
     tmap_cuda *bound; /* the driver the device copies belong to */
 };
 
+/* Matches the manifest's arguments to the .param list of kernel `entry`
+ * of the PTX text: count, sizes, pointers and scalars (manifest_params.c). */
+tmap_status tmap_manifest_params(const tmap_manifest *m, const char *ptx, const char *entry,
+                                 tmap_error *err);
+
 /* Checks that an expression parses and names known arrays. */
 tmap_status tmap_expr_check(const tmap_manifest *m, const char *expr, tmap_error *err);
 /* Evaluates an expression for thread t (arrays must be generated). */

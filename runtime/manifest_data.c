@@ -173,16 +173,14 @@ tmap_status tmap_manifest_generate(tmap_manifest *m, uint64_t seed, tmap_error *
         if (!a->host && !(a->host = calloc(a->count, tmap_elem_size(a->kind))))
             return tmap_fail(err, TMAP_ERR_NOMEM, "%s: arrays.%s: out of memory for %zu elements",
                              m->path, a->name, a->count);
-        if (a->init == TMAP_INIT_RAW) {
-            tmap_status st = read_raw(m, a, err);
+        if (a->init == TMAP_INIT_RAW || a->init == TMAP_INIT_NPY) {
+            tmap_status st = a->init == TMAP_INIT_RAW ? read_raw(m, a, err) : read_npy(m, a, err);
+            if (st == TMAP_ERR_IO)
+                tmap_error_prefix(err, "%s: field 'arrays.%s'", m->path, a->name);
             if (st != TMAP_OK)
                 return st;
         } else if (a->init == TMAP_INIT_SCAN) {
             tmap_status st = scan(m, a, err);
-            if (st != TMAP_OK)
-                return st;
-        } else if (a->init == TMAP_INIT_NPY) {
-            tmap_status st = read_npy(m, a, err);
             if (st != TMAP_OK)
                 return st;
         } else {
@@ -196,6 +194,18 @@ tmap_status tmap_manifest_generate(tmap_manifest *m, uint64_t seed, tmap_error *
         }
     }
     return TMAP_OK;
+}
+
+/* The arguments matched to the PTX's parameters; on a mismatch the PTX
+ * and entry are freed. */
+static tmap_status checked(const tmap_manifest *m, char **ptx, char **entry, tmap_error *err)
+{
+    tmap_status st = tmap_manifest_params(m, *ptx, *entry, err);
+    if (st) {
+        free(*ptx), free(*entry);
+        *ptx = *entry = NULL;
+    }
+    return st;
 }
 
 tmap_status tmap_manifest_ptx(const tmap_manifest *m, const char *arch, char **ptx,
@@ -217,7 +227,7 @@ tmap_status tmap_manifest_ptx(const tmap_manifest *m, const char *arch, char **p
         if (*entry)
             strcpy(*entry, m->kernel);
         free(path);
-        return *entry ? TMAP_OK : tmap_fail(err, TMAP_ERR_NOMEM, "out of memory");
+        return *entry ? checked(m, ptx, entry, err) : tmap_fail(err, TMAP_ERR_NOMEM, "out of memory");
     }
     const char *names[] = {m->kernel};
     tmap_compile_opts o = {.arch = arch ? arch : m->arch,
@@ -244,7 +254,7 @@ tmap_status tmap_manifest_ptx(const tmap_manifest *m, const char *arch, char **p
     }
     free(text);
     free(path);
-    return st;
+    return st ? st : checked(m, ptx, entry, err);
 }
 
 tmap_status tmap_manifest_bind(tmap_manifest *m, tmap_cuda *c, tmap_launch *l,
