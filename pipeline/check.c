@@ -2,7 +2,9 @@
  * check.c -- `threadmap check`: a manifest taken as far as it goes without
  * a GPU (load, compile and match the arguments to the parameters, generate
  * the arrays, evaluate the features, the safety analysis), every problem
- * kept as a finding.  Printing is in check_print.c.
+ * kept as a finding; and opening the GPU for a manifest's pipeline, which
+ * reports the manifest's errors before a missing GPU.  Printing is in
+ * check_print.c.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -87,4 +89,21 @@ tmap_status tmap_pipeline_check(const char *manifest, uint64_t seed, tmap_check 
     if (err)
         *err = out->findings[0];
     return out->findings[0].status;
+}
+
+tmap_status tmap_pipeline_open(const char *manifest, uint64_t seed, int ordinal, tmap_cuda **out,
+                               tmap_error *err)
+{
+    tmap_status st = tmap_cuda_open(ordinal, out, err);
+    if (st != TMAP_ERR_NO_DEVICE || !manifest)
+        return st;
+    tmap_check *c = malloc(sizeof *c);
+    tmap_error e = {0};
+    if (c && tmap_pipeline_check(manifest, seed, c, &e) != TMAP_OK) {
+        st = e.status;
+        if (err)
+            *err = e;
+    }
+    free(c);
+    return st;
 }

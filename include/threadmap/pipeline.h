@@ -130,6 +130,12 @@ typedef struct tmap_check {
  */
 tmap_status tmap_pipeline_check(const char *manifest, uint64_t seed, tmap_check *out,
                                 tmap_error *err);
+/* tmap_cuda_open for the pipeline of a manifest: without a GPU or driver
+ * (TMAP_ERR_NO_DEVICE), the manifest is checked (seed: its input) and its
+ * first finding, if any, is returned instead, so that errors in the
+ * manifest are not hidden behind the missing GPU. */
+tmap_status tmap_pipeline_open(const char *manifest, uint64_t seed, int ordinal, tmap_cuda **out,
+                               tmap_error *err);
 /* Prints a check as text, or JSON (docs/cli.md, `threadmap check`). */
 tmap_status tmap_check_print(const tmap_check *c, int json, FILE *out, tmap_error *err);
 
