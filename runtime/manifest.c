@@ -92,6 +92,7 @@ void tmap_manifest_free(tmap_manifest *m)
         tmap_marray *a = &m->arrays[i];
         free(a->name), free(a->host), free(a->file);
         tmap_cuda_free(m->bound, a->device);
+        tmap_cuda_free(m->bound, a->pristine);
     }
     for (size_t i = 0; i < m->nfeatures; i++)
         free(m->features[i].name), free(m->features[i].expr);

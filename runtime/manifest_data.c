@@ -263,6 +263,7 @@ tmap_status tmap_manifest_bind(tmap_manifest *m, tmap_cuda *c, tmap_launch *l,
     if (m->bound && m->bound != c)
         return tmap_fail(err, TMAP_ERR_INVALID, "%s: bound to another driver handle", m->path);
     m->bound = c;
+    m->saved = 0;
     for (size_t i = 0; i < m->narrays; i++) {
         tmap_marray *a = &m->arrays[i];
         size_t bytes = a->count * tmap_elem_size(a->kind);
