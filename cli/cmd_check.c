@@ -32,7 +32,8 @@ typedef struct opts {
 
 static int parse(int argc, char **argv, opts *o)
 {
-    static const struct option lo[] = {{"seed", 1, 0, 's'}, {"json", 0, 0, 'j'}, {"help", 0, 0, 'h'}, {0}};
+    static const struct option lo[] = {
+        {"seed", 1, 0, 's'}, {"json", 0, 0, 'j'}, {"help", 0, 0, 'h'}, {0}};
     *o = (opts){.seed = 1};
     optind = 1;
     for (int c; (c = getopt_long(argc, argv, "h", lo, NULL)) != -1;) {

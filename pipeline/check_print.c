@@ -31,7 +31,8 @@ static void print_text(const tmap_check *c, FILE *out)
 {
     fprintf(out, "manifest: %s\n", c->manifest);
     if (c->loaded) {
-        fprintf(out, "launch:   grid [%u, %u, %u] x block [%u, %u, %u] = %zu threads, %u shared bytes\n",
+        fprintf(out,
+                "launch:   grid [%u, %u, %u] x block [%u, %u, %u] = %zu threads, %u shared bytes\n",
                 c->grid[0], c->grid[1], c->grid[2], c->block[0], c->block[1], c->block[2],
                 c->threads, c->shared_bytes);
         fprintf(out, "kernel:   %s; %zu arguments match its parameters: %s\n",
@@ -67,7 +68,8 @@ static json_t *check_json(const tmap_check *c)
                      "manifest", c->manifest, "ok", c->nfindings == 0, "loaded", c->loaded,
                      "entry", c->compiled ? c->entry : NULL,
                      "grid", (json_int_t)c->grid[0], (json_int_t)c->grid[1], (json_int_t)c->grid[2],
-                     "block", (json_int_t)c->block[0], (json_int_t)c->block[1], (json_int_t)c->block[2],
+                     "block", (json_int_t)c->block[0], (json_int_t)c->block[1],
+                     (json_int_t)c->block[2],
                      "shared_bytes", (json_int_t)c->shared_bytes, "threads", (json_int_t)c->threads,
                      "args", (json_int_t)c->nargs, "arrays", (json_int_t)c->narrays,
                      "features", (json_int_t)c->nfeatures, "bytes", c->bytes,
@@ -79,7 +81,8 @@ static json_t *check_json(const tmap_check *c)
 tmap_status tmap_check_print(const tmap_check *c, int json, FILE *out, tmap_error *err)
 {
     if (!c || !out)
-        return tmap_fail(err, TMAP_ERR_INVALID, "tmap_check_print: %s is NULL", c ? "out" : "the check");
+        return tmap_fail(err, TMAP_ERR_INVALID, "tmap_check_print: %s is NULL",
+                         c ? "out" : "the check");
     if (json) {
         json_t *root = check_json(c);
         int rc = root ? json_dumpf(root, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : -1;

@@ -227,7 +227,8 @@ tmap_status tmap_manifest_ptx(const tmap_manifest *m, const char *arch, char **p
         if (*entry)
             strcpy(*entry, m->kernel);
         free(path);
-        return *entry ? checked(m, ptx, entry, err) : tmap_fail(err, TMAP_ERR_NOMEM, "out of memory");
+        return *entry ? checked(m, ptx, entry, err)
+                      : tmap_fail(err, TMAP_ERR_NOMEM, "out of memory");
     }
     const char *names[] = {m->kernel};
     tmap_compile_opts o = {.arch = arch ? arch : m->arch,

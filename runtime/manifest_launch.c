@@ -19,7 +19,8 @@ tmap_status tmap_manifest_restore(tmap_manifest *m, tmap_error *err)
     for (size_t i = 0; i < m->narrays; i++) {
         tmap_marray *a = &m->arrays[i];
         size_t bytes = a->count * tmap_elem_size(a->kind);
-        tmap_status st = a->pristine ? TMAP_OK : tmap_cuda_alloc(m->bound, bytes, &a->pristine, err);
+        tmap_status st =
+            a->pristine ? TMAP_OK : tmap_cuda_alloc(m->bound, bytes, &a->pristine, err);
         if (st == TMAP_OK)
             st = m->saved ? tmap_cuda_copy(m->bound, a->device, a->pristine, bytes, err)
                           : tmap_cuda_copy(m->bound, a->pristine, a->device, bytes, err);

@@ -39,11 +39,17 @@ static size_t type_size(const char *t, pclass *cls)
     return 0;
 }
 
+/* tok is one of the punctuation characters of `chars`. */
+static int is_punct(const tmap_ptx_tok *tok, const char *chars)
+{
+    return tok->kind == TMAP_TOK_PUNCT && tok->text[0] && strchr(chars, tok->text[0]);
+}
+
 /* One `.param [attrs] .type [attrs] name [N]` from toks[*i]; *i moves past it. */
 static void param_at(const tmap_ptx_tok *toks, uint32_t n, uint32_t *i, param *p)
 {
     memset(p, 0, sizeof *p);
-    for (; *i < n && !(toks[*i].kind == TMAP_TOK_PUNCT && strchr(",)", toks[*i].text[0])); (*i)++) {
+    for (; *i < n && !is_punct(&toks[*i], ",)"); (*i)++) {
         const tmap_ptx_tok *t = &toks[*i];
         pclass cls;
         size_t size = t->kind == TMAP_TOK_DIRECTIVE ? type_size(t->text, &cls) : 0;
@@ -53,7 +59,7 @@ static void param_at(const tmap_ptx_tok *toks, uint32_t n, uint32_t *i, param *p
             p->pointer = 1;
         } else if ((t->kind == TMAP_TOK_IDENT || t->kind == TMAP_TOK_REG) && !p->name) {
             p->name = t->text;
-        } else if (t->kind == TMAP_TOK_NUMBER && p->name && *i > 0 && toks[*i - 1].text[0] == '[') {
+        } else if (t->kind == TMAP_TOK_NUMBER && p->name && is_punct(&toks[*i - 1], "[")) {
             p->size *= (size_t)strtoull(t->text, NULL, 0);
             p->cls = P_BYTES;
         }
@@ -64,17 +70,18 @@ static void param_at(const tmap_ptx_tok *toks, uint32_t n, uint32_t *i, param *p
 static tmap_status param_list(const tmap_ptx_func *f, param **out, size_t *n, tmap_error *err)
 {
     uint32_t i = 0;
-    while (i < f->nhead && !(f->head[i].kind == TMAP_TOK_IDENT && !strcmp(f->head[i].text, f->name)))
+    while (i < f->nhead &&
+           !(f->head[i].kind == TMAP_TOK_IDENT && !strcmp(f->head[i].text, f->name)))
         i++;
     *n = 0;
     *out = calloc(f->nhead + 1, sizeof **out);
     if (!*out)
         return tmap_fail(err, TMAP_ERR_NOMEM, "out of memory");
-    if (i + 1 >= f->nhead || f->head[i + 1].text[0] != '(')
+    if (i + 1 >= f->nhead || !is_punct(&f->head[i + 1], "("))
         return TMAP_OK; /* no parameter list */
-    for (i += 2; i < f->nhead && f->head[i].text[0] != ')';) {
+    for (i += 2; i < f->nhead && !is_punct(&f->head[i], ")");) {
         param_at(f->head, f->nhead, &i, &(*out)[(*n)++]);
-        if (i < f->nhead && f->head[i].text[0] == ',')
+        if (i < f->nhead && is_punct(&f->head[i], ","))
             i++;
     }
     return TMAP_OK;
