@@ -7,10 +7,10 @@
 #include <assert.h>
 #include <float.h>
 #include <jansson.h>
-#include <limits.h>
-#include <stdarg.h>
 #include <libgen.h>
+#include <limits.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,8 +28,9 @@ enum { MAX_NAME = 128 };
 #define MAX_COUNT (1ull << 40)
 #define MAX_SHARED_BYTES 232448u /* 227 KiB: the most any supported GPU gives a block */
 
-/* Each type's range: integers as integers (lo, hi) and as doubles (dlo,
- * dhi: the widest range of doubles that converts without overflow). */
+/* Each type's range: integers as integers (lo, hi: JSON integers, which
+ * stop at LLONG_MAX) and as doubles (dlo, dhi: the widest range of doubles
+ * that converts without overflow). */
 static const struct {
     const char *name;
     tmap_elem kind;
@@ -474,7 +475,11 @@ static tmap_status grid_for_threads(ctx *c, json_t *t, uint64_t tpb, tmap_manife
     uint64_t want = (uint64_t)json_integer_value(t);
     if (want > MAX_THREADS)
         return bad(c, "threads", "%llu threads, at most 2^32", (unsigned long long)want);
-    m->grid[0] = (unsigned)((want + tpb - 1) / tpb);
+    uint64_t blocks = (want + tpb - 1) / tpb;
+    if (blocks > 0x7fffffff)
+        return bad(c, "threads", "%llu blocks of %llu threads: a 1-D grid has at most 2^31 - 1",
+                   (unsigned long long)blocks, (unsigned long long)tpb);
+    m->grid[0] = (unsigned)blocks;
     return TMAP_OK;
 }
 

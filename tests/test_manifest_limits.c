@@ -31,6 +31,7 @@ static void geometry_limits(void **state)
         {"\"grid\": [2147483647, 65535, 65535], \"block\": 1024", "more than 2^32 threads"},
         {"\"grid\": [70000, 65535], \"block\": 1024", "'grid'"},
         {"\"threads\": 8589934592, \"block\": 32", "'threads'"},
+        {"\"threads\": 4294967296, \"block\": 1", "4294967296 blocks of 1 threads: a 1-D grid"},
         {"\"grid\": 1, \"block\": [32, 32, 2]", "2048 threads per block"},
         {"\"grid\": 1, \"block\": [1, 1, 65]", "z is 65, at most 64"},
         {"\"grid\": 1, \"block\": 32, \"shared_bytes\": 1099511627776", "'shared_bytes'"},
