@@ -72,7 +72,7 @@ int tmap_cmd_profile(int argc, char **argv)
     tmap_cuda *c = NULL;
     tmap_profile_dir_opts po = {.out = o.out, .runs = o.runs, .seed = (uint64_t)o.seed,
                                 .sample = (uint32_t)o.sample, .quiet = o.quiet};
-    tmap_status st = tmap_cuda_open((int)o.device, &c, &err);
+    tmap_status st = tmap_pipeline_open(o.manifest, (uint64_t)o.seed, (int)o.device, &c, &err);
     if (st == TMAP_OK)
         st = tmap_pipeline_profile(c, o.manifest, &po, &err);
     tmap_cuda_close(c);

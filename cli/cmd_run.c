@@ -151,7 +151,7 @@ int tmap_cmd_run(int argc, char **argv)
     tmap_eval e;
     int have_eval = 0;
     tmap_status st = tmap_manifest_load(o.manifest, &m, &err);
-    if (!st) st = tmap_cuda_open((int)o.device, &c, &err);
+    if (!st) st = tmap_pipeline_open(o.manifest, o.e.seed, (int)o.device, &c, &err);
     if (!st) st = tmap_evaluate(c, m, &o.e, &e, &err);
     have_eval = !st;
     if (!st) {

@@ -24,6 +24,7 @@ int tmap_cli_fail(const char *cmd, const tmap_error *err);
 
 /* One line per subcommand; keep alphabetical.  Add yours here and in main.c. */
 int tmap_cmd_bench(int argc, char **argv);
+int tmap_cmd_check(int argc, char **argv);
 int tmap_cmd_cfg(int argc, char **argv);
 int tmap_cmd_device(int argc, char **argv);
 int tmap_cmd_estimate(int argc, char **argv);

@@ -8,6 +8,7 @@
 
 static const tmap_command commands[] = {
     {"bench", tmap_cmd_bench, "reproduce the paper's evaluation: tables, speedups, plots"},
+    {"check", tmap_cmd_check, "check a manifest without a GPU: kernel, arguments, arrays, features"},
     {"cfg", tmap_cmd_cfg, "print the basic blocks, edges and post-dominators of kernels"},
     {"device", tmap_cmd_device, "the GPU threadmap uses (exit 3 without one)"},
     {"estimate", tmap_cmd_estimate, "estimate kernel time and divergence metrics from a BBV"},

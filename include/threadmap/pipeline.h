@@ -10,6 +10,8 @@
 #ifndef THREADMAP_PIPELINE_H
 #define THREADMAP_PIPELINE_H
 
+#include <stdio.h>
+
 #include "threadmap/regroup.h"
 
 #ifdef __cplusplus
@@ -96,6 +98,46 @@ typedef struct tmap_eval {
 tmap_status tmap_evaluate(tmap_cuda *c, tmap_manifest *m, const tmap_eval_opts *o,
                           tmap_eval *out, tmap_error *err);
 void tmap_eval_free(tmap_eval *e);
+
+/* ------------------------------------------------ checking a manifest */
+
+#define TMAP_CHECK_MAX_FINDINGS 8
+
+/* What tmap_pipeline_check found.  A finding is a problem with the
+ * manifest (it would fail or pass wrong data on the GPU); the safety
+ * analysis' verdict is information, not a finding. */
+typedef struct tmap_check {
+    char manifest[1024];
+    char entry[256];          /* the PTX entry name ("" if not compiled) */
+    int loaded, compiled, generated, features_done, safety_done;
+    unsigned grid[3], block[3], shared_bytes;
+    size_t threads, nargs, narrays, nfeatures;
+    double bytes;             /* the arrays' device memory */
+    uint64_t seed;
+    tmap_safety safety;       /* when safety_done */
+    size_t nfindings;         /* at most TMAP_CHECK_MAX_FINDINGS are kept */
+    tmap_error findings[TMAP_CHECK_MAX_FINDINGS];
+} tmap_check;
+
+/*
+ * Everything short of a launch, without a GPU: loads the manifest, compiles
+ * its kernel (NVRTC, the manifest's arch or compute_90) and matches the
+ * arguments to its .param list, generates the arrays from `seed`, evaluates
+ * every feature for every thread (indices within their arrays), and runs
+ * the safety analysis.  Steps that depend on a failed one are skipped.
+ * Returns TMAP_OK when nothing was found, else the first finding's status
+ * with its message in err; *out is filled either way.
+ */
+tmap_status tmap_pipeline_check(const char *manifest, uint64_t seed, tmap_check *out,
+                                tmap_error *err);
+/* tmap_cuda_open for the pipeline of a manifest: without a GPU or driver
+ * (TMAP_ERR_NO_DEVICE), the manifest is checked (seed: its input) and its
+ * first finding, if any, is returned instead, so that errors in the
+ * manifest are not hidden behind the missing GPU. */
+tmap_status tmap_pipeline_open(const char *manifest, uint64_t seed, int ordinal, tmap_cuda **out,
+                               tmap_error *err);
+/* Prints a check as text, or JSON (docs/cli.md, `threadmap check`). */
+tmap_status tmap_check_print(const tmap_check *c, int json, FILE *out, tmap_error *err);
 
 /* ----------------------------------------------------- profiling folder */
 

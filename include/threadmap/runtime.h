@@ -159,7 +159,9 @@ void tmap_manifest_free(tmap_manifest *m);
 const char *tmap_manifest_name(const tmap_manifest *m);
 
 /* Compiles the manifest's source (or reads its PTX) for `arch` (NULL: the
- * manifest's own, else compute_90).  *ptx and *entry (the PTX entry name)
+ * manifest's own, else compute_90) and matches the arguments to the
+ * kernel's .param list (count, sizes, pointers and scalars: an error names
+ * the argument and the parameter).  *ptx and *entry (the PTX entry name)
  * are malloc'ed. */
 tmap_status tmap_manifest_ptx(const tmap_manifest *m, const char *arch, char **ptx,
                               char **entry, tmap_error *err);
