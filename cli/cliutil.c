@@ -95,3 +95,46 @@ int tmap_cli_print_json(const char *cmd, json_t *root)
     fprintf(stderr, "threadmap %s: writing the JSON output failed\n", cmd);
     return TMAP_EXIT_FAIL;
 }
+
+/* The first line after the first of msg that says "error", trimmed. */
+static const char *first_error(const char *msg, int *len)
+{
+    for (const char *p = strchr(msg, '\n'); p; p = strchr(p + 1, '\n')) {
+        const char *line = p + 1, *end = strchr(line, '\n');
+        int n = end ? (int)(end - line) : (int)strlen(line);
+        const char *e = strstr(line, "error");
+        if (e && e < line + n) {
+            while (*line == ' ' && n > 0)
+                line++, n--;
+            *len = n;
+            return line;
+        }
+    }
+    return NULL;
+}
+
+int tmap_cli_fail_v(const char *cmd, const tmap_error *err, int verbose)
+{
+    const char *m = err->message, *nl = strchr(m, '\n');
+    int rc = err->status == TMAP_ERR_NO_DEVICE ? TMAP_EXIT_NO_GPU : TMAP_EXIT_FAIL;
+    size_t more = 0;
+    for (const char *p = nl; p && p[1]; p = strchr(p + 1, '\n'))
+        more++;
+    if (verbose || !more) {
+        fprintf(stderr, "threadmap %s: %.*s\n", cmd, nl && !more ? (int)(nl - m) : (int)strlen(m), m);
+        return rc;
+    }
+    int elen = 0;
+    const char *e = first_error(m, &elen);
+    int head = (int)(nl - m);
+    if (head > 0 && m[head - 1] == ':')
+        head--;
+    fprintf(stderr, "threadmap %s: %.*s%s%.*s (%zu more lines: -v prints them)\n", cmd, head, m,
+            e ? ": " : "", elen, e ? e : "", more);
+    return rc;
+}
+
+int tmap_cli_fail(const char *cmd, const tmap_error *err)
+{
+    return tmap_cli_fail_v(cmd, err, 0);
+}
