@@ -134,6 +134,14 @@ const char *tmap_args_input(tmap_args *a, const char *path)
     return strcmp(path, "-") ? path : "/dev/stdin";
 }
 
+int tmap_args_no_stdin(tmap_args *a, const char *path, const char *what)
+{
+    if (strcmp(path, "-"))
+        return 0;
+    return tmap_args_bad(a, "%s cannot be - (stdin): the paths in it are relative to its folder",
+                         what);
+}
+
 static const char *add_output(tmap_args *a, const char *path, int dir)
 {
     if (a->nout < sizeof a->out / sizeof a->out[0]) {

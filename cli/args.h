@@ -63,6 +63,8 @@ int tmap_args_operands(tmap_args *a, int lo, int hi);
  * /dev/stdin), a file written ("-": stdout) or a folder written. */
 const char *tmap_args_input(tmap_args *a, const char *path);
 const char *tmap_args_output(tmap_args *a, const char *path);
+/* Bad usage if path is "-": for a file (`what`) that names files beside it. */
+int tmap_args_no_stdin(tmap_args *a, const char *path, const char *what);
 const char *tmap_args_output_dir(tmap_args *a, const char *path);
 /* Checks the files registered: stdin read at most once, no folder "-",
  * no output that is an input (same device and inode), and an output on

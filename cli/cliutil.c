@@ -1,8 +1,7 @@
 /*
- * cliutil.c -- number parsing, usage errors, device descriptions and JSON
- * printing shared by the subcommands.
+ * cliutil.c -- failures in one line, device descriptions and JSON printing
+ * shared by the subcommands.
  */
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,61 +9,6 @@
 
 #include "cli/cliutil.h"
 #include "cli/commands.h"
-
-int tmap_cli_long(const char *s, long lo, long hi, long *out)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < lo || v > hi) {
-        fprintf(stderr, "threadmap: '%s' is not a whole number in [%ld, %ld]\n", s, lo, hi);
-        return -1;
-    }
-    *out = v;
-    return 0;
-}
-
-int tmap_cli_double(const char *s, double *out)
-{
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno || end == s || *end) {
-        fprintf(stderr, "threadmap: '%s' is not a number\n", s);
-        return -1;
-    }
-    *out = v;
-    return 0;
-}
-
-int tmap_cli_take(const char *cmd, const char *flag, int argc, char **argv, int *i,
-                  const char **v)
-{
-    if (strcmp(argv[*i], flag))
-        return 0;
-    if (*i + 1 >= argc) {
-        fprintf(stderr, "threadmap %s: %s needs a value\n", cmd, flag);
-        return -1;
-    }
-    *v = argv[++*i];
-    return 1;
-}
-
-int tmap_cli_number(const char *cmd, const char *flag, const char *v, double lo, double hi,
-                    double *out)
-{
-    if (tmap_cli_double(v, out) || !(*out >= lo && *out <= hi)) {
-        fprintf(stderr, "threadmap %s: %s must be in [%g, %g]\n", cmd, flag, lo, hi);
-        return -1;
-    }
-    return 0;
-}
-
-int tmap_cli_usage(const char *usage)
-{
-    fputs(usage, stderr);
-    return TMAP_EXIT_USAGE;
-}
 
 json_t *tmap_cli_device_json(const tmap_device_info *d)
 {

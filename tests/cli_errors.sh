@@ -64,7 +64,7 @@ if "$tm" device > /dev/null 2>&1; then gpu=1; else gpu=0; fi
 if [ $gpu -eq 0 ]; then
   expect 3 "no CUDA driver" -- "$tm" profile "$src/examples/divergent/manifest.json" -o "$tmp/p"
   expect 3 "no CUDA driver" -- "$tm" run "$src/examples/divergent/manifest.json"
-  expect 3 "no CUDA driver" -- "$tm" estimate --bbv "$tmp/rec/b.npy" --cfg "$src/examples/divergent/recorded/kernel.ptx" --kernel divergent --device
+  expect 3 "no CUDA driver" -- "$tm" estimate --bbv "$tmp/rec/b.npy" --cfg "$src/examples/divergent/recorded/kernel.ptx" --kernel divergent --device 0
   expect 3 "no CUDA driver" -- "$tm" latency --measure -q --only add.s32
 fi
 expect 1 "'block'" -- "$tm" run "$tmp/bad.json"
