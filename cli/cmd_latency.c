@@ -52,7 +52,7 @@ static void usage(FILE *out)
             "                   (default: the installed table of the GPU's arch, if any;\n"
             "                   'none': keep nothing)\n"
             "  -q, --quiet      no progress on stderr, only the warnings about suspect\n"
-            "                   results\n"
+            "                   results (with --list or --print-ptx: print nothing)\n"
             "  --print-ptx OP   print the microbenchmark kernel of opcode OP (no GPU needed)\n"
             "  --n N            its chain length in steps (default %d)\n"
             "  --arch sm_XY     its target (default sm_90)\n"
@@ -176,7 +176,7 @@ static int do_measure(const tmap_args *t, const latency_args *a)
     return TMAP_EXIT_OK;
 }
 
-static int do_print_ptx(const latency_args *a)
+static int do_print_ptx(const tmap_args *t, const latency_args *a)
 {
     tmap_error err = {0};
     char *ptx = NULL;
@@ -187,7 +187,8 @@ static int do_print_ptx(const latency_args *a)
                                                   "latency --help)\n", err.message),
                                           TMAP_EXIT_USAGE)
                                       : tmap_cli_fail("latency", &err);
-    fputs(ptx, stdout);
+    if (!t->quiet)
+        fputs(ptx, stdout);
     free(ptx);
     return TMAP_EXIT_OK;
 }
@@ -231,8 +232,8 @@ static int check_modes(tmap_args *t, const latency_args *a)
 {
     if (a->mode == MODE_NONE)
         return tmap_args_bad(t, "say --measure, --print-ptx OPCODE or --list");
-    if (a->mode != MODE_MEASURE && (a->output || a->reps || a->only || a->base || t->quiet))
-        return tmap_args_bad(t, "-o, --reps, --only, --base and -q go with --measure");
+    if (a->mode != MODE_MEASURE && (a->output || a->reps || a->only || a->base))
+        return tmap_args_bad(t, "-o, --reps, --only and --base go with --measure");
     if (a->mode != MODE_LIST && t->json)
         return tmap_args_bad(t, "--json goes with --list");
     if (a->mode != MODE_PRINT_PTX && (a->steps || a->arch))
@@ -256,7 +257,7 @@ int tmap_cmd_latency(int argc, char **argv)
         ;
     int rc = c != 0 || check_modes(&t, &a) ? t.rc
            : a.mode == MODE_MEASURE        ? do_measure(&t, &a)
-           : a.mode == MODE_PRINT_PTX      ? do_print_ptx(&a)
+           : a.mode == MODE_PRINT_PTX      ? do_print_ptx(&t, &a)
                                            : do_list(&t);
     free(a.only);
     return rc;

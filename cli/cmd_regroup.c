@@ -30,7 +30,7 @@ static const char usage_head[] =
     "  -o, --output PERM.npy  where to write the permutation (- for stdout: nothing\n"
     "                         else is printed then); it may not be an input\n"
     "  --json                 print one JSON object: the candidates with their metrics,\n"
-    "                         \"chosen\", \"decision\", \"output\" (docs/report.md)\n"
+    "                         \"chosen\", \"decision\", \"perm\" (the file written)\n"
     "  -q, --quiet            print nothing (PERM.npy is still written)\n"
     "  -h, --help             this text\n";
 

@@ -112,7 +112,7 @@ static int parse(tmap_args *a, run_opts *o)
     if (tmap_args_operands(a, 1, 1))
         return -1;
     o->manifest = tmap_args_input(a, a->argv[optind]);
-    if (tmap_args_no_stdin(a, o->manifest, "MANIFEST"))
+    if (tmap_args_no_stdin(a, a->argv[optind], "MANIFEST"))
         return -1;
     return tmap_args_files(a);
 }
