@@ -143,3 +143,70 @@ for cmdline in "cfg $k" "cfg $k --format json" "safety $k" "safety $k --json" \
     fails=$((fails + 1))
   else passes=$((passes + 1)); fi
 done
+
+# outputs: never an input (however spelled), a replaced file keeps its mode,
+# temporaries do not collide with what is there, files of a set replaced
+# together or not at all
+ln -sf "$tmp/k.ptx" "$tmp/k-link.ptx"
+expect 2 "is the input" -- "$tm" instrument "$tmp/k.ptx" -o "$tmp/./k-link.ptx"
+expect 2 "is the input" -- "$tm" regroup -a sorting --bbv "$b" "${lat[@]}" -o "$tmp/rec/../rec/b.npy"
+expect 2 "is the input" -- "$tm" train --features "$f" --bbv "$b" -k divergent -o "$f"
+check "the inputs are untouched" -- cmp "$tmp/k.ptx" "$k"
+printf 'old\n' > "$tmp/i4.ptx"
+chmod 640 "$tmp/i4.ptx"
+mkdir -p "$tmp/i4.ptx.tmp~"
+rc_is 0 -- "$tm" instrument "$k" -o "$tmp/i4.ptx" -q
+check "a replaced file keeps its mode (640)" -- test "$(stat -c %a "$tmp/i4.ptx")" = 640
+check "the output was written beside a stale temporary name" -- grep -q __tmap_bbv_base "$tmp/i4.ptx"
+check "no temporary is left behind" -- bash -c "! ls '$tmp' | grep -q 'i4.ptx.tmp[^~]'"
+mkdir -p "$tmp/rep"
+printf 'old\n' > "$tmp/rep/report.txt"
+mkdir -p "$tmp/rep/report.html"
+expect 1 "report.html" -- "$tm" report --bbv "$b" "${lat[@]}" -q -o "$tmp/rep"
+check "a failed report -o DIR replaces none of its files" -- bash -c "[ \"\$(cat '$tmp/rep/report.txt')\" = old ] && [ ! -e '$tmp/rep/report.md' ] && ! ls '$tmp/rep' | grep -q tmp"
+printf 'old\n' > "$tmp/pr3.npy"
+mkdir -p "$tmp/pr3.npy.json"
+expect 1 "pr3.npy.json" -- "$tm" predict "$tmp/m1.txt" --features "$f" -o "$tmp/pr3.npy"
+check "a failed predict leaves BBV.npy as it was" -- bash -c "[ \"\$(cat '$tmp/pr3.npy')\" = old ]"
+rc_is 0 -- "$tm" regroup -a sorting --bbv "$b" "${lat[@]}" -o /dev/null -q
+
+# train: more than 64 runs (all are used), feature names that are names
+python3 - "$tmp/many" <<'PY'
+import os, struct, sys
+d = sys.argv[1]
+os.makedirs(d, exist_ok=True)
+def npy(path, descr, shape, fmt, values):
+    head = "{'descr': '%s', 'fortran_order': False, 'shape': %s, }" % (descr, shape)
+    head += " " * ((64 - (10 + len(head) + 1) % 64) % 64) + "\n"
+    with open(path, "wb") as f:
+        f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(head)) + head.encode())
+        f.write(struct.pack("<%d%s" % (len(values), fmt), *values))
+for r in range(70):  # 4 threads, 1 feature, 2 blocks: block 1 = feature
+    feat = [r + t for t in range(4)]
+    npy("%s/f%d.npy" % (d, r), "<f8", "(4, 1)", "d", feat)
+    npy("%s/b%d.npy" % (d, r), "<u4", "(4, 2)", "I", sum(([1, int(x)] for x in feat), []))
+PY
+args=()
+for r in $(seq 0 69); do args+=(--features "$tmp/many/f$r.npy" --bbv "$tmp/many/b$r.npy"); done
+rc_is 0 -- "$tm" train "${args[@]}" -k k --folds 0 --json -o "$tmp/many/m.txt"
+check "train uses all 70 runs" -- python3 -c "import json; d=json.load(open('$tmp/out')); assert d['runs'] == 70 and d['threads'] == 280, d['runs']"
+mkdir -p "$tmp/names"
+cp "$tmp/many/f0.npy" "$tmp/many/b0.npy" "$tmp/names/"
+printf '{"kernel": "k", "features": ["a,b"], "runs": [{"bbv": "b0.npy", "features": "f0.npy"}]}' > "$tmp/names/profile.json"
+expect 1 "features[0] is not a name" -- "$tm" train "$tmp/names" -o "$tmp/names/m.txt"
+printf '{"kernel": "k", "features": [7], "runs": [{"bbv": "b0.npy", "features": "f0.npy"}]}' > "$tmp/names/profile.json"
+expect 1 "features[0] is not a name" -- "$tm" train "$tmp/names" -o "$tmp/names/m.txt"
+expect 1 "name 0 is empty" -- "$tm" train --features "$tmp/many/f0.npy" --bbv "$tmp/many/b0.npy" -k k --feature-names "" -o "$tmp/names/m.txt"
+
+# .cu: an NVRTC error in one line (the log with -v), a file without kernels
+printf '__global__ void k(int *p) { p[0] = undefined_name; }\nint x = ;\n' > "$tmp/bad.cu"
+: > "$tmp/empty.cu"
+if "$tm" cfg "$src/examples/divergent/divergent.cu" > /dev/null 2>&1; then
+  expect 1 "undefined_name" -- "$tm" cfg "$tmp/bad.cu"
+  check "-v prints NVRTC's whole log" -- bash -c "'$tm' safety -v '$tmp/bad.cu' 2>&1 | grep -q 'errors detected'"
+  expect 1 "no kernel" -- "$tm" safety "$tmp/empty.cu"
+else
+  echo "cli_errors: SKIPPED the .cu checks: NVRTC cannot compile $src/examples/divergent/divergent.cu here"
+fi
+printf '.version 8.0\n.target sm_90\n.address_size 64\n' > "$tmp/nokernel.ptx"
+expect 1 "no kernel" -- "$tm" cfg "$tmp/nokernel.ptx"
