@@ -210,3 +210,16 @@ else
 fi
 printf '.version 8.0\n.target sm_90\n.address_size 64\n' > "$tmp/nokernel.ptx"
 expect 1 "no kernel" -- "$tm" cfg "$tmp/nokernel.ptx"
+
+# docs/cli.md holds the top-level help and every command's --help as the tool prints them
+for c in $all_cmds; do "$tm" "$c" --help > "$tmp/help-$c.txt"; done
+"$tm" --help > "$tmp/help-.txt"
+check "docs/cli.md holds every command's --help" -- python3 - "$src/docs/cli.md" "$tmp" <<'PY'
+import re, sys
+doc, d = open(sys.argv[1]).read(), sys.argv[2]
+top = re.search(r"## Commands\n\n```\n(.*?)```", doc, re.S).group(1)
+assert top == open(d + "/help-.txt").read(), "threadmap --help differs from docs/cli.md"
+blocks = dict(re.findall(r"### threadmap (\w+)\n\n```\n(.*?)```", doc, re.S))
+for c in "bench cfg device estimate instrument latency predict profile regroup report run safety train version".split():
+    assert blocks.get(c) == open("%s/help-%s.txt" % (d, c)).read(), c + ": docs/cli.md differs"
+PY
