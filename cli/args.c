@@ -37,21 +37,24 @@ int tmap_args_bad(tmap_args *a, const char *fmt, ...)
     return -1;
 }
 
-/* An option getopt rejects: unknown, ambiguous, missing or extra value. */
+/* An option getopt rejects: glibc sets optopt to 0 for an unknown long
+ * option, to the character for an unknown short one, and to the option's
+ * code for a missing value or a value given to an option that takes none;
+ * argv[optind - 1] is then the long option as written. */
 static int rejected(tmap_args *a, int c)
 {
     const char *arg = optind > 0 && optind <= a->argc ? a->argv[optind - 1] : "?";
-    int is_long = !strncmp(arg, "--", 2);
-    if (c == ':' && is_long)
-        return tmap_args_bad(a, "%s needs a value", arg);
+    int name = (int)strcspn(arg, "=");
+    int is_short = optopt > 0 && optopt < 128 && !strchr(a->shorts, optopt);
+    if (c == ':' && !strncmp(arg, "--", 2))
+        return tmap_args_bad(a, "%.*s needs a value", name, arg);
     if (c == ':')
         return tmap_args_bad(a, "-%c needs a value", optopt);
-    if (is_long && strchr(arg, '='))
-        return tmap_args_bad(a, "unknown option '%.*s', or it takes no value",
-                             (int)(strchr(arg, '=') - arg), arg);
-    if (is_long || !optopt)
-        return tmap_args_bad(a, "unknown option '%s'", arg);
-    return tmap_args_bad(a, "unknown option '-%c'", optopt);
+    if (is_short)
+        return tmap_args_bad(a, "unknown option '-%c'", optopt);
+    if (optopt == 0)
+        return tmap_args_bad(a, "unknown option '%.*s'", name, arg);
+    return tmap_args_bad(a, "%.*s takes no value", name, arg);
 }
 
 int tmap_args_next(tmap_args *a)
