@@ -1,5 +1,5 @@
 /*
- * npy.c (instrument/: the base every stage shares) -- reading and writing NumPy .npy files (format 1.0/2.0/3.0, C
+ * npy.c -- reading and writing NumPy .npy files (format 1.0/2.0/3.0, C
  * order, 1-D or 2-D, dtypes |u1 <u4 <i4 <i8 <f4 <f8), and typed loads that
  * convert with range checks.  Every malformed input is a one-line error
  * naming the file and the problem.
