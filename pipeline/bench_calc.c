@@ -86,11 +86,11 @@ static void derive_option(tmap_bench_option *o, const tmap_bench_option *orig, i
     int measured = o->available && isfinite(o->kernel_ms) && o->kernel_ms > 0;
     o->valid = measured && o->outputs_equal == 1;
     /* the original runs as written: no prediction, algorithm or apply */
-    double per_perm = o == orig ? 0 : or0(predict_ms) + or0(o->algo_ms);
+    double per_perm = o == orig ? 0 : (o->on_gpu ? 0 : or0(predict_ms)) + or0(o->algo_ms);
     o->total_ms = measured ? o->kernel_ms + (o == orig ? 0 : or0(o->apply_ms)) + per_perm / launches : NAN;
     o->speedup_kernel = measured && t0 > 0 ? t0 / o->kernel_ms : NAN;
     o->speedup_total = measured && t0 > 0 ? t0 / o->total_ms : NAN;
-    int avail = o->available;
+    int avail = o->available && !o->on_gpu;
     const tmap_metrics *m0 = &orig->m, *m = &o->m;
     o->predicted[TMAP_BM_WEIGHTED] = avail ? tmap_bench_improvement(m0->bbv_weighted, m->bbv_weighted) : NAN;
     o->predicted[TMAP_BM_SCHEDULED] =

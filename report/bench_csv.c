@@ -59,7 +59,7 @@ static void csv_row(FILE *f, const tmap_bench_run *r, const tmap_bench_kernel *k
     csv_int(f, o->outputs_equal);
     csv_int(f, k->reps);
     csv_int(f, r->launches);
-    double nums[] = {o->kernel_ms, o->apply_ms, o->algo_ms, j ? k->predict_ms : NAN, j ? k->features_ms : NAN, o->total_ms, o->speedup_kernel,
+    double nums[] = {o->kernel_ms, o->apply_ms, o->algo_ms, j && !o->on_gpu ? k->predict_ms : NAN, j ? k->features_ms : NAN, o->total_ms, o->speedup_kernel,
                      o->speedup_total, o->measured_impr, o->measured_impr_total};
     for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++)
         csv_num(f, nums[i]);
@@ -67,7 +67,7 @@ static void csv_row(FILE *f, const tmap_bench_run *r, const tmap_bench_kernel *k
         csv_num(f, o->predicted[m]);
     for (int m = 0; m < TMAP_BM_COUNT; m++)
         csv_num(f, o->error_pp[m]);
-    tmap_report_metrics_csv(f, o->available ? &o->m : NULL);
+    tmap_report_metrics_csv(f, o->available && !o->on_gpu ? &o->m : NULL);
     csv_num(f, k->opt[0].m.zero_divergence);
     csv_num(f, o->zero_div_model);
     csv_num(f, o->zero_div_measured);

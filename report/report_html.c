@@ -61,6 +61,10 @@ static void page_head(const tmap_report *r, FILE *f)
     tmap_html_escape(f, r->decision ? r->decision : "none recorded");
     fputs("<br><strong>Mechanism:</strong> ", f);
     tmap_html_escape(f, r->mechanism ? r->mechanism : "not given");
+    if (r->gpu_path[0]) {
+        fputs("<br><strong>GPU path (measured):</strong> ", f);
+        tmap_html_escape(f, r->gpu_path);
+    }
     fputs("</div>\n", f);
 }
 

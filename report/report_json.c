@@ -83,6 +83,7 @@ static json_t *report_json(const tmap_report *r)
     json_object_set_new(o, "rows", rows);
     json_object_set_new(o, "decision", str(r->decision));
     json_object_set_new(o, "mechanism", str(r->mechanism));
+    json_object_set_new(o, "gpu_path", r->gpu_path[0] ? json_string(r->gpu_path) : json_null());
     latency_json(o, r);
     return o;
 }

@@ -113,6 +113,11 @@ tmap_status tmap_report_markdown(const tmap_report *r, FILE *f, tmap_error *err)
     fprintf(f, "\n\nMechanism: ");
     md_escape(f, r->mechanism ? r->mechanism : "not given");
     fputc('\n', f);
+    if (r->gpu_path[0]) {
+        fprintf(f, "\nregroup() on the GPU, measured: ");
+        md_escape(f, r->gpu_path);
+        fputc('\n', f);
+    }
     md_fallbacks(r, f);
     return tmap_report_stream_status(f, "Markdown report", err);
 }

@@ -101,6 +101,8 @@ tmap_status tmap_report_text(const tmap_report *r, FILE *f, tmap_error *err)
     print_table(r, f, cells);
     fprintf(f, "\ndecision:  %s\n", r->decision ? r->decision : "none recorded");
     fprintf(f, "mechanism: %s\n", r->mechanism ? r->mechanism : "not given");
+    if (r->gpu_path[0])
+        fprintf(f, "GPU path:  %s\n", r->gpu_path);
     fprintf(f, "latency table: %s\n", path ? path : "none (block latencies were given)");
     print_fallbacks(r, f);
     free(cells);

@@ -93,6 +93,16 @@ typedef struct tmap_eval {
     double measured_ms[TMAP_ALGO_COUNT];  /* per plan candidate, NAN if not run */
     double measured_apply_ms[TMAP_ALGO_COUNT];
     int outputs_equal[TMAP_ALGO_COUNT];   /* -1 not run, 0 differ, 1 equal */
+    /* regroup() on the GPU with measured feedback (tmap_regrouper, the key
+     * from the predictor on device features), when it could run: */
+    int gpu_ran;               /* 0: gpu_note says why not */
+    char gpu_note[512];        /* the regrouper's decision, or why it did not run */
+    int gpu_chosen;            /* a tmap_regrouper_cand */
+    double gpu_fresh_ms;       /* per launch, a new input each: key, sort, gather,
+                                  kernel, scatter (median) */
+    double gpu_cached_ms;      /* per launch, the same input again: the kernel and the
+                                  scatter; NAN when the kernel updates an input */
+    int gpu_outputs_equal;     /* -1 not run, 0 differ, 1 equal */
 } tmap_eval;
 
 tmap_status tmap_evaluate(tmap_cuda *c, tmap_manifest *m, const tmap_eval_opts *o,
@@ -200,6 +210,10 @@ typedef struct tmap_bench_option {
     double apply_ms;      /* measured cost of applying (gather + scatter) */
     double algo_ms;       /* CPU time of the algorithm */
     int outputs_equal;    /* -1 not checked, 0 differ, 1 equal to the original's */
+    int on_gpu;           /* regroup() on the GPU ("gpu-path"): key, sort and
+                             gather are in algo_ms (once per input), the kernel
+                             and the scatter in kernel_ms; no CPU prediction;
+                             no model metrics */
     tmap_metrics m;       /* the model under this grouping, without its
                              per-warp arrays (NULL); read only when available */
 
