@@ -339,10 +339,13 @@ static tmap_status step_measure(ctx *x, tmap_error *err)
 /* Why the GPU path cannot run on this evaluation, or NULL. */
 static const char *gpu_blocker(const ctx *x)
 {
+    const tmap_safety *s = &x->e->safety;
     if (!x->o->model_path)
         return "it takes its key from a trained model (--model)";
-    if (x->e->mechanism != TMAP_MECH_LAYOUT)
-        return "it moves per-thread arrays (layout transform), which this kernel does not allow";
+    if (x->e->mechanism == TMAP_MECH_NONE)
+        return "no mechanism keeps this kernel's results (see the safety analysis)";
+    if (!(s->layout_ok && x->target.narrays) && !s->redirect_ok)
+        return "neither the layout transform nor redirection is safe for this kernel";
     return NULL;
 }
 
@@ -409,7 +412,7 @@ static tmap_status gpu_measure(ctx *x, tmap_regrouper *r, tmap_timer *t, tmap_er
         e->gpu_outputs_equal = outputs_match(x);
     if (!st) {
         e->gpu_ran = 1;
-        e->gpu_chosen = tmap_regrouper_chosen(r);
+        snprintf(e->gpu_chosen, sizeof e->gpu_chosen, "%s", tmap_regrouper_chosen_name(r));
         snprintf(e->gpu_note, sizeof e->gpu_note, "%s", tmap_regrouper_why(r));
     }
     return st;
@@ -430,13 +433,22 @@ static tmap_status step_gpu(ctx *x, tmap_error *err)
     size_t bytes = x->m->threads * x->pred.nfeatures * sizeof(double);
     int block = x->o->scope >= 0 ? x->o->scope == TMAP_REGROUP_BLOCK
                                  : e->safety.scope == TMAP_SAFE_BLOCK;
+    int layout = e->safety.layout_ok && x->target.narrays, mech = x->o->mechanism;
     tmap_regrouper_opts o = {.scope = block ? TMAP_REGROUP_BLOCK : TMAP_REGROUP_GRID,
                              .model = &x->pred, .lat = e->lat};
-    tmap_status st = fresh(x, &l, err);
+    tmap_status st = TMAP_OK;
+    if (e->safety.redirect_ok && mech != TMAP_MECH_LAYOUT && !x->redirected)
+        st = tmap_redirect_load(x->cuda, x->ptx, e->entry, &x->redirected, err);
+    if (e->safety.redirect_ok && mech != TMAP_MECH_LAYOUT)
+        o.redirected = x->redirected;
+    if (mech == TMAP_MECH_REDIRECT)
+        layout = 0;
+    if (!st) st = fresh(x, &l, err);
     if (!st) st = tmap_cuda_alloc(x->cuda, bytes ? bytes : 8, &f, err);
     if (!st) st = tmap_cuda_upload(x->cuda, f, x->features, bytes, err);
     o.features = f;
-    if (!st) st = tmap_regrouper_create(x->cuda, &l, x->target.arrays, x->target.narrays, &o, &r, err);
+    if (!st) st = tmap_regrouper_create(x->cuda, &l, layout ? x->target.arrays : NULL,
+                                        layout ? x->target.narrays : 0, &o, &r, err);
     if (st == TMAP_ERR_UNSUPPORTED) { /* built without nvcc: say so, go on */
         snprintf(e->gpu_note, sizeof e->gpu_note, "not run: %s", err ? err->message : "no GPU path");
         st = TMAP_OK;

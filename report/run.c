@@ -18,8 +18,7 @@ static void gpu_path(const tmap_eval *e, char *buf, size_t size)
     }
     double t0 = e->original_ms, f = e->gpu_fresh_ms, c = e->gpu_cached_ms;
     int n = snprintf(buf, size, "%s kept; per launch, overhead counted: %.3f ms with a new "
-                     "input (%.2fx)", tmap_regrouper_cand_name((tmap_regrouper_cand)e->gpu_chosen),
-                     f, t0 / f);
+                     "input (%.2fx)", e->gpu_chosen, f, t0 / f);
     if (n > 0 && (size_t)n < size && isfinite(c))
         n += snprintf(buf + n, size - (size_t)n, ", %.3f ms with the same input (%.2fx)", c, t0 / c);
     if (n > 0 && (size_t)n < size)

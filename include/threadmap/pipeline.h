@@ -97,7 +97,7 @@ typedef struct tmap_eval {
      * from the predictor on device features), when it could run: */
     int gpu_ran;               /* 0: gpu_note says why not */
     char gpu_note[512];        /* the regrouper's decision, or why it did not run */
-    int gpu_chosen;            /* a tmap_regrouper_cand */
+    char gpu_chosen[48];       /* the candidate kept (tmap_regrouper_chosen_name) */
     double gpu_fresh_ms;       /* per launch, a new input each: key, sort, gather,
                                   kernel, scatter (median) */
     double gpu_cached_ms;      /* per launch, the same input again: the kernel and the
@@ -419,6 +419,10 @@ typedef struct tmap_regrouper_opts {
     const double *lat;              /* with model: [model->nblocks] block latencies */
     uint64_t features;              /* with model: device double [threads][nfeatures],
                                        read at each launch that needs a key */
+    tmap_kernel *redirected;        /* the kernel redirected (tmap_redirect_load): each
+                                       algorithm is then also tried by redirection, which
+                                       moves no data (launch with tmap_regrouper_launch);
+                                       NULL: by layout transform only */
 } tmap_regrouper_opts;
 
 typedef struct tmap_regrouper tmap_regrouper;
@@ -441,9 +445,11 @@ tmap_status tmap_regrouper_launch(tmap_regrouper *r, tmap_kernel *k, uint64_t si
                                   void *stream, tmap_error *err);
 /* Reads the trial times that are in (wait: first waits for the stream). */
 tmap_status tmap_regrouper_poll(tmap_regrouper *r, int wait, void *stream, tmap_error *err);
-/* The candidate kept, or -1 while on trial; `why` the decision in words
- * with every candidate's median time. */
+/* The algorithm kept (a tmap_regrouper_cand), or -1 while on trial; its
+ * name with the mechanism ("sorting (grid), redirected"), "" while on
+ * trial; `why` the decision in words with every candidate's median time. */
 int tmap_regrouper_chosen(const tmap_regrouper *r);
+const char *tmap_regrouper_chosen_name(const tmap_regrouper *r);
 const char *tmap_regrouper_why(const tmap_regrouper *r);
 
 #ifdef __cplusplus
