@@ -39,9 +39,19 @@ void tmap_buf_puts(tmap_buf *b, const char *s);
 void tmap_buf_printf(tmap_buf *b, const char *fmt, ...) TMAP_PRINTF(2, 3);
 void tmap_buf_free(tmap_buf *b);
 
-/* Reads a whole file into *data (NUL-terminated); *len excludes the NUL. */
+/* The most bytes an input file may have (8 GiB) unless the environment
+ * variable THREADMAP_MAX_INPUT_MB says otherwise (tmap_file_max): endless
+ * inputs (/dev/zero, a pipe) fail instead of exhausting memory. */
+#define TMAP_FILE_MAX ((size_t)8 << 30)
+size_t tmap_file_max(void);
+
+/* Reads a whole file into *data (NUL-terminated); *len excludes the NUL.
+ * Fails (TMAP_ERR_IO) for a file of more than tmap_file_max() bytes. */
 tmap_status tmap_file_read(const char *path, char **data, size_t *len,
                            tmap_error *err);
+/* The same with the bound `max` in bytes. */
+tmap_status tmap_file_read_max(const char *path, size_t max, char **data, size_t *len,
+                               tmap_error *err);
 /* Writes n bytes to path (via a temporary file renamed into place). */
 tmap_status tmap_file_write(const char *path, const void *data, size_t n,
                             tmap_error *err);

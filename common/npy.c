@@ -242,11 +242,15 @@ tmap_status tmap_npy_parse(const void *bytes, size_t len, const char *name,
     npy_skip_ws(&c);
     if (c.p != c.end)
         return tmap_fail(err, TMAP_ERR_FORMAT, "%s: .npy header: text after the dict", name);
-    size_t item = npy_itemsize(a.dtype);
-    if (a.dim[1] && a.dim[0] > ((size_t)-1) / item / a.dim[1])
-        return tmap_fail(err, TMAP_ERR_FORMAT, "%s: shape (%zu, %zu) is too large", name,
-                         a.dim[0], a.dim[1]);
-    size_t need = a.dim[0] * a.dim[1] * item, have = len - off - hlen;
+    size_t item = npy_itemsize(a.dtype), have = len - off - hlen;
+    /* Bounds what callers allocate per row or column: no dimension exceeds
+     * the file's size, not even that of an empty array (shape (2^32-1, 0)). */
+    if (a.dim[0] > len || a.dim[1] > len ||
+        (a.dim[1] && a.dim[0] > ((size_t)-1) / item / a.dim[1]))
+        return tmap_fail(err, TMAP_ERR_FORMAT,
+                         "%s: shape (%zu, %zu) does not fit a file of %zu bytes", name,
+                         a.dim[0], a.dim[1], len);
+    size_t need = a.dim[0] * a.dim[1] * item;
     if (have < need)
         return tmap_fail(err, TMAP_ERR_FORMAT,
                          "%s: truncated data: shape needs %zu bytes, file has %zu", name, need,
@@ -290,7 +294,10 @@ tmap_status tmap_npy_save(const char *path, tmap_npy_dtype dtype, const void *da
 {
     if (ndim != 1 && ndim != 2)
         return tmap_fail(err, TMAP_ERR_INVALID, "%s: cannot save a %d-D array", path, ndim);
-    size_t rows = dim[0], cols = ndim == 2 ? dim[1] : 1, item = npy_itemsize(dtype);
+    size_t item = npy_itemsize(dtype);
+    if (!item)
+        return tmap_fail(err, TMAP_ERR_INVALID, "%s: unknown dtype %d", path, (int)dtype);
+    size_t rows = dim[0], cols = ndim == 2 ? dim[1] : 1;
     if (cols && rows > ((size_t)-1) / item / cols)
         return tmap_fail(err, TMAP_ERR_INVALID, "%s: array too large", path);
     char dict[160];
