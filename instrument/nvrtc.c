@@ -145,6 +145,9 @@ static tmap_status fetch_names(nvrtcProgram prog, const char *file,
         if (r != NVRTC_SUCCESS)
             return tmap_fail(err, TMAP_ERR_INVALID, "%s: no kernel named '%s' (%s)",
                              file, opts->names[i], nvrtcGetErrorString(r));
+        if (!low)
+            return tmap_fail(err, TMAP_ERR_NVRTC, "%s: NVRTC gave no lowered name for kernel '%s'",
+                             file, opts->names[i]);
         out->names[i] = strdup(opts->names[i]);
         out->lowered[i] = strdup(low);
         if (!out->names[i] || !out->lowered[i])
@@ -167,6 +170,21 @@ static tmap_status add_names(nvrtcProgram prog, const char *file,
     return TMAP_OK;
 }
 
+/* NVRTC takes a 0xFF byte (EOF as a char) for the end of the source, even
+ * in a comment: what follows, kernels included, would be lost unsaid. */
+static tmap_status check_bytes(const char *source, const char *file, tmap_error *err)
+{
+    const char *ff = strchr(source, '\xff');
+    if (!ff)
+        return TMAP_OK;
+    unsigned line = 1;
+    for (const char *p = source; p < ff; p++)
+        line += *p == '\n';
+    return tmap_fail(err, TMAP_ERR_INVALID,
+                     "%s:%u: byte 0xFF: NVRTC would take it for the end of the source and "
+                     "drop the rest", file, line);
+}
+
 tmap_status tmap_compile(const char *source, const char *filename,
                          const tmap_compile_opts *opts, tmap_compiled *out,
                          tmap_error *err)
@@ -175,6 +193,9 @@ tmap_status tmap_compile(const char *source, const char *filename,
     memset(out, 0, sizeof *out);
     if (!source)
         return tmap_fail(err, TMAP_ERR_INVALID, "%s: no source given", file);
+    tmap_status bytes = check_bytes(source, file, err);
+    if (bytes)
+        return bytes;
     nvrtcProgram prog;
     nvrtcResult r = nvrtcCreateProgram(&prog, source, file, 0, NULL, NULL);
     if (r != NVRTC_SUCCESS)
