@@ -527,11 +527,12 @@ tmap_status tmap_metrics_compute(const tmap_bbv *bbv, const double *lat,
                                  tmap_error *err)
 {
     memset(out, 0, sizeof *out);
-    tmap_status s = metrics_check(bbv, lat, perm, params, err);
+    /* the CFG's block count first: lat has as many entries as it has blocks */
+    tmap_status s = cfg ? br_validate(cfg, bbv->nblocks, err) : TMAP_OK;
+    if (!s)
+        s = metrics_check(bbv, lat, perm, params, err);
     if (!s && (!params->nsms || !params->blocks_per_sm))
         s = tmap_fail(err, TMAP_ERR_INVALID, "#SM and blocks per SM must be at least 1");
-    if (!s && cfg)
-        s = br_validate(cfg, bbv->nblocks, err);
     if (s)
         return s;
     br_info br = {0};
