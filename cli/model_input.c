@@ -172,6 +172,8 @@ tmap_status tmap_mi_load(const tmap_mi_opts *o, tmap_mi *d, tmap_error *err)
         if (!s && dim[0] != d->bbv.nblocks)
             s = tmap_fail(err, TMAP_ERR_INVALID, "%s: %zu block latencies for a BBV of %zu blocks",
                           o->lat, dim[0], d->bbv.nblocks);
+        if (!s)
+            s = tmap_lat_check(d->lat, dim[0], o->lat, err);
     }
     if (!s && o->perm)
         s = load_perm(o, d, err);

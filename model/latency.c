@@ -155,12 +155,12 @@ static tmap_status lat_parse_line(char *line, const char *name, unsigned lineno,
     if (!lat_number(f[1], &e->latency))
         return tmap_fail(err, TMAP_ERR_FORMAT, "%s:%u: latency '%s' is not a number", name,
                          lineno, f[1]);
-    if (e->latency < 0)
-        return tmap_fail(err, TMAP_ERR_FORMAT, "%s:%u: negative latency %g", name, lineno,
-                         e->latency);
+    if (e->latency < 0 || e->latency > TMAP_LAT_MAX)
+        return tmap_fail(err, TMAP_ERR_FORMAT, "%s:%u: latency %g is not in [0, %g] cycles",
+                         name, lineno, e->latency, TMAP_LAT_MAX);
     if (!strcmp(f[2], "-"))
         e->issue = -1;
-    else if (!lat_number(f[2], &e->issue) || e->issue <= 0)
+    else if (!lat_number(f[2], &e->issue) || e->issue <= 0 || e->issue > TMAP_LAT_MAX)
         return tmap_fail(err, TMAP_ERR_FORMAT,
                          "%s:%u: issue interval '%s' is not a positive number or '-'", name,
                          lineno, f[2]);
@@ -590,6 +590,16 @@ static int lat_cmp_fallback(const void *a, const void *b)
     return strcmp(((const tmap_lat_fallback *)a)->opcode, ((const tmap_lat_fallback *)b)->opcode);
 }
 
+tmap_status tmap_lat_check(const double *lat, size_t n, const char *name, tmap_error *err)
+{
+    for (size_t b = 0; b < n; b++)
+        if (!(lat[b] >= 0 && lat[b] <= TMAP_LAT_MAX))
+            return tmap_fail(err, TMAP_ERR_INVALID,
+                             "%s: block latency %zu = %g is not in [0, %g] cycles", name, b,
+                             lat[b], TMAP_LAT_MAX);
+    return TMAP_OK;
+}
+
 tmap_status tmap_lat_blocks(const tmap_lat_table *t, const tmap_cfg *cfg, double **lat,
                             tmap_lat_report *report, tmap_error *err)
 {
@@ -615,6 +625,12 @@ tmap_status tmap_lat_blocks(const tmap_lat_table *t, const tmap_cfg *cfg, double
             }
             v[b] += how.latency;
         }
+    }
+    tmap_status s = tmap_lat_check(v, cfg->nblocks, "the latency table's block sums", err);
+    if (s) {
+        free(v);
+        tmap_lat_report_free(&r);
+        return s;
     }
     if (r.n > 1)
         qsort(r.items, r.n, sizeof *r.items, lat_cmp_fallback);

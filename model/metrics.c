@@ -409,15 +409,14 @@ static tmap_status metrics_check(const tmap_bbv *bbv, const double *lat,
     if (bbv->nthreads > UINT32_MAX)
         return tmap_fail(err, TMAP_ERR_INVALID, "%zu threads: at most 2^32-1 supported",
                          bbv->nthreads);
-    for (size_t b = 0; b < bbv->nblocks; b++)
-        if (!(lat[b] >= 0) || !isfinite(lat[b]))
-            return tmap_fail(err, TMAP_ERR_INVALID, "block latency %zu = %g is not finite and >= 0",
-                             b, lat[b]);
+    tmap_status s = tmap_lat_check(lat, bbv->nblocks, "metrics", err);
+    if (s)
+        return s;
     for (size_t b = 0; p->simd_weights && b < bbv->nblocks; b++)
         if (!(p->simd_weights[b] >= 0) || !isfinite(p->simd_weights[b]))
             return tmap_fail(err, TMAP_ERR_INVALID, "SIMD weight %zu = %g is not finite and >= 0",
                              b, p->simd_weights[b]);
-    tmap_status s = split_check(bbv->nblocks, p, err);
+    s = split_check(bbv->nblocks, p, err);
     if (!s && perm)
         s = tmap_perm_check(perm, bbv->nthreads, "permutation", err);
     return s;
