@@ -5,6 +5,7 @@
  * and the padding loop; each SASS basic block for one CFG block), and the
  * whole ptxas + nvdisasm path when the tools are here.
  */
+#include <sys/stat.h>
 #include <time.h>
 
 #include "testutil.h"
@@ -352,6 +353,46 @@ static void test_listing_large(void **state)
     }
 }
 
+/* A tool that never finishes is stopped after TMAP_TOOL_TIMEOUT seconds
+ * with a clear error (issue 14 item 11: ptxas and nvdisasm had no limit). */
+static void test_tool_timeout(void **state)
+{
+    (void)state;
+    const char *tool = TMAP_BINARY_DIR "/sleeping_tool.sh";
+    const char *script = "#!/bin/sh\nexec sleep 60\n";
+    tmap_error e = {0};
+    assert_int_equal(tmap_file_write(tool, script, strlen(script), &e), TMAP_OK);
+    assert_int_equal(chmod(tool, 0755), 0);
+    const char *vars[] = {"TMAP_PTXAS", "TMAP_NVDISASM", "TMAP_TOOL_TIMEOUT"};
+    char *saved[3];
+    for (int i = 0; i < 3; i++) {
+        const char *v = getenv(vars[i]);
+        saved[i] = v ? strdup(v) : NULL;
+    }
+    setenv("TMAP_PTXAS", tool, 1);
+    setenv("TMAP_NVDISASM", tool, 1);
+    setenv("TMAP_TOOL_TIMEOUT", "0.5", 1);
+    fixture f;
+    fixture_load(&f, "switch_case");
+    double t0 = tmap_clock_seconds();
+    assert_int_equal(tmap_sass_block_counts(f.ptx, f.cfg, "sm_90", f.counts, NULL, &e),
+                     TMAP_ERR_IO);
+    double took = tmap_clock_seconds() - t0;
+    char want[512];
+    snprintf(want, sizeof want, "%s did not finish in 0.5 s and was stopped (TMAP_TOOL_TIMEOUT "
+                                "sets the limit in seconds)", tool);
+    assert_string_equal(e.message, want);
+    assert_true(took >= 0.5 && took < 10);
+    for (int i = 0; i < 3; i++) {
+        if (saved[i])
+            setenv(vars[i], saved[i], 1);
+        else
+            unsetenv(vars[i]);
+        free(saved[i]);
+    }
+    fixture_free(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -364,6 +405,7 @@ int main(void)
         cmocka_unit_test(test_listing_large),
         cmocka_unit_test(test_tools),
         cmocka_unit_test(test_tool_not_found),
+        cmocka_unit_test(test_tool_timeout),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
