@@ -5,7 +5,6 @@
 #include <nvrtc.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "threadmap/instrument.h"
 #include "common/base.h"
@@ -42,26 +41,21 @@ static void opt_free(optlist *o)
     free(o->v);
 }
 
-/* The toolkit's include folders, ';'-separated as CMake lists them, each
- * with its cccl/ subfolder where one exists (CUDA 13 moved libcu++ and CUB
- * there, and <cooperative_groups.h> needs them), as the toolkit's nvcc does:
- * so that kernels may include <cuda_fp16.h>, <cooperative_groups.h>... */
+/* The toolkit's include folders, ':'-separated (CMakeLists.txt lists them,
+ * cccl/ included): so that kernels may include <cuda_fp16.h>,
+ * <cooperative_groups.h>... */
 static int add_toolkit_includes(optlist *o, const char *dirs)
 {
     char dir[4096];
     for (const char *p = dirs; *p;) {
-        size_t n = strcspn(p, ";");
-        if (n > 0 && n < sizeof dir - 8) {
+        size_t n = strcspn(p, ":");
+        if (n > 0 && n < sizeof dir) {
             memcpy(dir, p, n);
             dir[n] = '\0';
             if (opt_add(o, "-I", dir))
                 return -1;
-            struct stat st;
-            memcpy(dir + n, "/cccl", 6);
-            if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode) && opt_add(o, "-I", dir))
-                return -1;
         }
-        p += n + (p[n] == ';');
+        p += n + (p[n] == ':');
     }
     return 0;
 }

@@ -85,6 +85,21 @@ static void rejects_byte_0xff(void **state)
     }
 }
 
+/* <cooperative_groups.h> needs include/cccl (CUDA 13), one of a list of
+ * toolkit include folders that must reach NVRTC whole (issue 14 item 13:
+ * a ';'-joined list split the compile definition). */
+static void includes_cooperative_groups(void **state)
+{
+    const char *src = "#include <cooperative_groups.h>\n"
+                      "namespace cg = cooperative_groups;\n"
+                      "extern \"C\" __global__ void k(int *p) {\n"
+                      "    p[threadIdx.x] = cg::this_thread_block().thread_rank(); }\n";
+    tmap_compiled c;
+    TMAP_CHECK(tmap_compile(src, "cg.cu", NULL, &c, err));
+    assert_non_null(strstr(c.ptx, ".entry k"));
+    tmap_compiled_free(&c);
+}
+
 static void ptx_version_table(void **state)
 {
     int ma, mi;
@@ -118,6 +133,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(rejects_byte_0xff),
+        cmocka_unit_test(includes_cooperative_groups),
         cmocka_unit_test(compiles_extern_c),       cmocka_unit_test(lowers_cpp_names),
         cmocka_unit_test(reports_log_on_error),    cmocka_unit_test(rejects_unknown_kernel_name),
         cmocka_unit_test(user_options_and_includes), cmocka_unit_test(ptx_version_table),
