@@ -23,6 +23,16 @@
 tmap_status tmap_fail(tmap_error *err, tmap_status status, const char *fmt, ...)
     TMAP_PRINTF(3, 4);
 
+/* TMAP_NEED(err, a, b, ...): TMAP_ERR_INVALID ("FUNCTION: argument 'b' is
+ * NULL") for the first of the pointers a public function requires that is
+ * NULL, else TMAP_OK: `if ((s = TMAP_NEED(err, out, path))) return s;`. */
+#define TMAP_NEED(err, ...)                                                          \
+    tmap_need(err, __func__, #__VA_ARGS__,                                           \
+              sizeof((const void *const[]){__VA_ARGS__}) / sizeof(const void *),     \
+              (const void *const[]){__VA_ARGS__})
+tmap_status tmap_need(tmap_error *err, const char *func, const char *names, size_t n,
+                      const void *const *ptrs);
+
 /* Prepends "context: " to an error already set (e.g. a file name). */
 void tmap_error_prefix(tmap_error *err, const char *fmt, ...) TMAP_PRINTF(2, 3);
 

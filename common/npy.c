@@ -213,6 +213,9 @@ static tmap_status npy_header(npy_cursor *c, tmap_npy_array *a, tmap_error *err)
 tmap_status tmap_npy_parse(const void *bytes, size_t len, const char *name,
                            tmap_npy_array *out, tmap_error *err)
 {
+    tmap_status absent = TMAP_NEED(err, bytes, name, out);
+    if (absent)
+        return absent;
     const unsigned char *b = bytes;
     memset(out, 0, sizeof *out);
     if (len < 10 || memcmp(b, npy_magic, sizeof npy_magic))
@@ -268,6 +271,9 @@ tmap_status tmap_npy_parse(const void *bytes, size_t len, const char *name,
 
 tmap_status tmap_npy_read(const char *path, tmap_npy_array *out, tmap_error *err)
 {
+    tmap_status absent = TMAP_NEED(err, path, out);
+    if (absent)
+        return absent;
     char *bytes;
     size_t len;
     memset(out, 0, sizeof *out);
@@ -470,6 +476,9 @@ static tmap_status npy_load(const char *path, tmap_npy_rank rank, size_t size,
 tmap_status tmap_npy_load_u32(const char *path, tmap_npy_rank rank, uint32_t **data,
                               size_t dim[2], tmap_error *err)
 {
+    tmap_status absent = TMAP_NEED(err, path, data, dim);
+    if (absent)
+        return absent;
     void *v = NULL;
     tmap_status s = npy_load(path, rank, sizeof **data, npy_to_u32, &v, dim, err);
     return s ? s : (*data = v, TMAP_OK);
@@ -478,6 +487,9 @@ tmap_status tmap_npy_load_u32(const char *path, tmap_npy_rank rank, uint32_t **d
 tmap_status tmap_npy_load_i64(const char *path, tmap_npy_rank rank, int64_t **data,
                               size_t dim[2], tmap_error *err)
 {
+    tmap_status absent = TMAP_NEED(err, path, data, dim);
+    if (absent)
+        return absent;
     void *v = NULL;
     tmap_status s = npy_load(path, rank, sizeof **data, npy_to_i64, &v, dim, err);
     return s ? s : (*data = v, TMAP_OK);
@@ -486,6 +498,9 @@ tmap_status tmap_npy_load_i64(const char *path, tmap_npy_rank rank, int64_t **da
 tmap_status tmap_npy_load_f64(const char *path, tmap_npy_rank rank, double **data,
                               size_t dim[2], tmap_error *err)
 {
+    tmap_status absent = TMAP_NEED(err, path, data, dim);
+    if (absent)
+        return absent;
     void *v = NULL;
     tmap_status s = npy_load(path, rank, sizeof **data, npy_to_f64, &v, dim, err);
     return s ? s : (*data = v, TMAP_OK);

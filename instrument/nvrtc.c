@@ -183,6 +183,9 @@ tmap_status tmap_compile(const char *source, const char *filename,
                          const tmap_compile_opts *opts, tmap_compiled *out,
                          tmap_error *err)
 {
+    tmap_status absent = TMAP_NEED(err, source, out);
+    if (absent)
+        return absent;
     const char *file = filename ? filename : "<source>";
     memset(out, 0, sizeof *out);
     if (!source)
@@ -222,6 +225,8 @@ done:
 
 const char *tmap_compiled_lowered(const tmap_compiled *c, const char *name)
 {
+    if (!c || !name)
+        return NULL;
     for (size_t i = 0; i < c->nnames; i++)
         if (!strcmp(c->names[i], name))
             return c->lowered[i];

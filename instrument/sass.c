@@ -38,6 +38,9 @@ static int try_dir(const char *dir, size_t dirlen, const char *name, char *out, 
 
 tmap_status tmap_sass_tool_find(const char *name, char *path, size_t size, tmap_error *err)
 {
+    tmap_status absent = TMAP_NEED(err, name, path);
+    if (absent)
+        return absent;
     char env[64];
     snprintf(env, sizeof env, "TMAP_%s", name);
     for (char *c = env; *c; c++)
@@ -593,6 +596,9 @@ static tmap_status nounroll(const char *ptx, tmap_buf *out, tmap_error *err)
 tmap_status tmap_sass_block_counts(const char *ptx, const tmap_cfg *cfg, const char *arch,
                                    double *counts, tmap_sass_splits *splits, tmap_error *err)
 {
+    tmap_status absent = TMAP_NEED(err, ptx, cfg, arch, counts);
+    if (absent)
+        return absent;
     char ptxas[1024], nvdisasm[1024];
     tmap_status st = tmap_sass_tool_find("ptxas", ptxas, sizeof ptxas, err);
     if (!st)

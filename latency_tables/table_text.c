@@ -172,6 +172,9 @@ void tmap_latency_table_format(const tmap_device_info *info, const char *date,
 tmap_status tmap_latency_measure(tmap_cuda *c, const tmap_latency_measure_opts *o,
                                  char **table_text, tmap_error *err)
 {
+    tmap_status absent = TMAP_NEED(err, c, table_text);
+    if (absent)
+        return absent;
     tmap_device_info info;
     tmap_buf b = {0};
     tmap_latency_result *r = NULL;

@@ -19,6 +19,9 @@
 tmap_status tmap_perm_check(const uint32_t *perm, size_t n, const char *name,
                             tmap_error *err)
 {
+    tmap_status absent = TMAP_NEED(err, perm, name);
+    if (absent)
+        return absent;
     unsigned char *seen = calloc(n ? n : 1, 1);
     if (!seen)
         return tmap_fail(err, TMAP_ERR_NOMEM, "%s: out of memory", name);
@@ -525,6 +528,9 @@ tmap_status tmap_metrics_compute(const tmap_bbv *bbv, const double *lat,
                                  const tmap_model_params *params, tmap_metrics *out,
                                  tmap_error *err)
 {
+    tmap_status absent = TMAP_NEED(err, bbv, lat, params, out);
+    if (absent)
+        return absent;
     memset(out, 0, sizeof *out);
     /* the CFG's block count first: lat has as many entries as it has blocks */
     tmap_status s = cfg ? br_validate(cfg, bbv->nblocks, err) : TMAP_OK;

@@ -60,6 +60,9 @@ static tmap_status pred_check_name(const char *path, const char *what, size_t i,
 tmap_status tmap_predictor_save(const char *path, const tmap_predictor *p,
                                 tmap_error *err)
 {
+    tmap_status absent = TMAP_NEED(err, path, p);
+    if (absent)
+        return absent;
     tmap_status s = pred_check_name(path, "kernel name", 0, p->kernel, err);
     if (!s && !*p->kernel)
         s = tmap_fail(err, TMAP_ERR_INVALID, "%s: the predictor has no kernel name", path);
@@ -313,6 +316,9 @@ tmap_status tmap_predictor_load(const char *path, const char *kernel, size_t nbl
                                 const char *const *block_names, tmap_predictor *out,
                                 tmap_error *err)
 {
+    tmap_status absent = TMAP_NEED(err, path, out);
+    if (absent)
+        return absent;
     memset(out, 0, sizeof *out);
     char *text;
     size_t len;

@@ -81,6 +81,9 @@ static void csv_row(FILE *f, const tmap_bench_run *r, const tmap_bench_kernel *k
 
 tmap_status tmap_bench_csv(const tmap_bench_run *r, FILE *f, tmap_error *err)
 {
+    tmap_status absent = TMAP_NEED(err, r, f);
+    if (absent)
+        return absent;
     csv_header(f);
     for (size_t i = 0; i < r->nkernels; i++)
         for (size_t j = 0; r->k[i].ok && j < r->k[i].noptions; j++)

@@ -351,6 +351,9 @@ static void failures(const tmap_bench_run *r, const tmap_bench_summary *s, FILE 
 tmap_status tmap_bench_markdown(const tmap_bench_run *r, const tmap_bench_summary *s, FILE *f,
                                 tmap_error *err)
 {
+    tmap_status absent = TMAP_NEED(err, r, s, f);
+    if (absent)
+        return absent;
     header(r, f);
     outputs_section(r, s, f);
     table_iv(r, f);

@@ -125,6 +125,9 @@ static void scatter_range(const tmap_bench_run *r, tmap_bench_metric m, double *
 tmap_status tmap_bench_svg_scatter(const tmap_bench_run *r, tmap_bench_metric m, FILE *f,
                                    tmap_error *err)
 {
+    tmap_status absent = TMAP_NEED(err, r, f);
+    if (absent)
+        return absent;
     const double W = 560, H = 560;
     double lo, hi;
     char title[160], tip[400];
@@ -207,6 +210,9 @@ static void bar_group(FILE *f, const tmap_bench_kernel *k, const axis *y, double
 tmap_status tmap_bench_svg_speedup(const tmap_bench_run *r, int with_overhead, FILE *f,
                                    tmap_error *err)
 {
+    tmap_status absent = TMAP_NEED(err, r, f);
+    if (absent)
+        return absent;
     size_t nk;
     double hi = speedup_max(r, with_overhead, &nk);
     double gw = 24.0 * TMAP_BENCH_NALGOS + 16, W = fmax(560, 90 + gw * (double)nk), H = 480;

@@ -41,6 +41,9 @@ static tmap_status write_one(tmap_bench_run *r, const tmap_bench_summary *s, con
 
 tmap_status tmap_bench_write_dir(tmap_bench_run *r, const char *dir, tmap_error *err)
 {
+    tmap_status absent = TMAP_NEED(err, r, dir);
+    if (absent)
+        return absent;
     tmap_bench_summary s;
     tmap_bench_summarize(r, &s);
     tmap_status st = tmap_dir_make(dir, err);
