@@ -163,6 +163,10 @@ static tmap_status fit_prepare(fit_ctx *f, const design *d, const size_t *rows, 
         return tmap_fail(err, TMAP_ERR_INVALID,
                          "regression needs at least %zu threads for %zu coefficients, got %zu",
                          f->ncols, f->ncols, n);
+    /* GSL's default handler aborts the process (on a failed allocation, for
+     * one); off, GSL returns codes, which every call here checks.  The
+     * handler is process-wide: model.h says so to the host. */
+    gsl_set_error_handler_off();
     f->X = gsl_matrix_alloc(n, f->ncols);
     f->cov = gsl_matrix_alloc(f->ncols, f->ncols);
     f->y = gsl_vector_alloc(n);

@@ -222,6 +222,11 @@ tmap_status tmap_sm_schedule(const double *warp_issue, const double *warp_latenc
 
 /* ---------------------------------------------------------- regression */
 
+/* GSL: the fits call gsl_set_error_handler_off() (GSL's handler is one for
+ * the whole process) so that a GSL error, such as a failed allocation,
+ * becomes a tmap_status instead of aborting the host process.  A host that
+ * wants another handler sets it after its fits. */
+
 /* One profiling run: features [nthreads][nfeatures] (row t = thread t, whose
  * thread id is t) and its measured BBV (nthreads rows). */
 typedef struct tmap_regress_run {
