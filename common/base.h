@@ -1,12 +1,14 @@
 /*
  * common/base.h -- what every stage shares, private to the library: setting
  * errors (error.c), growable buffers (buf.c), whole files (file.c), the
- * median (median.c) and a monotonic clock (clock.c).  The public part of
+ * median (median.c), a monotonic clock (clock.c) and numbers in the "C"
+ * locale (locale.c).  The public part of
  * common/ is threadmap/common.h.
  */
 #ifndef TMAP_COMMON_BASE_H
 #define TMAP_COMMON_BASE_H
 
+#include <locale.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -75,6 +77,13 @@ double tmap_median(double *v, size_t n);
 
 /* Grows *array (of *cap elements of size elem) to hold at least need. */
 int tmap_grow(void *array, size_t *cap, size_t need, size_t elem);
+
+/* The calling thread uses the "C" locale (numbers with '.') until
+ * tmap_locale_restore(the value returned); (locale_t)0 if it could not. */
+locale_t tmap_locale_c(void);
+void tmap_locale_restore(locale_t old);
+/* strtod in the "C" locale, whatever the process's. */
+double tmap_strtod(const char *s, char **end);
 
 /* Seconds on CLOCK_MONOTONIC: for intervals, never for dates. */
 double tmap_clock_seconds(void);

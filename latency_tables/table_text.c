@@ -163,10 +163,12 @@ void tmap_latency_table_format(const tmap_device_info *info, const char *date,
                                const tmap_latency_result *r, size_t n,
                                const struct tmap_lat_table *base, tmap_buf *out)
 {
+    locale_t old = tmap_locale_c();
     put_header(out, info, date);
     put_results(out, r, n);
     put_base_opcodes(out, r, n, base);
     put_classes(out, r, n, base);
+    tmap_locale_restore(old);
 }
 
 tmap_status tmap_latency_measure(tmap_cuda *c, const tmap_latency_measure_opts *o,

@@ -118,7 +118,7 @@ static int lat_number(const char *s, double *v)
     char *end;
     if (!*s)
         return 0;
-    *v = strtod(s, &end);
+    *v = tmap_strtod(s, &end);
     return *end == '\0' && isfinite(*v);
 }
 

@@ -73,6 +73,7 @@ tmap_status tmap_predictor_save(const char *path, const tmap_predictor *p,
     if (s)
         return s;
     tmap_buf buf = {0};
+    locale_t old = tmap_locale_c();
     tmap_buf_printf(&buf, PRED_MAGIC "\nversion %d\nkernel %s\ncfg_hash %016" PRIx64
                           "\nnblocks %zu\nnfeatures %zu\n",
                     PRED_VERSION, p->kernel, p->cfg_hash, p->nblocks, p->nfeatures);
@@ -91,6 +92,7 @@ tmap_status tmap_predictor_save(const char *path, const tmap_predictor *p,
         tmap_buf_printf(&buf, "fit %zu %.17g %.17g %zu\n", b, p->r2[b], p->rms[b], p->rank[b]);
     if (!buf.oom)
         tmap_buf_printf(&buf, "checksum %016" PRIx64 "\n", pred_fnv(buf.data, buf.len));
+    tmap_locale_restore(old);
     if (buf.oom) {
         tmap_buf_free(&buf);
         return tmap_fail(err, TMAP_ERR_NOMEM, "%s: out of memory", path);
@@ -154,7 +156,7 @@ static tmap_status pred_size(pred_reader *r, const char *tok, size_t *v, tmap_er
 static tmap_status pred_double(pred_reader *r, const char *tok, double *v, tmap_error *err)
 {
     char *end;
-    *v = strtod(tok, &end);
+    *v = tmap_strtod(tok, &end);
     if (!*tok || *end || !isfinite(*v))
         return tmap_fail(err, TMAP_ERR_FORMAT, "%s:%u: '%s' is not a finite number", r->path,
                          r->line, tok);

@@ -5,6 +5,7 @@
  * function accepts NULL.  Each call runs in a child process, so that one
  * crash names its call and the others still run.
  */
+#include <locale.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -18,6 +19,7 @@
 
 #include <cmocka.h>
 
+#include "common/base.h"
 #include "threadmap.h"
 
 static int failures;
@@ -281,12 +283,67 @@ static void test_other_functions_null(void **state)
     assert_int_equal(failures, 0);
 }
 
+/* Switches the process to a comma-decimal locale (generated under the
+ * build folder with localedef when the system lacks it); 0 if impossible. */
+static int comma_locale(void)
+{
+    if (setlocale(LC_ALL, "de_DE.UTF-8"))
+        return 1;
+    const char *dir = TMAP_BINARY_DIR "/locale";
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s' && localedef -i de_DE -f UTF-8 '%s/de_DE.UTF-8' "
+                              ">/dev/null 2>&1", dir, dir);
+    if (system(cmd) != 0)
+        return 0;
+    setenv("LOCPATH", dir, 1);
+    return setlocale(LC_ALL, "de_DE.UTF-8") != NULL;
+}
+
+/* A host application in de_DE: tables and predictors read and write '.'
+ * (issue 14 item 16: strtod read "4.5" as 4 and printf wrote "0,25"). */
+static void test_comma_locale(void **state)
+{
+    (void)state;
+    if (!comma_locale()) {
+        print_message("[  SKIPPED ] no de_DE.UTF-8 locale and localedef could not make one\n");
+        skip();
+    }
+    char probe[32];
+    snprintf(probe, sizeof probe, "%.2f", 0.25);
+    assert_string_equal(probe, "0,25"); /* the locale is in force */
+    tmap_error e = {0};
+    tmap_lat_table *t = NULL;
+    const char *text = "add.s32\t4.5\t0.5\tsrc\nclass:default\t1\t-\tsrc\n";
+    assert_int_equal(tmap_lat_parse(text, strlen(text), "t.tsv", &t, &e), TMAP_OK);
+    tmap_lat_lookup how;
+    assert_int_equal(tmap_lat_lookup_opcode(t, "add.s32", &how, &e), TMAP_OK);
+    assert_true(how.latency == 4.5 && how.issue == 0.5);
+    tmap_lat_free(t);
+    char *kb[] = {"k/b0"}, *fn[] = {"f0"};
+    double coef[3] = {0.25, -1.5, 1e-3}, r2 = 0.5, rms = 0.125;
+    size_t rank = 3;
+    tmap_predictor p = {"k", 0, 1, kb, 1, fn, coef, &r2, &rms, &rank}, back;
+    p.cfg_hash = tmap_cfg_hash(1, (const char *const *)kb);
+    const char *path = TMAP_BINARY_DIR "/comma.model";
+    assert_int_equal(tmap_predictor_save(path, &p, &e), TMAP_OK);
+    char *saved = NULL;
+    assert_int_equal(tmap_file_read(path, &saved, NULL, &e), TMAP_OK);
+    assert_non_null(strstr(saved, "coef 0 0.25 -1.5 0.001"));
+    free(saved);
+    if (tmap_predictor_load(path, "k", 1, NULL, &back, &e))
+        fail_msg("%s", e.message);
+    assert_true(back.coef[0] == 0.25 && back.coef[1] == -1.5 && back.rms[0] == 0.125);
+    tmap_predictor_free(&back);
+    setlocale(LC_ALL, "C");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_null_arguments),
         cmocka_unit_test(test_free_null),
         cmocka_unit_test(test_other_functions_null),
+        cmocka_unit_test(test_comma_locale),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
