@@ -334,6 +334,27 @@ static void test_comma_locale(void **state)
         fail_msg("%s", e.message);
     assert_true(back.coef[0] == 0.25 && back.coef[1] == -1.5 && back.rms[0] == 0.125);
     tmap_predictor_free(&back);
+    /* and the reports print '.' */
+    tmap_bbv bbv;
+    assert_int_equal(tmap_bbv_create(&bbv, 32, 1, &e), TMAP_OK);
+    for (uint32_t i = 0; i < 32; i++)
+        bbv.counts[i] = i < 16;
+    double lat[1] = {1.5};
+    tmap_model_params mp = {.block_size = 32, .nsms = 1, .blocks_per_sm = 1};
+    tmap_metrics m;
+    assert_int_equal(tmap_metrics_compute(&bbv, lat, NULL, NULL, &mp, &m, &e), TMAP_OK);
+    tmap_report_row row = {.name = "original", .available = 1, .m = &m, .outputs_equal = -1};
+    tmap_report r = {.bbv = &bbv, .lat = lat, .params = &mp, .nrows = 1, .rows = &row};
+    char *out = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&out, &len);
+    assert_int_equal(tmap_report_estimate_text(&r, f, &e), TMAP_OK);
+    fclose(f);
+    if (!strstr(out, "1.5") || strstr(out, "1,5"))
+        fail_msg("the estimate does not print 1.5:\n%s", out);
+    free(out);
+    tmap_metrics_free(&m);
+    tmap_bbv_free(&bbv);
     setlocale(LC_ALL, "C");
 }
 
