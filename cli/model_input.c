@@ -93,7 +93,8 @@ static tmap_status check_names(const tmap_mi_opts *o, const tmap_mi *d, tmap_err
 {
     if (d->cfg->nblocks != d->bbv.nblocks)
         return tmap_fail(err, TMAP_ERR_INVALID,
-                         "%s: %zu columns, but kernel %s of %s has %zu blocks", o->bbv, d->bbv.nblocks, o->kernel, o->cfg, d->cfg->nblocks);
+                         "%s: %zu columns, but kernel %s of %s has %zu blocks", o->bbv,
+                         d->bbv.nblocks, o->kernel, o->cfg, d->cfg->nblocks);
     if (!d->names)
         return TMAP_OK;
     for (size_t b = 0; b < d->bbv.nblocks; b++)
