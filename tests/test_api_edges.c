@@ -208,6 +208,21 @@ static void test_null_arguments(void **state)
     CALL_OR(tmap_gpu_regroup_sync(NULL, NULL, e), TMAP_ERR_UNSUPPORTED);
     CALL(tmap_redirect_load(NULL, NULL, NULL, NULL, e));
     CALL(tmap_redirect_set(NULL, 0, e));
+    CALL(tmap_pipeline_check(NULL, 0, NULL, e));
+    CALL(tmap_pipeline_open(NULL, 0, 0, NULL, e));
+    CALL(tmap_check_print(NULL, 0, NULL, e));
+    CALL(tmap_regrouper_create(NULL, NULL, NULL, 0, NULL, NULL, e));
+    CALL(tmap_regrouper_begin(NULL, 0, NULL, e));
+    CALL(tmap_regrouper_end(NULL, NULL, e));
+    CALL(tmap_regrouper_launch(NULL, NULL, 0, NULL, e));
+    CALL(tmap_regrouper_poll(NULL, 0, NULL, e));
+    CALL(tmap_regroup_deal(NULL, 0, 0, 0, NULL, e));
+    CALL(tmap_regroup_bin_deal(NULL, NULL, NULL, NULL, e));
+    CALL(tmap_timer_create(NULL, NULL, e));
+    CALL(tmap_timer_start(NULL, NULL, e));
+    CALL(tmap_timer_stop(NULL, NULL, e));
+    CALL(tmap_timer_poll(NULL, NULL, NULL, e));
+    CALL_OR(tmap_gpu_regroup_deal(NULL, 0, 0, 0, NULL, e), TMAP_ERR_UNSUPPORTED);
     assert_int_equal(failures, 0);
 }
 
@@ -236,6 +251,8 @@ static void test_free_null(void **state)
     FREE(tmap_manifest_free(NULL));
     FREE(tmap_layout_free(NULL));
     FREE(tmap_gpu_regroup_free(NULL));
+    FREE(tmap_regrouper_free(NULL));
+    FREE(tmap_timer_free(NULL));
     assert_int_equal(failures, 0);
 }
 
@@ -280,6 +297,10 @@ static void test_other_functions_null(void **state)
     FREE((void)tmap_manifest_num_arrays(NULL));
     FREE((void)tmap_layout_copy_ptr(NULL, 0));
     FREE((void)tmap_gpu_regroup_cost_ptr(NULL));
+    FREE((void)tmap_launch_block_size(NULL));
+    FREE((void)tmap_regrouper_ptr(NULL, 0));
+    FREE((void)tmap_regrouper_chosen(NULL));
+    FREE((void)tmap_regrouper_why(NULL));
     assert_int_equal(failures, 0);
 }
 
