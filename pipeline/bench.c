@@ -383,6 +383,9 @@ tmap_status tmap_bench_kernel_run(tmap_cuda *c, const tmap_device_info *d, const
                                   const tmap_bench_cfg *cfg, size_t index, tmap_bench_kernel *out,
                                   tmap_error *err)
 {
+    tmap_status absent = TMAP_NEED(err, c, d, manifest, cfg, out);
+    if (absent)
+        return absent;
     double t0 = tmap_clock_seconds(), probe_ms = 0;
     kctx x = {c, d, cfg, index, NULL, NULL, NULL, "", "", 0, out};
     memset(out, 0, sizeof *out);

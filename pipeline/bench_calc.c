@@ -70,6 +70,8 @@ double tmap_bench_peak_gbps(int mem_clock_khz, int bus_width_bits)
 
 int tmap_bench_find(const tmap_bench_kernel *k, const char *name)
 {
+    if (!k || !name)
+        return -1;
     for (size_t i = 0; i < k->noptions; i++)
         if (!strcmp(k->opt[i].name, name))
             return (int)i;
@@ -145,6 +147,8 @@ static void kernel_choice(tmap_bench_kernel *k)
 
 void tmap_bench_derive(tmap_bench_kernel *k, int launches, double peak_gbps)
 {
+    if (!k)
+        return;
     if (launches < 1)
         launches = 1;
     if (!k->noptions)
@@ -211,6 +215,8 @@ static void summarize_speedup(const tmap_bench_run *r, const char *algo, tmap_be
 
 void tmap_bench_summarize(tmap_bench_run *r, tmap_bench_summary *s)
 {
+    if (!r || !s)
+        return;
     memset(s, 0, sizeof *s);
     for (size_t i = 0; i < r->nkernels; i++) {
         tmap_bench_kernel *k = &r->k[i];

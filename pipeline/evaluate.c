@@ -189,6 +189,8 @@ static tmap_status step_original(ctx *x, tmap_error *err)
 
 tmap_mechanism tmap_mechanism_choose(const tmap_safety *s, int have_arrays)
 {
+    if (!s)
+        return TMAP_MECH_NONE;
     if (s->scope == TMAP_SAFE_NONE || s->scope == TMAP_SAFE_WARPS)
         return TMAP_MECH_NONE;
     if (s->layout_ok && have_arrays)
@@ -468,6 +470,9 @@ static tmap_status step_gpu(ctx *x, tmap_error *err)
 tmap_status tmap_evaluate(tmap_cuda *c, tmap_manifest *m, const tmap_eval_opts *o,
                           tmap_eval *out, tmap_error *err)
 {
+    tmap_status absent = TMAP_NEED(err, c, m, o, out);
+    if (absent)
+        return absent;
     memset(out, 0, sizeof *out);
     for (int i = 0; i < TMAP_ALGO_COUNT; i++)
         out->measured_ms[i] = out->measured_apply_ms[i] = NAN, out->outputs_equal[i] = -1;
@@ -499,6 +504,8 @@ tmap_status tmap_evaluate(tmap_cuda *c, tmap_manifest *m, const tmap_eval_opts *
 
 void tmap_eval_free(tmap_eval *e)
 {
+    if (!e)
+        return;
     free(e->entry);
     tmap_cfg_free(e->cfg);
     free(e->lat);

@@ -79,8 +79,11 @@ static void csv_row(FILE *f, const tmap_bench_run *r, const tmap_bench_kernel *k
     fprintf(f, "%d\n", k->divergent);
 }
 
-tmap_status tmap_bench_csv(const tmap_bench_run *r, FILE *f, tmap_error *err)
+static tmap_status bench_csv_c(const tmap_bench_run *r, FILE *f, tmap_error *err)
 {
+    tmap_status absent = TMAP_NEED(err, r, f);
+    if (absent)
+        return absent;
     csv_header(f);
     for (size_t i = 0; i < r->nkernels; i++)
         for (size_t j = 0; r->k[i].ok && j < r->k[i].noptions; j++)
@@ -88,4 +91,13 @@ tmap_status tmap_bench_csv(const tmap_bench_run *r, FILE *f, tmap_error *err)
     if (ferror(f))
         return tmap_fail(err, TMAP_ERR_IO, "writing the CSV failed");
     return TMAP_OK;
+}
+
+/* In the "C" locale: numbers print with '.' whatever the host's. */
+tmap_status tmap_bench_csv(const tmap_bench_run *r, FILE *f, tmap_error *err)
+{
+    locale_t old = tmap_locale_c();
+    tmap_status st = bench_csv_c(r, f, err);
+    tmap_locale_restore(old);
+    return st;
 }

@@ -170,6 +170,9 @@ static json_t *run_json(const tmap_bench_run *r, const tmap_bench_summary *s)
 tmap_status tmap_bench_json(const tmap_bench_run *r, const tmap_bench_summary *s, FILE *f,
                             tmap_error *err)
 {
+    tmap_status absent = TMAP_NEED(err, r, s, f);
+    if (absent)
+        return absent;
     json_t *j = run_json(r, s);
     int rc = j ? json_dumpf(j, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : -1;
     json_decref(j);

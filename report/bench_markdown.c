@@ -348,9 +348,12 @@ static void failures(const tmap_bench_run *r, const tmap_bench_summary *s, FILE 
     fputc('\n', f);
 }
 
-tmap_status tmap_bench_markdown(const tmap_bench_run *r, const tmap_bench_summary *s, FILE *f,
-                                tmap_error *err)
+static tmap_status bench_markdown_c(const tmap_bench_run *r, const tmap_bench_summary *s, FILE *f,
+                                    tmap_error *err)
 {
+    tmap_status absent = TMAP_NEED(err, r, s, f);
+    if (absent)
+        return absent;
     header(r, f);
     outputs_section(r, s, f);
     table_iv(r, f);
@@ -368,4 +371,14 @@ tmap_status tmap_bench_markdown(const tmap_bench_run *r, const tmap_bench_summar
     if (ferror(f))
         return tmap_fail(err, TMAP_ERR_IO, "writing the Markdown report failed");
     return TMAP_OK;
+}
+
+/* In the "C" locale: numbers print with '.' whatever the host's. */
+tmap_status tmap_bench_markdown(const tmap_bench_run *r, const tmap_bench_summary *s, FILE *f,
+                                tmap_error *err)
+{
+    locale_t old = tmap_locale_c();
+    tmap_status st = bench_markdown_c(r, s, f, err);
+    tmap_locale_restore(old);
+    return st;
 }

@@ -162,7 +162,7 @@ static tmap_status figures(const tmap_report *r, FILE *f, tmap_error *err)
     return tmap_report_plot_measured(r, f, err);
 }
 
-tmap_status tmap_report_html(const tmap_report *r, FILE *f, tmap_error *err)
+static tmap_status report_html_c(const tmap_report *r, FILE *f, tmap_error *err)
 {
     tmap_status s = tmap_report_check(r, err);
     if (s)
@@ -177,4 +177,13 @@ tmap_status tmap_report_html(const tmap_report *r, FILE *f, tmap_error *err)
                "</main>\n</body>\n</html>\n",
             TMAP_VERSION_MAJOR, TMAP_VERSION_MINOR, TMAP_VERSION_PATCH);
     return tmap_report_stream_status(f, "HTML report", err);
+}
+
+/* In the "C" locale: numbers print with '.' whatever the host's. */
+tmap_status tmap_report_html(const tmap_report *r, FILE *f, tmap_error *err)
+{
+    locale_t old = tmap_locale_c();
+    tmap_status st = report_html_c(r, f, err);
+    tmap_locale_restore(old);
+    return st;
 }

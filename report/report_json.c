@@ -141,6 +141,9 @@ static json_t *candidate_json(const tmap_candidate *c)
 tmap_status tmap_report_plan_json(const tmap_plan *p, const char *perm_path, FILE *f,
                                   tmap_error *err)
 {
+    tmap_status absent = TMAP_NEED(err, p, f);
+    if (absent)
+        return absent;
     json_t *o = json_object(), *a = json_array();
     for (size_t i = 0; i < p->n; i++)
         json_array_append_new(a, candidate_json(&p->cand[i]));

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "report/report_priv.h"
+#include "common/base.h"
 
 /* Writes s so that Markdown shows it literally (also inside a table cell). */
 static void md_escape(FILE *f, const char *s)
@@ -98,7 +99,7 @@ static void md_fallbacks(const tmap_report *r, FILE *f)
     }
 }
 
-tmap_status tmap_report_markdown(const tmap_report *r, FILE *f, tmap_error *err)
+static tmap_status report_markdown_c(const tmap_report *r, FILE *f, tmap_error *err)
 {
     tmap_status s = tmap_report_check(r, err);
     if (s)
@@ -120,4 +121,13 @@ tmap_status tmap_report_markdown(const tmap_report *r, FILE *f, tmap_error *err)
     }
     md_fallbacks(r, f);
     return tmap_report_stream_status(f, "Markdown report", err);
+}
+
+/* In the "C" locale: numbers print with '.' whatever the host's. */
+tmap_status tmap_report_markdown(const tmap_report *r, FILE *f, tmap_error *err)
+{
+    locale_t old = tmap_locale_c();
+    tmap_status st = report_markdown_c(r, f, err);
+    tmap_locale_restore(old);
+    return st;
 }

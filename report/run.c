@@ -29,6 +29,8 @@ static void gpu_path(const tmap_eval *e, char *buf, size_t size)
 void tmap_run_report(const tmap_eval *e, tmap_report_row *rows, const char **names,
                      tmap_report *r)
 {
+    if (!e || !rows || !r)
+        return;
     for (size_t i = 0; i < e->plan.n; i++) {
         const tmap_candidate *c = &e->plan.cand[i];
         rows[i] = (tmap_report_row){i ? tmap_algo_name(c->algo) : "original",
