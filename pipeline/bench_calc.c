@@ -186,7 +186,8 @@ static void summarize_errors(const tmap_bench_run *r, tmap_bench_summary *s)
     }
 }
 
-/* Speedups of one algorithm over the divergent kernels where it is valid. */
+/* Speedups of one algorithm (NULL: the option regroup() chose) over the
+ * divergent kernels where it is valid. */
 static void summarize_speedup(const tmap_bench_run *r, const char *algo, tmap_bench_speedup *sp)
 {
     double vk[r->nkernels + 1], vt[r->nkernels + 1], sum = 0;
@@ -196,7 +197,7 @@ static void summarize_speedup(const tmap_bench_run *r, const char *algo, tmap_be
         const tmap_bench_kernel *k = &r->k[i];
         if (!k->ok || !k->divergent)
             continue;
-        int j = tmap_bench_find(k, algo);
+        int j = algo ? tmap_bench_find(k, algo) : k->chosen;
         if (j < 0 || !k->opt[j].valid) {
             sp->missing++;
             continue;
@@ -236,4 +237,11 @@ void tmap_bench_summarize(tmap_bench_run *r, tmap_bench_summary *s)
     summarize_errors(r, s);
     for (int a = 0; a < TMAP_BENCH_NALGOS; a++)
         summarize_speedup(r, tmap_bench_algos[a], &s->speedup[a]);
+    summarize_speedup(r, NULL, &s->regroup);
+    s->regroup_min = NAN, s->regroup_min_kernel = -1;
+    for (size_t i = 0; i < r->nkernels; i++) {
+        const tmap_bench_option *c = &r->k[i].opt[r->k[i].chosen];
+        if (r->k[i].ok && c->valid && !(c->speedup_total >= s->regroup_min))
+            s->regroup_min = c->speedup_total, s->regroup_min_kernel = (int)i;
+    }
 }

@@ -296,6 +296,12 @@ static void test_summary(void **state)
     /* key is missing on alpha */
     assert_int_equal(s.speedup[3].n, 1);
     assert_int_equal(s.speedup[3].missing, 1);
+    /* regroup(): greedy-max on alpha, the original on beta (divergent); the
+     * least over every kernel is beta's (and gamma's) 1.00x */
+    assert_int_equal(s.regroup.n, 2);
+    NEAR(s.regroup.geo_total, sqrt(10 / 5.5));
+    NEAR(s.regroup_min, 1);
+    assert_int_equal(s.regroup_min_kernel, 1);
     assert_int_equal(s.regroup_ok, 2);
     assert_int_equal(s.regroup_n, 3);
     assert_int_equal(s.outputs_bad, 0);

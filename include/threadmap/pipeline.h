@@ -176,6 +176,10 @@ tmap_status tmap_pipeline_profile(tmap_cuda *c, const char *manifest,
 #define TMAP_BENCH_TARGET_SCHEDULED_ERR 5.0
 #define TMAP_BENCH_TARGET_GMAX_SPEEDUP 2.2
 #define TMAP_BENCH_WITHIN 0.05              /* regroup() within 5% of the best */
+#define TMAP_BENCH_TARGET_REGROUP_ONE 1.5   /* regroup() with overhead, geometric
+                                               mean, divergent kernels, 1 launch */
+#define TMAP_BENCH_TARGET_REGROUP_MANY 1.8  /* the same at --launches > 1 (1000) */
+#define TMAP_BENCH_TARGET_FLOOR 0.97        /* no kernel slower than this under regroup() */
 #define TMAP_BENCH_MEMORY_BOUND 0.5         /* fraction of peak DRAM bandwidth */
 #define TMAP_BENCH_TIME_LIMIT_S 600.0       /* the whole default set on one GPU */
 
@@ -312,6 +316,10 @@ typedef struct tmap_bench_summary {
     double mae_all[TMAP_BM_COUNT];
     size_t n_all[TMAP_BM_COUNT];
     tmap_bench_speedup speedup[TMAP_BENCH_NALGOS];
+    tmap_bench_speedup regroup;   /* the chosen option of each divergent kernel */
+    double regroup_min;           /* least speedup with overhead of the chosen
+                                     option over every ok kernel; NAN: none */
+    int regroup_min_kernel;       /* its kernel, -1: none */
     size_t regroup_ok, regroup_n;
     size_t outputs_bad;           /* kernels with an option whose outputs differ */
 } tmap_bench_summary;
