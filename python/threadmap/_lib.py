@@ -30,7 +30,7 @@ def _repo_roots() -> List[Path]:
         roots.append(Path(_install.REPO_ROOT))
     except ImportError:
         pass
-    return roots
+    return [r for r in roots if (r / "include" / "threadmap.h").exists()]
 
 
 def candidates() -> List[str]:

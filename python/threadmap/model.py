@@ -4,7 +4,7 @@ and estimate(): the model's metrics for a BBV under a grouping.  NumPy in,
 NumPy out; the C library computes.
 
 >>> import numpy as np, threadmap
->>> feats = np.arange(64.0)                       # one feature per thread
+>>> feats = (np.arange(64.0) * 37) % 64           # one feature per thread
 >>> bbv = np.stack([np.ones(64), feats], 1).astype(np.uint32)
 >>> p = threadmap.train([(feats, bbv)], kernel="k", folds=0)
 >>> p.predict(np.array([3.0, 7.0])).tolist()
