@@ -1,0 +1,83 @@
+"""test_regroup_report.py -- plan/regroup (NumPy permutations) and the report
+(HTML and the four files), exact where the answer is known, and on the
+recorded BBVs the same decision as `threadmap regroup --algo auto`."""
+import json
+import subprocess
+
+import numpy as np
+import pytest
+
+import threadmap
+
+
+def _two_kinds(n=128):
+    """Even threads run block 1 nine times, odd ones never."""
+    bbv = np.zeros((n, 2), dtype=np.uint32)
+    bbv[:, 0] = 1
+    bbv[::2, 1] = 9
+    return bbv
+
+
+def test_sorting_separates_the_two_kinds():
+    perm = threadmap.regroup(_two_kinds(), lat=[1.0, 10.0], algo="sorting", block_size=128)
+    assert perm.dtype == np.uint32 and sorted(perm.tolist()) == list(range(128))
+    # ascending BBV rows: the 64 odd threads (row [1, 0]) first, in thread order
+    assert perm[:64].tolist() == list(range(1, 128, 2))
+    assert perm[64:].tolist() == list(range(0, 128, 2))
+
+
+def test_plan_auto_chooses_and_says_why():
+    p = threadmap.plan(_two_kinds(), lat=[1.0, 10.0], block_size=128, blocks_per_sm=1, sms=1)
+    assert p.candidates[0].name == "original"
+    assert p.algorithm != "original" and "threshold" in p.why
+    assert p.candidates[p.chosen].gain == pytest.approx(0.5, abs=0.01)
+    np.testing.assert_array_equal(np.asarray(p), p.perm)
+    assert p.candidates[0].metrics["divergent_warps_pct"] == 100.0
+    assert p.candidates[p.chosen].metrics["divergent_warps_pct"] == 0.0
+
+
+def test_identity_when_nothing_pays():
+    bbv = np.ones((64, 2), dtype=np.uint32)
+    p = threadmap.plan(bbv, lat=[1.0, 1.0], block_size=64)
+    assert p.algorithm == "original"
+    assert p.perm.tolist() == list(range(64))
+
+
+def test_key_candidate_sorts_descending():
+    key = np.arange(64.0)
+    perm = threadmap.regroup(np.ones((64, 1), np.uint32), lat=[1.0], algo="key", key=key,
+                             block_size=64)
+    assert perm.tolist() == list(range(63, -1, -1))
+
+
+def test_recorded_decision_equals_the_cli(recorded, divergent, cli, tmp_path):
+    bbv, _ = threadmap.load_bbv(str(recorded / "run0.bbv.npy"))
+    p = threadmap.plan(bbv, kernel=divergent, blocks_per_sm=8)
+    out = subprocess.run([cli, "regroup", "--algo", "auto", "--bbv", str(recorded / "run0.bbv.npy"),
+                          "--cfg", str(recorded / "kernel.ptx"), "--kernel", "divergent",
+                          "--blocks-per-sm", "8", "--json", "-o", str(tmp_path / "perm.npy")],
+                         check=True, capture_output=True, text=True).stdout
+    cli_perm = np.load(tmp_path / "perm.npy")
+    np.testing.assert_array_equal(p.perm, cli_perm.astype(np.uint32))
+    assert json.loads(out)  # the CLI's JSON parsed: the same plan was made
+
+
+def test_report_html_and_files(recorded, divergent, tmp_path):
+    bbv, _ = threadmap.load_bbv(str(recorded / "run0.bbv.npy"))
+    r = threadmap.report(bbv, kernel=divergent, blocks_per_sm=8, origin="recorded on an H200",
+                         out=str(tmp_path / "rep"))
+    html = r._repr_html_()
+    assert html.startswith("<!DOCTYPE html>") and "divergent" in html
+    assert "recorded on an H200" in html and "<svg" in html
+    for ext in ("txt", "md", "json", "html"):
+        assert (tmp_path / "rep" / f"report.{ext}").stat().st_size > 0
+    j = json.loads((tmp_path / "rep" / "report.json").read_text())
+    assert "recorded on an H200" in json.dumps(j)
+    assert (tmp_path / "rep" / "report.html").read_text() == html
+
+
+def test_report_of_a_plan_with_measured_time():
+    p = threadmap.plan(_two_kinds(), lat=[1.0, 10.0], block_size=128, original_ms=2.0,
+                       apply_ms=0.1)
+    html = threadmap.report(plan=p).html()
+    assert "2.0" in html
