@@ -228,7 +228,9 @@ KEY_FN = CFUNCTYPE(c_int, c_void_p, c_uint64, c_void_p)
 
 class RegrouperOpts(ctypes.Structure):
     _fields_ = [("scope", c_int), ("candidates", c_uint), ("trial_launches", c_int),
-                ("threshold", c_double), ("key", KEY_FN), ("key_user", c_void_p)]
+                ("threshold", c_double), ("key", KEY_FN), ("key_user", c_void_p),
+                ("model", POINTER(Predictor)), ("lat", POINTER(c_double)),
+                ("features", c_uint64)]
 
 
 # ---------------------------------------------------------------- functions

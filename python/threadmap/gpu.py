@@ -259,8 +259,12 @@ class Regrouper:
     and keep the fastest if it beats the original by `threshold`.
 
     arrays: (device array, "in" | "out" | "inout", per_thread elements).
-    key(key_out, stream): writes one float64 per thread (larger: more work)
-    into the device array key_out, on the stream (an int handle).
+    The key, one float64 per thread (larger: more work), comes from either
+    key(key_out, stream), which writes it into the device array key_out on
+    the stream (an int handle, None: the legacy default stream), or a
+    trained predictor with its block latencies lat and the device features
+    (float64 [threads, nfeatures], read at each launch that needs a key):
+    each thread's predicted latency, computed on the GPU.
 
     >>> r = threadmap.Regrouper(grid, block, [(steps, "in", 1), (y, "out", 1)],
     ...                         key=lambda k, s: ...)        # doctest: +SKIP
@@ -269,11 +273,14 @@ class Regrouper:
     """
 
     def __init__(self, grid: Dim3, block: Dim3, arrays: Sequence[Tuple[Any, str, int]],
-                 key: Callable[[DeviceArray, Optional[int]], None], *, scope: str = "grid",
+                 key: Optional[Callable[[DeviceArray, Optional[int]], None]] = None, *,
+                 predictor=None, lat: Any = None, features: Any = None, scope: str = "grid",
                  candidates: Sequence[str] = (), trial_launches: int = 0, threshold: float = 0.0,
                  device: Optional[Device] = None):
         if scope not in ("grid", "block"):
             raise InvalidError(f"scope: '{scope}' is grid or block")
+        if (key is None) == (predictor is None):
+            raise InvalidError("Regrouper: give key (a function) or predictor, lat and features")
         self.device = device or Device.get()
         self.views = [device_view(a, f"arrays[{i}]") for i, (a, _, _) in enumerate(arrays)]
         self._launch = Launch(grid, block, [a for a, _, _ in arrays])
@@ -284,14 +291,15 @@ class Regrouper:
             self._arrays[i] = _lib.ThreadArray(i, np.dtype(v.typestr).itemsize, per,
                                                int("in" in role), int("out" in role))
         self._key_user, self._key_error = key, None
-        self._key_fn = _lib.KEY_FN(self._call_key)  # kept: C holds the pointer
+        self._key_fn = _lib.KEY_FN(self._call_key) if key else _lib.KEY_FN()  # C holds it
+        model = self._model(predictor, lat, features) if predictor is not None else (None, None, 0)
         bits = 0
         for c in candidates:
             if c not in REGROUPER_CANDIDATES:
                 raise InvalidError(f"candidates: '{c}' is one of {REGROUPER_CANDIDATES}")
             bits |= 1 << REGROUPER_CANDIDATES.index(c)
         o = _lib.RegrouperOpts(0 if scope == "grid" else 1, bits, trial_launches, threshold,
-                               self._key_fn, None)
+                               self._key_fn, None, *model)
         L, err, r = _lib.lib(), new_error(), ctypes.c_void_p()
         check(L.tmap_regrouper_create(self.device.ptr, ctypes.byref(self._launch.c), self._arrays,
                                       len(arrays), ctypes.byref(o), ctypes.byref(r),
@@ -302,6 +310,19 @@ class Regrouper:
         if getattr(self, "ptr", None):
             _lib.lib().tmap_regrouper_free(self.ptr)
             self.ptr = None
+
+    def _model(self, predictor, lat: Any, features: Any):
+        """The model's part of tmap_regrouper_opts (kept alive here)."""
+        if lat is None or features is None:
+            raise InvalidError("Regrouper: a predictor needs lat and features")
+        lat = as_f64(lat, "lat", ndim=1)
+        if lat.shape[0] != predictor.nblocks:
+            raise InvalidError(f"lat: {lat.shape[0]} latencies, the predictor has "
+                               f"{predictor.nblocks} blocks")
+        f = device_checked(features, "features", "<f8",
+                           (self._launch.threads, predictor.nfeatures))
+        self._model_keep = (predictor, lat, f)
+        return ctypes.pointer(predictor._c), f64_ptr(lat), f.ptr
 
     def _call_key(self, user, key_ptr: int, stream) -> int:
         try:

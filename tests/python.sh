@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# python.sh BUILD SOURCE [SANITIZERS] -- the Python package's pytest tests
+# (python/tests) against BUILD's libthreadmap.so and command, from the
+# source tree.  Skips (exit 77, CTest: Skipped) saying why when numpy or
+# pytest is missing ($TMAP_PYTHON, default python3) or when the library is
+# built with sanitizers (Python would need their runtime preloaded).
+# python/ci.sh installs both in a virtual environment and runs them on the
+# pip-installed package.
+set -euo pipefail
+build=$1 src=$2 san=${3:-}
+py=${TMAP_PYTHON:-python3}
+if [ -n "$san" ]; then
+  echo "[  SKIPPED ] test_python: the library is built with sanitizers ($san)"
+  exit 77
+fi
+if ! "$py" -c 'import numpy, pytest' 2>/dev/null; then
+  echo "[  SKIPPED ] test_python: $py lacks numpy or pytest (python/ci.sh installs them in a venv)"
+  exit 77
+fi
+cd "$src/python"
+THREADMAP_LIBRARY="$build/libthreadmap.so" PYTHONPATH="$src/python" \
+  "$py" -m pytest -q -rs -p no:cacheprovider tests
