@@ -163,7 +163,7 @@ class GpuRegroup:
     waits: the permutation is ready in the order of `stream`.
 
     >>> g = predictor.gpu(lat, n)                            # doctest: +SKIP
-    >>> perm = g.run(features_cupy, stream=cp.cuda.get_current_stream())
+    >>> perm = g.run(features_cupy, stream=cp.cuda.get_current_stream())  # doctest: +SKIP
     >>> y_regrouped = x[perm]                                # doctest: +SKIP
     """
 
