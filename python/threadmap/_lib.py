@@ -345,6 +345,20 @@ def lib() -> ctypes.CDLL:
     return _lib
 
 
+class Owned:
+    """A C object (a pointer, or a struct the library filled) and the C
+    function that frees it, called once when this object goes."""
+
+    def __init__(self, ptr, free: str, by_ref: bool = False):
+        self.ptr, self._free, self._by_ref = ptr, free, by_ref
+
+    def __del__(self):
+        if self.ptr is not None:
+            fn = getattr(lib(), self._free)
+            fn(ctypes.byref(self.ptr) if self._by_ref else self.ptr)
+            self.ptr = None
+
+
 def take_string(ptr: int) -> str:
     """The NUL-terminated string at ptr (malloc'ed by the library), freed."""
     try:
@@ -353,5 +367,5 @@ def take_string(ptr: int) -> str:
         libc.free(ptr)
 
 
-__all__ = ["lib", "libc", "load", "candidates", "LibraryNotFound", "take_string", "c_float",
-           "c_int64"]
+__all__ = ["lib", "libc", "load", "candidates", "LibraryNotFound", "take_string", "Owned",
+           "c_float", "c_int64"]

@@ -11,7 +11,7 @@ ParseError parse
 """
 from __future__ import annotations
 
-from typing import Dict, Type
+from typing import Dict
 
 from . import _lib
 
@@ -30,57 +30,32 @@ class ThreadmapError(Exception):
             self.code = code
 
 
-class InvalidError(ThreadmapError, ValueError):
-    """TMAP_ERR_INVALID: a bad argument or a bad value in an input."""
-    status, code = "invalid", 1
+def _status_error(name: str, code: int, status: str, doc: str, *bases) -> type:
+    """The subclass of ThreadmapError for one tmap_status."""
+    return type(name, (ThreadmapError,) + bases, {"__doc__": doc, "status": status, "code": code,
+                                                  "__module__": __name__})
 
 
-class NoMemoryError(ThreadmapError):
-    """TMAP_ERR_NOMEM: an allocation failed."""
-    status, code = "nomem", 2
+InvalidError = _status_error("InvalidError", 1, "invalid",
+                             "TMAP_ERR_INVALID: a bad argument or a bad value in an input.",
+                             ValueError)
+NoMemoryError = _status_error("NoMemoryError", 2, "nomem", "TMAP_ERR_NOMEM: an allocation failed.")
+FileError = _status_error("FileError", 3, "io", "TMAP_ERR_IO: a file could not be read or written.")
+ParseError = _status_error("ParseError", 4, "parse",
+                           "TMAP_ERR_PARSE: PTX, a table, a manifest... is malformed.")
+FormatError = _status_error("FormatError", 5, "format",
+                            "TMAP_ERR_FORMAT: a file is of the wrong kind or version.")
+CompileError = _status_error("CompileError", 6, "nvrtc",
+                             "TMAP_ERR_NVRTC: NVRTC refused to compile (its log is the message).")
+CudaError = _status_error("CudaError", 7, "cuda", "TMAP_ERR_CUDA: a CUDA driver call failed.")
+NoDeviceError = _status_error("NoDeviceError", 8, "no_device",
+                              "TMAP_ERR_NO_DEVICE: no CUDA driver or no GPU on this machine.")
+UnsupportedError = _status_error("UnsupportedError", 9, "unsupported",
+                                 "TMAP_ERR_UNSUPPORTED: valid, but threadmap cannot do it (yet).")
+NumericError = _status_error("NumericError", 10, "numeric",
+                             "TMAP_ERR_NUMERIC: a numerical method failed (GSL).", ArithmeticError)
 
-
-class FileError(ThreadmapError):
-    """TMAP_ERR_IO: a file could not be read or written."""
-    status, code = "io", 3
-
-
-class ParseError(ThreadmapError):
-    """TMAP_ERR_PARSE: PTX, a table, a manifest... is malformed."""
-    status, code = "parse", 4
-
-
-class FormatError(ThreadmapError):
-    """TMAP_ERR_FORMAT: a file is of the wrong kind or version."""
-    status, code = "format", 5
-
-
-class CompileError(ThreadmapError):
-    """TMAP_ERR_NVRTC: NVRTC refused to compile (its log is the message)."""
-    status, code = "nvrtc", 6
-
-
-class CudaError(ThreadmapError):
-    """TMAP_ERR_CUDA: a CUDA driver call failed."""
-    status, code = "cuda", 7
-
-
-class NoDeviceError(ThreadmapError):
-    """TMAP_ERR_NO_DEVICE: no CUDA driver or no GPU on this machine."""
-    status, code = "no_device", 8
-
-
-class UnsupportedError(ThreadmapError):
-    """TMAP_ERR_UNSUPPORTED: valid, but threadmap cannot do it (yet)."""
-    status, code = "unsupported", 9
-
-
-class NumericError(ThreadmapError, ArithmeticError):
-    """TMAP_ERR_NUMERIC: a numerical method failed (GSL)."""
-    status, code = "numeric", 10
-
-
-_BY_CODE: Dict[int, Type[ThreadmapError]] = {
+_BY_CODE: Dict[int, type] = {
     c.code: c for c in (InvalidError, NoMemoryError, FileError, ParseError, FormatError,
                         CompileError, CudaError, NoDeviceError, UnsupportedError, NumericError)}
 

@@ -173,14 +173,9 @@ class GpuRegroup:
         L, err, g = _lib.lib(), new_error(), ctypes.c_void_p()
         check(L.tmap_gpu_regroup_create(self.device.ptr, self.nthreads, ctypes.byref(g),
                                         ctypes.byref(err)), err)
-        self.ptr, self.nfeatures = g, None
+        self._owned, self.ptr, self.nfeatures = _lib.Owned(g, "tmap_gpu_regroup_free"), g, None
         if predictor is not None:
             self.model(predictor, lat)
-
-    def __del__(self):
-        if getattr(self, "ptr", None):
-            _lib.lib().tmap_gpu_regroup_free(self.ptr)
-            self.ptr = None
 
     def model(self, predictor, lat: Any) -> None:
         """The regression and block latencies run() evaluates (copied once)."""
@@ -304,12 +299,8 @@ class Regrouper:
         check(L.tmap_regrouper_create(self.device.ptr, ctypes.byref(self._launch.c), self._arrays,
                                       len(arrays), ctypes.byref(o), ctypes.byref(r),
                                       ctypes.byref(err)), err)
-        self.ptr, self._templates = r, [a for a, _, _ in arrays]
-
-    def __del__(self):
-        if getattr(self, "ptr", None):
-            _lib.lib().tmap_regrouper_free(self.ptr)
-            self.ptr = None
+        self._owned, self.ptr = _lib.Owned(r, "tmap_regrouper_free"), r
+        self._templates = [a for a, _, _ in arrays]
 
     def _model(self, predictor, lat: Any, features: Any):
         """The model's part of tmap_regrouper_opts (kept alive here)."""

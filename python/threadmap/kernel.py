@@ -82,25 +82,13 @@ class BlockLatencies:
     c_report: Any = field(default=None, repr=False)  # the C tmap_lat_report, for the report
 
 
-class _CfgHandle:
-    """A C tmap_cfg (for the model's calls), freed with its owner."""
-
-    def __init__(self, ptr):
-        self.ptr = ptr
-
-    def __del__(self):
-        if self.ptr:
-            _lib.lib().tmap_cfg_free(self.ptr)
-            self.ptr = None
-
-
 class Kernel:
     """One kernel of a PTX module.  Make it with from_source or from_ptx."""
 
     def __init__(self, ptx: str, name: str, filename: str, module):
         self.ptx, self.name, self.filename = ptx, name, filename
         self._module = module
-        self._cfg: Optional[_CfgHandle] = None
+        self._cfg: Optional[_lib.Owned] = None
 
     # ---------------------------------------------------------------- making
     @classmethod
@@ -166,13 +154,13 @@ class Kernel:
                 for i in range(L.tmap_ptx_num_kernels(self._module.ptr))]
 
     # --------------------------------------------------------------- analyses
-    def cfg_handle(self) -> _CfgHandle:
+    def cfg_handle(self) -> _lib.Owned:
         """The C CFG (built once), for the model's calls."""
         if self._cfg is None:
             L, err, out = _lib.lib(), new_error(), ctypes.POINTER(_lib.Cfg)()
             check(L.tmap_cfg_build(self._module.ptr, self.name.encode(), ctypes.byref(out),
                                    ctypes.byref(err)), err)
-            self._cfg = _CfgHandle(out)
+            self._cfg = _lib.Owned(out, "tmap_cfg_free")
         return self._cfg
 
     def cfg(self) -> Cfg:
@@ -232,7 +220,7 @@ class Kernel:
                                     ctypes.byref(err)), err)
         finally:
             L.tmap_lat_free(t)
-        holder = _LatReport(rep)
+        holder = _lib.Owned(rep, "tmap_lat_report_free", by_ref=True)
         fb = [(i.opcode.decode(), i.how.key.decode(), i.count) for i in rep.items[:rep.n]]
         return BlockLatencies(take_f64(lat, self.cfg_handle().ptr.contents.nblocks), table, fb,
                               holder)
@@ -241,31 +229,9 @@ class Kernel:
         return f"Kernel({self.name!r}, {self.filename!r})"
 
 
-class _LatReport:
-    """A C tmap_lat_report, freed with the object."""
-
-    def __init__(self, c: _lib.LatReport):
-        self.c = c
-
-    def __del__(self):
-        _lib.lib().tmap_lat_report_free(ctypes.byref(self.c))
-
-
-class _Module:
-    """A parsed tmap_ptx_module, freed with the object."""
-
-    def __init__(self, ptr):
-        self.ptr = ptr
-
-    def __del__(self):
-        if self.ptr:
-            _lib.lib().tmap_ptx_free(self.ptr)
-            self.ptr = None
-
-
-def _parse(ptx: str, filename: str) -> _Module:
+def _parse(ptx: str, filename: str) -> _lib.Owned:
     L, err, m = _lib.lib(), new_error(), ctypes.c_void_p()
     data = ptx.encode()
     check(L.tmap_ptx_parse(data, len(data), filename.encode(), ctypes.byref(m),
                            ctypes.byref(err)), err)
-    return _Module(m)
+    return _lib.Owned(m, "tmap_ptx_free")

@@ -76,13 +76,8 @@ class Predictor:
     Made by train() or Predictor.load(); predict() gives BBVs."""
 
     def __init__(self, c: _lib.Predictor):
-        self._c = c
+        self._owned, self._c = _lib.Owned(c, "tmap_predictor_free", by_ref=True), c
         self.cross_validation: List[CrossValidation] = []
-
-    def __del__(self):
-        if getattr(self, "_c", None) is not None:
-            _lib.lib().tmap_predictor_free(ctypes.byref(self._c))
-            self._c = None
 
     @property
     def kernel(self) -> str:

@@ -50,7 +50,7 @@ class Plan:
     why: str
     inputs: ModelInput = field(repr=False)
     options: dict = field(repr=False, default_factory=dict)
-    c_plan: Any = field(repr=False, default=None)  # the C tmap_plan (_CPlan), for the report
+    c_plan: Any = field(repr=False, default=None)  # the C tmap_plan (Owned), for the report
 
     @property
     def perm(self) -> np.ndarray:
@@ -114,7 +114,7 @@ def plan(bbv: Any, *, kernel: Optional[Kernel] = None, lat: Any = None, algo: st
     L, err, out = _lib.lib(), new_error(), _lib.Plan()
     check(L.tmap_plan_make(ctypes.byref(mi.bbv), f64_ptr(mi.lat), mi.cfg.ptr if mi.cfg else None,
                            ctypes.byref(po), ctypes.byref(out), ctypes.byref(err)), err)
-    owner = _CPlan(out)
+    owner = _lib.Owned(out, "tmap_plan_free", by_ref=True)
     cands = _candidates(out, mi.bbv.nthreads)
     chosen, why = out.chosen, out.why.decode()
     if algo not in ("auto", "identity"):  # a fixed algorithm is applied whatever the model says
@@ -123,18 +123,6 @@ def plan(bbv: Any, *, kernel: Optional[Kernel] = None, lat: Any = None, algo: st
         chosen = 1
     opts = dict(original_ms=original_ms, apply_ms=apply_ms)
     return Plan(cands, chosen, why, mi, opts, owner)
-
-
-class _CPlan:
-    """A C tmap_plan, freed with the object."""
-
-    def __init__(self, c: _lib.Plan):
-        self.c = c
-
-    def __del__(self):
-        if self.c is not None:
-            _lib.lib().tmap_plan_free(ctypes.byref(self.c))
-            self.c = None
 
 
 def regroup(bbv: Any = None, *, features: Any = None, predictor=None, lat: Any = None,

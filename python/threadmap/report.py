@@ -33,7 +33,7 @@ class Report:
         """The tmap_report and everything it borrows (kept alive together)."""
         p, mi = self.plan, self.plan.inputs
         keep = []
-        cc = p.c_plan.c.cand
+        cc = p.c_plan.ptr.cand
         rows = (_lib.ReportRow * len(p.candidates))()
         for i, c in enumerate(p.candidates):
             rows[i] = _lib.ReportRow(
@@ -43,7 +43,7 @@ class Report:
                 p.options.get("original_ms") or math.nan if i == 0 else math.nan,
                 p.options.get("apply_ms") or math.nan if i else math.nan, -1, int(i == p.chosen))
         names = c_strings(mi.block_names)
-        lat_report = mi.latencies.c_report.c if mi.latencies else _lib.LatReport()
+        lat_report = mi.latencies.c_report.ptr if mi.latencies else _lib.LatReport()
         lat_table = mi.latencies.table.encode() if mi.latencies else None
         keep += [p.c_plan, rows, names, lat_report, mi.latencies]
         r = _lib.Report(self.kernel_name.encode(), self.origin.encode(),
