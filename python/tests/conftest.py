@@ -21,6 +21,7 @@ extern "C" __global__ void loop(const int *trips, float *y, int n)
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     float v = 0.0f;
+#pragma unroll 1
     for (int k = 0; k < trips[i]; k++)
         v = v * 0.5f + 1.0f;
     y[i] = v;

@@ -91,8 +91,9 @@ def test_regrouper_in_front_of_a_cupy_launch(cp, loop_kernel):
     k = cp.RawKernel(LOOP_SRC, "loop")
     k((N // BLOCK,), (BLOCK,), (trips, y_plain, np.int32(N)))
 
-    def key(out, stream):
-        cp.asarray(out)[...] = trips.astype(cp.float64)
+    def key(out, stream):   # enqueued on the regrouper's stream (None: the legacy default)
+        with cp.cuda.ExternalStream(stream) if stream else cp.cuda.Stream.null:
+            cp.asarray(out)[...] = trips.astype(cp.float64)
 
     r = threadmap.Regrouper(N // BLOCK, BLOCK, [(trips, "in", 1), (y, "out", 1)], key=key)
     for i in range(20):

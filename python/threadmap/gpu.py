@@ -259,7 +259,9 @@ class Regrouper:
     the stream (an int handle, None: the legacy default stream), or a
     trained predictor with its block latencies lat and the device features
     (float64 [threads, nfeatures], read at each launch that needs a key):
-    each thread's predicted latency, computed on the GPU.
+    each thread's predicted latency, computed on the GPU.  With CuPy, a
+    key function enqueues on the stream so:
+    ``with cupy.cuda.ExternalStream(stream) if stream else cupy.cuda.Stream.null: ...``
 
     >>> r = threadmap.Regrouper(grid, block, [(steps, "in", 1), (y, "out", 1)],
     ...                         key=lambda k, s: ...)        # doctest: +SKIP
