@@ -17,7 +17,7 @@ diverge) is
      fastest), keyed by the trained model on the device features;
   5. timed (CUDA events), the outputs compared with the plain launch's,
      the Python overhead of regroup() over its C call measured, and the
-     report written (report/report.html; displayed inline in Jupyter).
+     report printed and written (report/report.html; inline in Jupyter).
 
     python cupy_regroup.py [--torch] [--threads N] [--out DIR]
 
@@ -186,7 +186,8 @@ def main():
           f"Regrouper {same_regrouper}")
     print(f"regroup() enqueue: {py_us:.1f} us from Python, {c_us:.1f} us the C call alone "
           f"(Python overhead {py_us - c_us:.1f} us)")
-    print(f"report: {a.out}/report.html ({rep.plan.algorithm}: {rep.plan.why})")
+    print(rep.text())
+    print(f"report written to {a.out}/ (report.html; in Jupyter `rep` displays it)")
     return 0 if same_regroup and same_regrouper else 1
 
 

@@ -80,9 +80,18 @@ def test_c_error_and_status_mapping():
     errors.check(0, err)  # TMAP_OK: nothing
 
 
-def test_regroup_on_gpu_wants_a_device_array():
+def test_regroup_on_gpu_wants_a_device_array_and_its_own_options():
     with pytest.raises(threadmap.InvalidError, match="device array"):
         threadmap.regroup(features=np.zeros((4, 1)), predictor=None, lat=[1.0])
+
+    class OnDevice:
+        __cuda_array_interface__ = {"data": (0x1000, False), "shape": (4, 1), "typestr": "<f8",
+                                    "version": 3}
+
+    with pytest.raises(threadmap.InvalidError, match="needs predictor and lat"):
+        threadmap.regroup(features=OnDevice(), lat=[1.0])
+    with pytest.raises(threadmap.InvalidError, match="not threshold"):
+        threadmap.regroup(features=OnDevice(), predictor=object(), lat=[1.0], threshold=0.1)
 
 
 def test_missing_library_says_where_it_looked():

@@ -93,8 +93,14 @@ def test_report_equals_the_clis(recorded, recorded_plan, divergent, cli, tmp_pat
     assert (tmp_path / "py" / "report.html").read_text() == html
 
 
-def test_report_of_a_plan_with_measured_time():
+def test_report_forms_of_a_plan_with_measured_time(tmp_path):
     p = threadmap.plan(_two_kinds(), lat=[1.0, 10.0], block_size=128, original_ms=2.0,
                        apply_ms=0.1)
-    html = threadmap.report(plan=p).html()
-    assert "2.0" in html
+    r = threadmap.report(plan=p, origin="made up", out=str(tmp_path))
+    j = r.json()
+    assert j == json.loads((tmp_path / "report.json").read_text())
+    assert r.text() == (tmp_path / "report.txt").read_text()
+    assert r.markdown() == (tmp_path / "report.md").read_text()
+    assert "made up" in r.text() and "2.0" in r.html()
+    rows = json.dumps(j)
+    assert "2.0" in rows and "0.1" in rows   # the measured and the applying times

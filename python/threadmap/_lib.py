@@ -288,6 +288,9 @@ PROTOTYPES = {
     "tmap_mechanism_name": (c_char_p, [c_int]),
     "tmap_mechanism_choose": (c_int, [POINTER(Safety), c_int]),
     "tmap_report_html": (c_int, [POINTER(Report), c_void_p, E]),
+    "tmap_report_text": (c_int, [POINTER(Report), c_void_p, E]),
+    "tmap_report_markdown": (c_int, [POINTER(Report), c_void_p, E]),
+    "tmap_report_json": (c_int, [POINTER(Report), c_void_p, E]),
     "tmap_report_write_dir": (c_int, [POINTER(Report), c_char_p, E]),
     # the GPU
     "tmap_cuda_open": (c_int, [c_int, POINTER(P), E]),

@@ -126,14 +126,14 @@ def plan(bbv: Any, *, kernel: Optional[Kernel] = None, lat: Any = None, algo: st
 
 
 def regroup(bbv: Any = None, *, features: Any = None, predictor=None, lat: Any = None,
-            stream: Any = None, **plan_options) -> Any:
+            stream: Any = None, out: Any = None, **plan_options) -> Any:
     """A permutation of the threads: slot i runs original thread perm[i].
 
     On the CPU: regroup(bbv, kernel=... or lat=..., algo="auto", ...) takes
     plan()'s options and returns the chosen permutation, uint32 NumPy.
 
     On the GPU: regroup(features=DEVICE_ARRAY, predictor=P, lat=LAT,
-    stream=S, block_size=0) predicts each thread's cost from its device
+    stream=S, block_size=0, out=None) predicts each thread's cost from its device
     features (float64 [threads, nfeatures]) and sorts the threads by it,
     heaviest first, over the grid (block_size 0) or within thread blocks;
     the permutation comes back as a device array in the features'
@@ -149,11 +149,13 @@ def regroup(bbv: Any = None, *, features: Any = None, predictor=None, lat: Any =
                                "predict the BBVs (predictor.predict) and pass them as bbv")
         if predictor is None or lat is None:
             raise InvalidError("regroup on the GPU needs predictor and lat")
+        block_size = plan_options.pop("block_size", 0)
+        if plan_options:
+            raise InvalidError(f"regroup on the GPU takes predictor, lat, stream, block_size "
+                               f"and out, not {', '.join(plan_options)}")
         from .arrays import device_view
-        n = device_view(features, "features").shape[0]
-        g = predictor.gpu(lat, n)
-        return g.run(features, stream=stream, block_size=plan_options.pop("block_size", 0),
-                     **plan_options)
+        g = predictor.gpu(lat, device_view(features, "features").shape[0])
+        return g.run(features, stream=stream, block_size=block_size, out=out)
     if bbv is None:
         raise InvalidError("regroup: give bbv (CPU) or features (GPU)")
     return plan(bbv, lat=lat, **plan_options).perm

@@ -1,15 +1,18 @@
 """threadmap.report -- the performance-estimate report from Python: the
 original launch and every candidate regrouping of a plan side by side,
 written by the C library as HTML (shown inline in Jupyter through
-_repr_html_) or as the four files of `threadmap report -o DIR`.
+_repr_html_), text, Markdown or JSON, or as the four files of
+`threadmap report -o DIR`.
 
 >>> r = threadmap.report(bbv, kernel=k, blocks_per_sm=8, origin="recorded")  # doctest: +SKIP
 >>> r.write("out/report")                                                   # doctest: +SKIP
+>>> print(r.text())                                                         # doctest: +SKIP
 >>> r                                   # in Jupyter: the HTML report        # doctest: +SKIP
 """
 from __future__ import annotations
 
 import ctypes
+import json
 import math
 from typing import Any, Optional
 
@@ -53,19 +56,34 @@ class Report:
                         self.mechanism.encode() if self.mechanism else None)
         return r, keep
 
-    def html(self) -> str:
-        """The self-contained HTML page (SVG plots inline)."""
+    def _render(self, writer: str) -> str:
+        """One form of the report, as the C writer (tmap_report_<writer>) prints it."""
         r, keep = self._c_report()
         buf, size = ctypes.c_void_p(), ctypes.c_size_t()
         f = _lib.libc.open_memstream(ctypes.byref(buf), ctypes.byref(size))
         if not f:
             raise NoMemoryError("report: open_memstream failed")
         err = new_error()
-        st = _lib.lib().tmap_report_html(ctypes.byref(r), f, ctypes.byref(err))
+        st = getattr(_lib.lib(), f"tmap_report_{writer}")(ctypes.byref(r), f, ctypes.byref(err))
         _lib.libc.fclose(f)
         text = _lib.take_string(buf.value)
         check(st, err)
         return text
+
+    def html(self) -> str:
+        """The self-contained HTML page (SVG plots inline)."""
+        return self._render("html")
+
+    def text(self) -> str:
+        """The text table, as `threadmap report` prints it."""
+        return self._render("text")
+
+    def markdown(self) -> str:
+        return self._render("markdown")
+
+    def json(self) -> dict:
+        """The JSON form, parsed (keys state their units: docs/report.md)."""
+        return json.loads(self._render("json"))
 
     def write(self, directory: str) -> None:
         """Writes DIR/report.{txt,md,json,html} (DIR and parents created)."""
