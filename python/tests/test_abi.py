@@ -64,3 +64,13 @@ def test_declared_functions_are_public():
     for name in _lib.PROTOTYPES:
         assert re.search(rf"\b{name}\s*\(", headers), name
     _lib.lib()  # every declared name resolves in the library
+
+
+def test_names_are_the_librarys():
+    from threadmap.gpu import REGROUPER_CANDIDATES
+    from threadmap.regroup import ALGOS
+    L = _lib.lib()
+    assert ALGOS == tuple(L.tmap_algo_name(i).decode() for i in range(_lib.ALGO_COUNT))
+    assert REGROUPER_CANDIDATES == tuple(L.tmap_regrouper_cand_name(i).decode()
+                                         for i in range(len(REGROUPER_CANDIDATES)))
+    assert L.tmap_regrouper_cand_name(len(REGROUPER_CANDIDATES)) == b"?"

@@ -97,5 +97,7 @@ def test_kernel_arguments_are_typed():
     assert l.values[0].value == 0xabc and l.values[1].value == 7
     with pytest.raises(threadmap.InvalidError, match="np.int32"):
         Launch(1, 32, [7])
+    with pytest.raises(threadmap.InvalidError, match="bool"):
+        Launch(1, 32, [np.bool_(True)])
     with pytest.raises(threadmap.InvalidError, match="grid"):
         Launch(0, 32, [])

@@ -5,7 +5,6 @@ import json
 import subprocess
 
 import numpy as np
-import pytest
 
 import threadmap
 

@@ -22,7 +22,7 @@ import numpy as np
 
 from . import _lib
 from .arrays import (DeviceArray, as_f64, device_checked, device_view, f64_ptr, like,
-                     stream_handle, take_bbv)
+                     stream_handle)
 from .errors import InvalidError, check, new_error
 from .kernel import Kernel
 
@@ -98,6 +98,8 @@ def kernel_arg(a: Any, i: int):
     if isinstance(a, ctypes._SimpleCData):
         return a
     if isinstance(a, np.generic):
+        if a.dtype not in _SCALARS:
+            raise InvalidError(f"args[{i}]: a {a.dtype} scalar is not a kernel argument type")
         return _SCALARS[a.dtype](a.item())
     if isinstance(a, (int, float)):
         raise InvalidError(f"args[{i}]: give scalars typed (np.int32(n), np.float32(x)), not "
@@ -242,7 +244,8 @@ class GpuRegroup:
               err)
 
 
-REGROUPER_CANDIDATES = ("original", "sorting (grid)", "sorting (thread block)", "bin-and-deal")
+REGROUPER_CANDIDATES = ("original", "sorting (grid)", "sorting (thread block)",
+                        "bin-and-deal")  # tmap_regrouper_cand_name
 
 
 class Regrouper:

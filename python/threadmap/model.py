@@ -23,7 +23,7 @@ import numpy as np
 
 from . import _lib
 from .arrays import (as_bbv, as_f64, as_u32, c_strings, copy_f64, f64_ptr, py_strings, take_bbv,
-                     u32_ptr)
+                     take_f64, u32_ptr)
 from .errors import InvalidError, check, new_error
 from .kernel import BlockLatencies, Kernel
 
@@ -57,7 +57,6 @@ def load_npy(path: str) -> np.ndarray:
     L, err = _lib.lib(), new_error()
     data, dim = ctypes.POINTER(ctypes.c_double)(), (ctypes.c_size_t * 2)()
     check(L.tmap_npy_load_f64(path.encode(), 0, ctypes.byref(data), dim, ctypes.byref(err)), err)
-    from .arrays import take_f64
     return take_f64(data, dim[0] * dim[1]).reshape(dim[0], dim[1])
 
 

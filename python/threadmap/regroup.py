@@ -25,7 +25,7 @@ from .errors import InvalidError, UnsupportedError, check, new_error
 from .kernel import Kernel
 from .model import ModelInput, metrics_dict, model_input
 
-ALGOS = ("identity", "sorting", "greedy", "greedy-max", "key", "bin-and-deal")
+ALGOS = ("identity", "sorting", "greedy", "greedy-max", "key", "bin-and-deal")  # tmap_algo_name
 
 
 @dataclass
@@ -68,9 +68,10 @@ class Plan:
 def _algo_bits(algo: str) -> int:
     if algo == "auto":
         return 0
-    if algo not in ALGOS:
+    a = _lib.lib().tmap_algo_parse(algo.encode())
+    if a < 0:
         raise InvalidError(f"algo: '{algo}' is not one of auto, {', '.join(ALGOS)}")
-    return 1 << _lib.lib().tmap_algo_parse(algo.encode())
+    return 1 << a
 
 
 def _candidates(plan: _lib.Plan, nthreads: int) -> List[Candidate]:
