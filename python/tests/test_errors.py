@@ -103,3 +103,23 @@ def test_missing_library_says_where_it_looked():
                          check=True).stdout
     assert "libthreadmap.so not found" in out and "/nonexistent/libthreadmap.so" in out
     assert "THREADMAP_LIBRARY" in out
+
+
+def test_library_search_order(monkeypatch):
+    from threadmap import _lib
+    monkeypatch.setenv("THREADMAP_LIBRARY", "/x/libthreadmap.so")
+    assert _lib.candidates() == ["/x/libthreadmap.so"]
+    monkeypatch.delenv("THREADMAP_LIBRARY")
+    found = _lib.candidates()
+    repo_build = [c for c in found if c.endswith("/build/libthreadmap.so")]
+    assert repo_build and found.index(repo_build[0]) == 0   # the checkout's build/ first
+    assert "libthreadmap.so" in found[-1]                   # the system loader last
+
+
+def test_a_module_of_two_kernels_needs_a_name():
+    k = threadmap.Kernel.from_source('extern "C" __global__ void a() {}\n'
+                                     'extern "C" __global__ void b() {}', "a")
+    assert sorted(k.kernels) == ["a", "b"]
+    with pytest.raises(threadmap.InvalidError, match="2 kernels"):
+        threadmap.Kernel.from_ptx(k.ptx)
+    assert threadmap.Kernel.from_ptx(k.ptx, "b").name == "b"
