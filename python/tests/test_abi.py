@@ -9,10 +9,11 @@ import subprocess
 import ctypes
 import pytest
 
-from threadmap import _lib
+from threadmap import _lib, errors
 
 from conftest import REPO
 
+STATUS_CLASSES = list(errors._BY_CODE.values())
 C_NAMES = {
     "Error": "tmap_error", "Bbv": "tmap_bbv", "CompileOpts": "tmap_compile_opts",
     "Compiled": "tmap_compiled", "CfgBlock": "tmap_cfg_block", "CfgFunc": "tmap_cfg_func",
@@ -35,6 +36,9 @@ def _probe(tmp_path):
     lines = ['#include <stdio.h>', '#include <stddef.h>', '#include "threadmap.h"',
              "int main(void) {",
              '  printf("ALGO_COUNT %d\\n", (int)TMAP_ALGO_COUNT);']
+    for cls in STATUS_CLASSES:
+        macro = "TMAP_ERR_" + cls.status.upper()
+        lines.append(f'  printf("{cls.__name__} %d\\n", (int){macro});')
     for py, c in C_NAMES.items():
         lines.append(f'  printf("{py} %zu\\n", sizeof({c}));')
         for f, *_ in getattr(_lib, py)._fields_:
@@ -52,6 +56,8 @@ def _probe(tmp_path):
 def test_struct_layouts_match_the_headers(tmp_path):
     want = _probe(tmp_path)
     assert int(want["ALGO_COUNT"]) == _lib.ALGO_COUNT
+    for cls in STATUS_CLASSES:
+        assert cls.code == int(want[cls.__name__]), cls.__name__
     for py in C_NAMES:
         cls = getattr(_lib, py)
         assert ctypes.sizeof(cls) == int(want[py]), f"sizeof {py}"

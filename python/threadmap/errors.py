@@ -30,30 +30,28 @@ class ThreadmapError(Exception):
             self.code = code
 
 
-def _status_error(name: str, code: int, status: str, doc: str, *bases) -> type:
+def _status_error(code: int, name: str, status: str, doc: str, *bases) -> type:
     """The subclass of ThreadmapError for one tmap_status."""
-    return type(name, (ThreadmapError,) + bases, {"__doc__": doc, "status": status, "code": code,
-                                                  "__module__": __name__})
+    return type(name, (ThreadmapError,) + bases, {"__doc__": doc, "status": status,
+                                                  "code": code, "__module__": __name__})
 
 
-InvalidError = _status_error("InvalidError", 1, "invalid",
-                             "TMAP_ERR_INVALID: a bad argument or a bad value in an input.",
-                             ValueError)
-NoMemoryError = _status_error("NoMemoryError", 2, "nomem", "TMAP_ERR_NOMEM: an allocation failed.")
-FileError = _status_error("FileError", 3, "io", "TMAP_ERR_IO: a file could not be read or written.")
-ParseError = _status_error("ParseError", 4, "parse",
-                           "TMAP_ERR_PARSE: PTX, a table, a manifest... is malformed.")
-FormatError = _status_error("FormatError", 5, "format",
-                            "TMAP_ERR_FORMAT: a file is of the wrong kind or version.")
-CompileError = _status_error("CompileError", 6, "nvrtc",
-                             "TMAP_ERR_NVRTC: NVRTC refused to compile (its log is the message).")
-CudaError = _status_error("CudaError", 7, "cuda", "TMAP_ERR_CUDA: a CUDA driver call failed.")
-NoDeviceError = _status_error("NoDeviceError", 8, "no_device",
-                              "TMAP_ERR_NO_DEVICE: no CUDA driver or no GPU on this machine.")
-UnsupportedError = _status_error("UnsupportedError", 9, "unsupported",
-                                 "TMAP_ERR_UNSUPPORTED: valid, but threadmap cannot do it (yet).")
-NumericError = _status_error("NumericError", 10, "numeric",
-                             "TMAP_ERR_NUMERIC: a numerical method failed (GSL).", ArithmeticError)
+# tmap_status 1, 2, ... in order: class name, status name, meaning, other bases.
+_STATUSES = (
+    ("InvalidError", "invalid", "a bad argument or a bad value in an input", ValueError),
+    ("NoMemoryError", "nomem", "an allocation failed"),
+    ("FileError", "io", "a file could not be read or written"),
+    ("ParseError", "parse", "PTX, a table, a manifest... is malformed"),
+    ("FormatError", "format", "a file is of the wrong kind or version"),
+    ("CompileError", "nvrtc", "NVRTC refused to compile (its log is the message)"),
+    ("CudaError", "cuda", "a CUDA driver call failed"),
+    ("NoDeviceError", "no_device", "no CUDA driver or no GPU on this machine"),
+    ("UnsupportedError", "unsupported", "valid, but threadmap cannot do it (yet)"),
+    ("NumericError", "numeric", "a numerical method failed (GSL)", ArithmeticError),
+)
+(InvalidError, NoMemoryError, FileError, ParseError, FormatError, CompileError, CudaError,
+ NoDeviceError, UnsupportedError, NumericError) = [
+    _status_error(code, *row) for code, row in enumerate(_STATUSES, start=1)]
 
 _BY_CODE: Dict[int, type] = {
     c.code: c for c in (InvalidError, NoMemoryError, FileError, ParseError, FormatError,
