@@ -292,6 +292,21 @@ class DeviceArray:
         return f"DeviceArray(ptr=0x{self.ptr:x}, shape={self.shape}, typestr={self.typestr!r})"
 
 
+def empty_like_framework(template: Any, n: int, device) -> Any:
+    """A new device array of n 32-bit integers from template's framework's
+    own allocator (CuPy's pool, PyTorch's caching allocator: no wait when
+    it is freed): uint32 in CuPy, int32 in PyTorch (which indexes with
+    signed integers); else a DeviceArray (u32) from the library."""
+    mod = type(template).__module__.split(".")[0]
+    if mod == "cupy":
+        import cupy
+        return cupy.empty(n, dtype=cupy.uint32)
+    if mod == "torch":
+        import torch
+        return torch.empty(n, dtype=torch.int32, device=template.device)
+    return device.alloc((n,), np.uint32)
+
+
 def like(template: Any, arr: DeviceArray) -> Any:
     """arr in template's framework when that is CuPy or PyTorch (no copy),
     else arr itself."""

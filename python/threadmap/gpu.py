@@ -21,8 +21,8 @@ from typing import Any, Callable, List, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from . import _lib
-from .arrays import (DeviceArray, as_f64, device_checked, device_view, f64_ptr, like,
-                     stream_handle)
+from .arrays import (DeviceArray, as_f64, device_checked, device_view, empty_like_framework,
+                     f64_ptr, like, stream_handle)
 from .errors import InvalidError, check, new_error
 from .kernel import Kernel
 
@@ -159,9 +159,10 @@ class GpuRegroup:
     threads made once; run() predicts each thread's cost from device
     features through the predictor and sorts by it; sort() sorts by a key
     of the caller's; deal() deals a sorted order across thread blocks.
-    Each returns the permutation as a device array (u32 [nthreads]) in the
-    framework of its input (CuPy, PyTorch) or as a DeviceArray; `out` (a
-    device u32/i32 array of nthreads) avoids the allocation.  Nothing
+    Each returns the permutation as a new device array of its input's
+    framework (CuPy uint32, PyTorch int32: it indexes with signed integers)
+    or as a DeviceArray (u32), or fills `out` (any device array of
+    nthreads 32-bit integers) and returns it.  Nothing
     waits: the permutation is ready in the order of `stream`.
 
     >>> g = predictor.gpu(lat, n)                            # doctest: +SKIP
@@ -191,10 +192,10 @@ class GpuRegroup:
                                                 ctypes.byref(err)), err)
         self.nfeatures = predictor.nfeatures
 
-    def _out(self, out: Any) -> Tuple[int, Any]:
+    def _out(self, out: Any, template: Any) -> Tuple[int, Any]:
+        """The permutation's device pointer and the array returned."""
         if out is None:
-            arr = self.device.alloc((self.nthreads,), np.uint32)
-            return arr.ptr, arr
+            out = empty_like_framework(template, self.nthreads, self.device)
         v = device_view(out, "out")
         if v.shape != (self.nthreads,) or np.dtype(v.typestr).itemsize != 4:
             raise InvalidError(f"out: wants {self.nthreads} 32-bit integers, got {v.shape} "
@@ -210,21 +211,21 @@ class GpuRegroup:
         if self.nfeatures is None:
             raise InvalidError("GpuRegroup.run: no model (give predictor and lat)")
         f = device_checked(features, "features", "<f8", (self.nthreads, self.nfeatures))
-        ptr, res = self._out(out)
+        ptr, res = self._out(out, features)
         err = new_error()
         check(_lib.lib().tmap_gpu_regroup_run(self.ptr, f.ptr, int(descending), block_size, ptr,
                                               stream_handle(stream), ctypes.byref(err)), err)
-        return res if out is not None else like(features, res)
+        return res
 
     def sort(self, key: Any, *, stream: Any = None, block_size: int = 0,
              descending: bool = True, out: Any = None) -> Any:
         """The stable sort of the threads by a device key, float64 [nthreads]."""
         k = device_checked(key, "key", "<f8", (self.nthreads,))
-        ptr, res = self._out(out)
+        ptr, res = self._out(out, key)
         err = new_error()
         check(_lib.lib().tmap_gpu_regroup_sort(self.ptr, k.ptr, int(descending), block_size, ptr,
                                                stream_handle(stream), ctypes.byref(err)), err)
-        return res if out is not None else like(key, res)
+        return res
 
     def deal(self, order: Any, block_size: int, *, stream: Any = None, out: Any = None) -> Any:
         """Bin-and-deal: a grid-scope order (heaviest first, device u32)
@@ -232,11 +233,11 @@ class GpuRegroup:
         o = device_view(order, "order")
         if o.shape != (self.nthreads,) or np.dtype(o.typestr).itemsize != 4:
             raise InvalidError(f"order: wants {self.nthreads} 32-bit integers")
-        ptr, res = self._out(out)
+        ptr, res = self._out(out, order)
         err = new_error()
         check(_lib.lib().tmap_gpu_regroup_deal(self.ptr, o.ptr, block_size, ptr,
                                                stream_handle(stream), ctypes.byref(err)), err)
-        return res if out is not None else like(order, res)
+        return res
 
     def synchronize(self, stream: Any = None) -> None:
         err = new_error()

@@ -76,6 +76,7 @@ class Predictor:
 
     def __init__(self, c: _lib.Predictor):
         self._owned, self._c = _lib.Owned(c, "tmap_predictor_free", by_ref=True), c
+        self._gpu: dict = {}   # GpuRegroup by (threads, latencies, device): Predictor.gpu
         self.cross_validation: List[CrossValidation] = []
 
     @property
@@ -148,9 +149,14 @@ class Predictor:
 
     def gpu(self, lat: Any, nthreads: int, device=None):
         """The GPU regroup path for this predictor: a threadmap.gpu.GpuRegroup
-        with scratch for nthreads threads and the block latencies lat."""
-        from .gpu import GpuRegroup
-        return GpuRegroup(nthreads, predictor=self, lat=lat, device=device)
+        with scratch for nthreads threads and the block latencies lat, made
+        on the first call for these arguments and kept with the predictor."""
+        from .gpu import Device, GpuRegroup
+        dev = device or Device.get()
+        key = (int(nthreads), as_f64(lat, "lat", ndim=1).tobytes(), dev.ordinal)
+        if key not in self._gpu:
+            self._gpu[key] = GpuRegroup(nthreads, predictor=self, lat=lat, device=dev)
+        return self._gpu[key]
 
     def __repr__(self) -> str:
         return f"Predictor({self.kernel!r}, {self.nblocks} blocks, {self.nfeatures} features)"

@@ -138,8 +138,9 @@ def regroup(bbv: Any = None, *, features: Any = None, predictor=None, lat: Any =
     features (float64 [threads, nfeatures]) and sorts the threads by it,
     heaviest first, over the grid (block_size 0) or within thread blocks;
     the permutation comes back as a device array in the features'
-    framework (CuPy, PyTorch) or as a threadmap.DeviceArray.  For repeated
-    launches make the GpuRegroup once: predictor.gpu(lat, n).run(...).
+    framework (CuPy uint32, PyTorch int32) or as a threadmap.DeviceArray;
+    the device scratch is made on the first call and kept with the
+    predictor (Predictor.gpu).
 
     >>> perm = threadmap.regroup(bbv, kernel=k, blocks_per_sm=8)          # doctest: +SKIP
     >>> perm = threadmap.regroup(features=f_cupy, predictor=p, lat=lat)    # doctest: +SKIP
