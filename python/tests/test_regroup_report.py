@@ -36,6 +36,14 @@ def test_plan_auto_chooses_and_says_why():
     assert p.candidates[p.chosen].metrics["divergent_warps_pct"] == 0.0
 
 
+def test_candidates_limit_the_plan():
+    p = threadmap.plan(_two_kinds(), lat=[1.0, 10.0], block_size=128,
+                       candidates=["sorting", "bin-and-deal"])
+    assert [c.name for c in p.candidates] == ["original", "sorting", "bin-and-deal"]
+    with pytest.raises(threadmap.InvalidError, match="fastest"):
+        threadmap.plan(_two_kinds(), lat=[1.0, 10.0], candidates=["fastest"])
+
+
 def test_identity_when_nothing_pays():
     bbv = np.ones((64, 2), dtype=np.uint32)
     p = threadmap.plan(bbv, lat=[1.0, 1.0], block_size=64)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import ctypes
 from dataclasses import dataclass, field
-from typing import Any, List, Optional
+from typing import Any, List, Optional, Sequence
 
 import numpy as np
 
@@ -65,13 +65,15 @@ class Plan:
         return self.perm if dtype is None else self.perm.astype(dtype)
 
 
-def _algo_bits(algo: str) -> int:
-    if algo == "auto":
-        return 0
-    a = _lib.lib().tmap_algo_parse(algo.encode())
-    if a < 0:
-        raise InvalidError(f"algo: '{algo}' is not one of auto, {', '.join(ALGOS)}")
-    return 1 << a
+def _algo_bits(names: Sequence[str]) -> int:
+    """tmap_plan_opts.algos for algorithm names (none: 0, every candidate)."""
+    bits = 0
+    for name in names:
+        a = _lib.lib().tmap_algo_parse(name.encode())
+        if a < 0:
+            raise InvalidError(f"algo: '{name}' is not one of auto, {', '.join(ALGOS)}")
+        bits |= 1 << a
+    return bits
 
 
 def _candidates(plan: _lib.Plan, nthreads: int) -> List[Candidate]:
@@ -87,7 +89,7 @@ def _candidates(plan: _lib.Plan, nthreads: int) -> List[Candidate]:
 
 
 def plan(bbv: Any, *, kernel: Optional[Kernel] = None, lat: Any = None, algo: str = "auto",
-         key: Any = None, table: Optional[str] = None, groupsize: int = 32, scope: str = "grid",
+         candidates: Sequence[str] = (), key: Any = None, table: Optional[str] = None, groupsize: int = 32, scope: str = "grid",
          block_size: int = 256, sms: int = 132, blocks_per_sm: Optional[int] = None,
          threshold: float = 0.05, original_ms: float = 0.0, apply_ms: float = 0.0,
          launches: float = 1.0, threads: int = 1) -> Plan:
@@ -95,8 +97,10 @@ def plan(bbv: Any, *, kernel: Optional[Kernel] = None, lat: Any = None, algo: st
     scores each with the model (BBV-weighted-scheduled) plus the costs given
     (original_ms, apply_ms, launches), and chooses as regroup() does.
     algo: "auto" (every candidate; identity when nothing pays) or one
-    algorithm, applied whatever the model says.  key: one value per
-    thread, adds the "key" candidate (sort by it, descending).
+    algorithm, applied whatever the model says.  candidates: with "auto",
+    the algorithms to score (default: all; Greedy and Greedy-Max take
+    seconds on 10^5 threads).  key: one value per thread, adds the "key"
+    candidate (sort by it, descending).
 
     >>> p = threadmap.plan(bbv, kernel=k, blocks_per_sm=8)   # doctest: +SKIP
     >>> p.algorithm, p.why                                    # doctest: +SKIP
@@ -110,7 +114,10 @@ def plan(bbv: Any, *, kernel: Optional[Kernel] = None, lat: Any = None, algo: st
     if k is not None and k.shape[0] != mi.bbv.nthreads:
         raise InvalidError(f"key: {k.shape[0]} values for {mi.bbv.nthreads} threads")
     ro = _lib.RegroupOpts(groupsize, 0 if scope == "grid" else 1, block_size, threads)
-    po = _lib.PlanOpts(mi.params, ro, f64_ptr(k), _algo_bits(algo), threshold, original_ms,
+    if algo != "auto" and candidates:
+        raise InvalidError("candidates: only with algo 'auto'")
+    bits = _algo_bits(candidates if algo == "auto" else [algo])
+    po = _lib.PlanOpts(mi.params, ro, f64_ptr(k), bits, threshold, original_ms,
                        apply_ms, launches)
     L, err, out = _lib.lib(), new_error(), _lib.Plan()
     check(L.tmap_plan_make(ctypes.byref(mi.bbv), f64_ptr(mi.lat), mi.cfg.ptr if mi.cfg else None,
