@@ -101,3 +101,18 @@ def test_kernel_arguments_are_typed():
         Launch(1, 32, [np.bool_(True)])
     with pytest.raises(threadmap.InvalidError, match="grid"):
         Launch(0, 32, [])
+
+
+def test_regrouper_tables_without_a_gpu():
+    from threadmap.arrays import DeviceView
+    from threadmap.gpu import _candidate_bits, _thread_arrays
+    views = [DeviceView(1, (4,), "<f4", None), DeviceView(2, (8,), "<f8", None)]
+    t = _thread_arrays([(None, "in", 1), (None, "inout", 2)], views)
+    assert [(a.arg, a.elem_size, a.per_thread, a.input, a.output) for a in t[:2]] == \
+        [(0, 4, 1, 1, 0), (1, 8, 2, 1, 1)]
+    with pytest.raises(threadmap.InvalidError, match="role 'io'"):
+        _thread_arrays([(None, "io", 1)], views)
+    assert _candidate_bits([]) == 0
+    assert _candidate_bits(["original", "bin-and-deal"]) == 0b1001
+    with pytest.raises(threadmap.InvalidError, match="candidates"):
+        _candidate_bits(["greedy"])

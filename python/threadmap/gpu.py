@@ -285,22 +285,12 @@ class Regrouper:
         self.device = device or Device.get()
         self.views = [device_view(a, f"arrays[{i}]") for i, (a, _, _) in enumerate(arrays)]
         self._launch = Launch(grid, block, [a for a, _, _ in arrays])
-        self._arrays = (_lib.ThreadArray * max(1, len(arrays)))()
-        for i, ((a, role, per), v) in enumerate(zip(arrays, self.views)):
-            if role not in ("in", "out", "inout"):
-                raise InvalidError(f"arrays[{i}]: role '{role}' is in, out or inout")
-            self._arrays[i] = _lib.ThreadArray(i, np.dtype(v.typestr).itemsize, per,
-                                               int("in" in role), int("out" in role))
+        self._arrays = _thread_arrays(arrays, self.views)
         self._key_user, self._key_error = key, None
         self._key_fn = _lib.KEY_FN(self._call_key) if key else _lib.KEY_FN()  # C holds it
         model = self._model(predictor, lat, features) if predictor is not None else (None, None, 0)
-        bits = 0
-        for c in candidates:
-            if c not in REGROUPER_CANDIDATES:
-                raise InvalidError(f"candidates: '{c}' is one of {REGROUPER_CANDIDATES}")
-            bits |= 1 << REGROUPER_CANDIDATES.index(c)
-        o = _lib.RegrouperOpts(0 if scope == "grid" else 1, bits, trial_launches, threshold,
-                               self._key_fn, None, *model)
+        o = _lib.RegrouperOpts(0 if scope == "grid" else 1, _candidate_bits(candidates),
+                               trial_launches, threshold, self._key_fn, None, *model)
         L, err, r = _lib.lib(), new_error(), ctypes.c_void_p()
         check(L.tmap_regrouper_create(self.device.ptr, ctypes.byref(self._launch.c), self._arrays,
                                       len(arrays), ctypes.byref(o), ctypes.byref(r),
@@ -372,6 +362,27 @@ class Regrouper:
     def why(self) -> str:
         """The decision in words, with every candidate's median time."""
         return (_lib.lib().tmap_regrouper_why(self.ptr) or b"").decode()
+
+
+def _thread_arrays(arrays: Sequence[Tuple[Any, str, int]], views: List[Any]):
+    """The tmap_thread_array table: array i is launch argument i."""
+    out = (_lib.ThreadArray * max(1, len(arrays)))()
+    for i, ((_, role, per), v) in enumerate(zip(arrays, views)):
+        if role not in ("in", "out", "inout"):
+            raise InvalidError(f"arrays[{i}]: role '{role}' is in, out or inout")
+        out[i] = _lib.ThreadArray(i, np.dtype(v.typestr).itemsize, per, int("in" in role),
+                                  int("out" in role))
+    return out
+
+
+def _candidate_bits(names: Sequence[str]) -> int:
+    """tmap_regrouper_opts.candidates for candidate names (none: 0, all)."""
+    bits = 0
+    for c in names:
+        if c not in REGROUPER_CANDIDATES:
+            raise InvalidError(f"candidates: '{c}' is one of {REGROUPER_CANDIDATES}")
+        bits |= 1 << REGROUPER_CANDIDATES.index(c)
+    return bits
 
 
 class _Launching:
