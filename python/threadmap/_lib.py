@@ -193,7 +193,7 @@ class Report(ctypes.Structure):
                 ("block_names", POINTER(c_char_p)), ("params", POINTER(ModelParams)),
                 ("latency_table", c_char_p), ("fallbacks", POINTER(LatReport)),
                 ("nrows", c_size_t), ("rows", POINTER(ReportRow)), ("decision", c_char_p),
-                ("mechanism", c_char_p)]
+                ("mechanism", c_char_p), ("gpu_path", c_char * 1024)]
 
 
 class DeviceInfo(ctypes.Structure):
@@ -230,7 +230,7 @@ class RegrouperOpts(ctypes.Structure):
     _fields_ = [("scope", c_int), ("candidates", c_uint), ("trial_launches", c_int),
                 ("threshold", c_double), ("key", KEY_FN), ("key_user", c_void_p),
                 ("model", POINTER(Predictor)), ("lat", POINTER(c_double)),
-                ("features", c_uint64)]
+                ("features", c_uint64), ("redirected", c_void_p)]
 
 
 # ---------------------------------------------------------------- functions
@@ -319,6 +319,7 @@ PROTOTYPES = {
     "tmap_regrouper_poll": (c_int, [P, c_int, c_void_p, E]),
     "tmap_regrouper_chosen": (c_int, [P]),
     "tmap_regrouper_why": (c_char_p, [P]),
+    "tmap_regrouper_chosen_name": (c_char_p, [P]),
     "tmap_regrouper_cand_name": (c_char_p, [c_int]),
 }
 

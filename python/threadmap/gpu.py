@@ -355,8 +355,9 @@ class Regrouper:
     @property
     def chosen(self) -> Optional[str]:
         """The candidate kept, or None while on trial."""
-        c = _lib.lib().tmap_regrouper_chosen(self.ptr)
-        return None if c < 0 else _lib.lib().tmap_regrouper_cand_name(c).decode()
+        if _lib.lib().tmap_regrouper_chosen(self.ptr) < 0:
+            return None
+        return _lib.lib().tmap_regrouper_chosen_name(self.ptr).decode()
 
     @property
     def why(self) -> str:
