@@ -152,6 +152,10 @@ static int run(bench *b, tmap_regroup_scope scope, uint32_t heavy, int launches,
 {
     tmap_regrouper_opts o = {.scope = scope, .key = key_fn, .key_user = b,
                              .redirected = redirect ? b->redirected : NULL};
+    /* identical work: a regrouping is then at best as fast as the original,
+     * and 7 candidates of 3 launches each may see one 3% faster by chance */
+    if (heavy == light)
+        o.threshold = 0.10;
     /* the grid-scope runs take the key from a model instead: one block
      * whose count is the trip count, feature 0 (a device copy of trips) */
     double coef[3] = {0, 1, 0}, lat[1] = {1};
