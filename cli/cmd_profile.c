@@ -8,12 +8,14 @@
 #include <string.h>
 
 #include "cli/args.h"
+#include "cli/cmd_attach.h"
 #include "cli/commands.h"
 #include "common/base.h"
 
 static void usage(FILE *f)
 {
     fputs("usage: threadmap profile MANIFEST -o DIR [options]\n"
+          "       threadmap profile -o DIR [options] -- ./app [args...]  (options: profile -h --)\n"
           "\n"
           "Instruments the manifest's kernel with per-thread basic block counters,\n"
           "launches it on the GPU once per input, and writes into DIR:\n"
@@ -91,6 +93,8 @@ static tmap_status print_profile(const char *dir, tmap_error *err)
 
 int tmap_cmd_profile(int argc, char **argv)
 {
+    if (tmap_cmd_attach_wanted(argc, argv))
+        return tmap_cmd_attach_profile(argc, argv);
     opts o;
     tmap_args a;
     tmap_args_init(&a, "profile", usage, argc, argv, NULL, "o:d:vqh");

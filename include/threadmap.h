@@ -42,6 +42,7 @@
                                          bin-and-deal; plan                      */
 #include "threadmap/pipeline.h"       /* regroup() before a launch; the measured
                                          pipeline; the evaluation's numbers       */
+#include "threadmap/attach.h"         /* profiling an unmodified application      */
 #include "threadmap/report.h"         /* the report; the bench writers            */
 
 #endif /* THREADMAP_H */

@@ -49,6 +49,8 @@ static const sym symbols[] = {
     S(primary_ctx_retain, "cuDevicePrimaryCtxRetain", NULL),
     S(primary_ctx_release, "cuDevicePrimaryCtxRelease_v2", "cuDevicePrimaryCtxRelease"),
     S(ctx_set_current, "cuCtxSetCurrent", NULL),
+    S(ctx_get_current, "cuCtxGetCurrent", NULL),
+    S(ctx_get_device, "cuCtxGetDevice", NULL),
     S(ctx_synchronize, "cuCtxSynchronize", NULL),
     S(ctx_get_limit, "cuCtxGetLimit", NULL),
     S(ctx_set_limit, "cuCtxSetLimit", NULL),
@@ -71,6 +73,7 @@ static const sym symbols[] = {
     S(event_synchronize, "cuEventSynchronize", NULL),
     S(event_query, "cuEventQuery", NULL),
     S(event_elapsed_time, "cuEventElapsedTime_v2", "cuEventElapsedTime"),
+    S(stream_synchronize, "cuStreamSynchronize", NULL),
 };
 #undef S
 
@@ -148,13 +151,44 @@ tmap_status tmap_cuda_open(int ordinal, tmap_cuda **out, tmap_error *err)
     return TMAP_OK;
 }
 
+static tmap_status borrow_current(tmap_cuda *c, tmap_error *err)
+{
+    tmap_status st = tmap_cuda_check(c, c->api.driver_get_version(&c->driver_version),
+                                     "cuDriverGetVersion", err);
+    if (st == TMAP_OK)
+        st = tmap_cuda_check(c, c->api.ctx_get_current(&c->ctx), "cuCtxGetCurrent", err);
+    if (st == TMAP_OK && !c->ctx)
+        st = tmap_fail(err, TMAP_ERR_CUDA, "cuCtxGetCurrent: no CUDA context is current");
+    if (st == TMAP_OK)
+        st = tmap_cuda_check(c, c->api.ctx_get_device(&c->device), "cuCtxGetDevice", err);
+    return st;
+}
+
+tmap_status tmap_cuda_open_current(tmap_cuda **out, tmap_error *err)
+{
+    *out = NULL;
+    tmap_cuda *c = calloc(1, sizeof *c);
+    if (!c)
+        return tmap_fail(err, TMAP_ERR_NOMEM, "out of memory");
+    c->borrowed = 1;
+    tmap_status st = open_library(c, err);
+    if (st == TMAP_OK)
+        st = borrow_current(c, err);
+    if (st != TMAP_OK) {
+        tmap_cuda_close(c);
+        return st;
+    }
+    *out = c;
+    return TMAP_OK;
+}
+
 void tmap_cuda_close(tmap_cuda *c)
 {
     if (!c)
         return;
     tmap_kernel_free(c->move[0]);
     tmap_kernel_free(c->move[1]);
-    if (c->ctx)
+    if (c->ctx && !c->borrowed)
         c->api.primary_ctx_release(c->device);
     if (c->lib)
         dlclose(c->lib);

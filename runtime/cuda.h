@@ -24,6 +24,8 @@ typedef struct tmap_cuda_api {
     CUresult (*primary_ctx_retain)(CUcontext *, CUdevice);
     CUresult (*primary_ctx_release)(CUdevice);
     CUresult (*ctx_set_current)(CUcontext);
+    CUresult (*ctx_get_current)(CUcontext *);
+    CUresult (*ctx_get_device)(CUdevice *);
     CUresult (*ctx_synchronize)(void);
     CUresult (*ctx_get_limit)(size_t *, CUlimit);
     CUresult (*ctx_set_limit)(CUlimit, size_t);
@@ -48,13 +50,16 @@ typedef struct tmap_cuda_api {
     CUresult (*event_synchronize)(CUevent);
     CUresult (*event_query)(CUevent);
     CUresult (*event_elapsed_time)(float *, CUevent, CUevent);
+    CUresult (*stream_synchronize)(CUstream);
 } tmap_cuda_api;
 
 struct tmap_cuda {
     void *lib;          /* dlopen handle of libcuda */
     tmap_cuda_api api;
     CUdevice device;
-    CUcontext ctx;      /* the device's primary context, retained */
+    CUcontext ctx;      /* the device's primary context, retained; or, when
+                           borrowed, the context that was current */
+    int borrowed;       /* ctx is the caller's (tmap_cuda_open_current) */
     int driver_version; /* cuDriverGetVersion: 13000 for CUDA 13.0 */
     tmap_kernel *move[2];  /* gather and scatter kernels, loaded on first use */
 };
@@ -63,7 +68,14 @@ struct tmap_cuda {
 tmap_status tmap_cuda_check(const tmap_cuda *c, CUresult r, const char *call,
                             tmap_error *err);
 
-/* The CUDA handle a kernel was loaded with (kernel.c). */
+/* The CUDA handle a kernel was loaded with, and its CUfunction (kernel.c). */
 tmap_cuda *tmap_kernel_cuda(const tmap_kernel *k);
+CUfunction tmap_kernel_function(const tmap_kernel *k);
+
+/* Like tmap_cuda_open, for code running inside a CUDA program: the driver
+ * already initialized and the context current on the calling thread (the
+ * program's own) used as it is: neither retained nor made current, so the
+ * program's contexts stay as they were.  TMAP_ERR_CUDA without one. */
+tmap_status tmap_cuda_open_current(tmap_cuda **out, tmap_error *err);
 
 #endif

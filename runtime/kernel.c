@@ -119,6 +119,7 @@ tmap_status tmap_kernel_load(tmap_cuda *c, const char *ptx, const char *kernel,
 }
 
 tmap_cuda *tmap_kernel_cuda(const tmap_kernel *k) { return k->cuda; }
+CUfunction tmap_kernel_function(const tmap_kernel *k) { return k->function; }
 
 void tmap_kernel_free(tmap_kernel *k)
 {

@@ -4,7 +4,7 @@
 The library's folders are stages, in this order (docs/design.md):
 
     common < instrument < runtime < model < latency_tables < regroup
-           < pipeline < report < cli
+           < pipeline < attach < report < cli
 
 A file in a stage may include its own folder's headers, the headers of the
 folders before it, and the public headers (include/threadmap/X.h) of its
@@ -23,7 +23,7 @@ import re
 import sys
 
 STAGES = ["common", "instrument", "runtime", "model", "latency_tables",
-          "regroup", "pipeline", "report", "cli"]
+          "regroup", "pipeline", "attach", "report", "cli"]
 RANK = {s: i for i, s in enumerate(STAGES)}
 CLI_PRIVATE_OK = {"common/base.h"}
 INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"')

@@ -13,7 +13,7 @@ trap 'rm -rf "$tmp"' EXIT
 plant() { # plant FILE LINE: copy of the tree with LINE added at the top of FILE
     rm -rf "$tmp/tree"
     mkdir -p "$tmp/tree"
-    (cd "$src" && cp -r common instrument runtime model latency_tables regroup pipeline report \
+    (cd "$src" && cp -r common instrument runtime model latency_tables regroup pipeline attach report \
         cli include "$tmp/tree/")
     printf '%s\n' "$2" | cat - "$tmp/tree/$1" > "$tmp/f" && mv "$tmp/f" "$tmp/tree/$1"
     if $check "$tmp/tree" > "$tmp/out"; then

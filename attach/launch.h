@@ -1,0 +1,60 @@
+/*
+ * launch.h (attach) -- one intercepted launch, and profiling it: the
+ * kernel's PTX instrumented with the counter pass and launched in place of
+ * the original (launch.c), the per-thread features read from its
+ * arguments, and the result written to the output folder (record.c).
+ * Private to attach/.
+ */
+#ifndef TMAP_ATTACH_LAUNCH_H
+#define TMAP_ATTACH_LAUNCH_H
+
+#include <cuda.h>
+
+#include "threadmap/attach.h"
+
+/* A launch as the application asked for it.  relaunch() makes the same
+ * call (same driver entry point, stream, parameters, attributes) with the
+ * function handle replaced by f, and returns the driver's result. */
+typedef struct tmap_attach_call {
+    void *function;              /* the handle launched: CUfunction or CUkernel */
+    unsigned grid[3], block[3], shared_bytes;
+    CUstream stream;
+    void **params, **extra;
+    CUresult (*relaunch)(const struct tmap_attach_call *c, CUfunction f);
+    const void *raw;             /* the intercepted call's own arguments */
+} tmap_attach_call;
+
+/* What profiling one launch gave. */
+typedef struct tmap_attach_result {
+    tmap_bbv bbv;
+    tmap_counting *counting;     /* the instrumented kernel; its CFG names the columns */
+    tmap_param *params;
+    size_t nparams;
+    double *features;            /* [threads][nfeatures], or NULL */
+    size_t nfeatures;
+} tmap_attach_result;
+
+/*
+ * Profiles the launch: reads the features (before the kernel runs: it may
+ * overwrite them), launches the instrumented kernel through c->relaunch
+ * and waits for it.  *launched is set once the instrumented launch was
+ * made (its driver result in *cu): the caller must then not launch the
+ * original; when it is 0 the caller launches the original as usual.
+ */
+tmap_status tmap_attach_launch(tmap_cuda *cuda, const char *ptx, const char *entry,
+                               const tmap_attach_call *c, const tmap_attach_feature *f,
+                               size_t nf, tmap_attach_result *res, int *launched, CUresult *cu,
+                               tmap_error *err);
+void tmap_attach_result_free(tmap_attach_result *r);
+
+/* record.c: the files of one profiled launch in DIR/KERNEL/ (kernel.ptx on
+ * the first run, runN.bbv.npy and its sidecar, runN.features.npy, and
+ * profile.json rewritten with every run so far, as `threadmap train`
+ * reads it), and a line in DIR/launches.tsv.  *summary (a json_t *, NULL
+ * at first) holds the kernel's profile.json between calls. */
+tmap_status tmap_attach_record(const char *dir, const char *entry, const char *ptx,
+                               const tmap_attach_call *c, const tmap_attach_result *r,
+                               const tmap_attach_opts *o, const tmap_device_info *d,
+                               long launch, void **summary, tmap_error *err);
+
+#endif

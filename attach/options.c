@@ -1,0 +1,164 @@
+/*
+ * options.c (attach) -- the options of attach mode: per-thread feature
+ * specs (`n=arg2:i32[t+1]`), checking them, and carrying them to the
+ * injected library through the environment.
+ */
+#include <regex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attach/env.h"
+#include "common/base.h"
+
+static const struct { const char *name; size_t size; } types[] = {
+    {"i8", 1}, {"u8", 1}, {"i32", 4}, {"u32", 4}, {"i64", 8}, {"u64", 8}, {"f32", 4}, {"f64", 8},
+};
+
+static size_t type_size(const char *t)
+{
+    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
+        if (!strcmp(t, types[i].name))
+            return types[i].size;
+    return 0;
+}
+
+/* "[t]", "[t+C]" or "[t-C]" -> *offset; 0 on success. */
+static int index_part(const char *s, long *offset)
+{
+    char sign = 0, close = 0;
+    long c = 0;
+    int used = 0;
+    if (!strcmp(s, "[t]")) {
+        *offset = 0;
+        return 0;
+    }
+    if (sscanf(s, "[t%c%ld%c%n", &sign, &c, &close, &used) != 3 || s[used] || close != ']' ||
+        (sign != '+' && sign != '-') || c < 0)
+        return -1;
+    *offset = sign == '-' ? -c : c;
+    return 0;
+}
+
+tmap_status tmap_attach_feature_parse(const char *spec, tmap_attach_feature *f,
+                                      tmap_error *err)
+{
+    memset(f, 0, sizeof *f);
+    const char *eq = strchr(spec, '='), *colon = eq ? strchr(eq, ':') : NULL;
+    const char *br = colon ? strchr(colon, '[') : NULL;
+    char *end = NULL;
+    unsigned long arg = eq && !strncmp(eq + 1, "arg", 3) ? strtoul(eq + 4, &end, 10) : 0;
+    size_t nlen = eq ? (size_t)(eq - spec) : 0, tlen = br ? (size_t)(br - colon - 1) : 0;
+    if (!br || !nlen || nlen >= sizeof f->name || end != colon || end == eq + 4 ||
+        tlen >= sizeof f->type || arg > 4096)
+        return tmap_fail(err, TMAP_ERR_INVALID,
+                         "feature '%s': expected NAME=argK:TYPE[t] (e.g. n=arg2:i32[t])", spec);
+    memcpy(f->name, spec, nlen);
+    memcpy(f->type, colon + 1, tlen);
+    f->arg = (unsigned)arg;
+    if (!(f->elem_size = type_size(f->type)))
+        return tmap_fail(err, TMAP_ERR_INVALID,
+                         "feature '%s': type '%s' is not one of i8 u8 i32 u32 i64 u64 f32 f64",
+                         spec, f->type);
+    if (index_part(br, &f->offset))
+        return tmap_fail(err, TMAP_ERR_INVALID,
+                         "feature '%s': index '%s' is not [t], [t+C] or [t-C]", spec, br);
+    return TMAP_OK;
+}
+
+tmap_status tmap_attach_opts_check(const tmap_attach_opts *o, tmap_error *err)
+{
+    if (!o->out || !o->out[0])
+        return tmap_fail(err, TMAP_ERR_INVALID, "no output folder (-o DIR)");
+    if (o->nfeatures > TMAP_ATTACH_MAX_FEATURES)
+        return tmap_fail(err, TMAP_ERR_INVALID, "at most %d features",
+                         TMAP_ATTACH_MAX_FEATURES);
+    if (o->launch_skip < 0 || o->launch_count < -1)
+        return tmap_fail(err, TMAP_ERR_INVALID, "--launch-skip and --launch-count must not be "
+                         "negative");
+    tmap_attach_feature f;
+    for (size_t i = 0; i < o->nfeatures; i++) {
+        if (strchr(o->features[i], ';'))
+            return tmap_fail(err, TMAP_ERR_INVALID, "feature '%s' holds a ';'", o->features[i]);
+        tmap_status st = tmap_attach_feature_parse(o->features[i], &f, err);
+        if (st != TMAP_OK)
+            return st;
+    }
+    regex_t re;
+    if (o->kernel_regex && regcomp(&re, o->kernel_regex, REG_EXTENDED | REG_NOSUB))
+        return tmap_fail(err, TMAP_ERR_INVALID, "--kernel-name '%s': not a regular expression",
+                         o->kernel_regex);
+    if (o->kernel_regex)
+        regfree(&re);
+    return TMAP_OK;
+}
+
+static int set_long(const char *name, long v)
+{
+    char s[32];
+    snprintf(s, sizeof s, "%ld", v);
+    return setenv(name, s, 1);
+}
+
+tmap_status tmap_attach_env_set(const tmap_attach_opts *o, tmap_error *err)
+{
+    tmap_buf specs = {0};
+    for (size_t i = 0; i < o->nfeatures; i++)
+        tmap_buf_printf(&specs, "%s%s", i ? ";" : "", o->features[i]);
+    int bad = specs.oom || setenv(TMAP_ATTACH_ENV_OUT, o->out, 1) ||
+              setenv(TMAP_ATTACH_ENV_KERNEL, o->kernel_regex ? o->kernel_regex : "", 1) ||
+              set_long(TMAP_ATTACH_ENV_SKIP, o->launch_skip) ||
+              set_long(TMAP_ATTACH_ENV_COUNT, o->launch_count) ||
+              setenv(TMAP_ATTACH_ENV_FEATURES, specs.data ? specs.data : "", 1) ||
+              set_long(TMAP_ATTACH_ENV_QUIET, o->quiet);
+    tmap_buf_free(&specs);
+    return bad ? tmap_fail(err, TMAP_ERR_NOMEM, "cannot set the environment") : TMAP_OK;
+}
+
+static long env_long(const char *name, long def)
+{
+    const char *s = getenv(name);
+    return s && *s ? strtol(s, NULL, 10) : def;
+}
+
+static tmap_status split_features(tmap_attach_env *e, tmap_error *err)
+{
+    tmap_attach_opts *o = &e->opts;
+    for (char *s = e->specs, *next; s && *s && o->nfeatures < TMAP_ATTACH_MAX_FEATURES; s = next) {
+        next = strchr(s, ';');
+        if (next)
+            *next++ = '\0';
+        o->features[o->nfeatures] = s;
+        tmap_status st = tmap_attach_feature_parse(s, &e->features[o->nfeatures++], err);
+        if (st != TMAP_OK)
+            return st;
+    }
+    return TMAP_OK;
+}
+
+tmap_status tmap_attach_env_get(tmap_attach_env *e, tmap_error *err)
+{
+    memset(e, 0, sizeof *e);
+    tmap_attach_opts *o = &e->opts;
+    o->out = getenv(TMAP_ATTACH_ENV_OUT);
+    if (!o->out || !*o->out)
+        return tmap_fail(err, TMAP_ERR_INVALID, "%s is not set", TMAP_ATTACH_ENV_OUT);
+    o->kernel_regex = getenv(TMAP_ATTACH_ENV_KERNEL);
+    if (o->kernel_regex && !*o->kernel_regex)
+        o->kernel_regex = NULL;
+    o->launch_skip = env_long(TMAP_ATTACH_ENV_SKIP, 0);
+    o->launch_count = env_long(TMAP_ATTACH_ENV_COUNT, -1);
+    o->quiet = (int)env_long(TMAP_ATTACH_ENV_QUIET, 0);
+    e->trace = (int)env_long(TMAP_ATTACH_ENV_TRACE, 0);
+    const char *specs = getenv(TMAP_ATTACH_ENV_FEATURES);
+    if (specs && *specs && !(e->specs = strdup(specs)))
+        return tmap_fail(err, TMAP_ERR_NOMEM, "out of memory");
+    tmap_status st = split_features(e, err);
+    return st == TMAP_OK ? tmap_attach_opts_check(o, err) : st;
+}
+
+void tmap_attach_env_free(tmap_attach_env *e)
+{
+    free(e->specs);
+    memset(e, 0, sizeof *e);
+}
