@@ -9,7 +9,9 @@
 #    a demangled name (scale<3>) selects the template kernel;
 #  - the driver API (cuModuleLoadData, cuLaunchKernelEx, cuLaunchKernel with
 #    the packed `extra` buffer) is profiled, each launch with its geometry;
-#  - a SASS-only binary is reported, naming the kernel and how to rebuild.
+#  - a SASS-only binary is reported, naming the kernel and how to rebuild;
+#  - a launch captured into a CUDA graph is reported as not profiled;
+#  - `threadmap train DIR/KERNEL` fits on what attach mode wrote.
 set -euo pipefail
 b=$1 src=$2
 tm=$b/threadmap apps=$b/tests/apps
@@ -37,7 +39,18 @@ JSON
 for f in run0.bbv.npy run0.bbv.npy.json run0.features.npy; do
   cmp "$tmp/man/$f" "$tmp/rt/$k/$f" || fail "$f differs between attach and manifest paths"
 done
-echo "ok: loop_runtime: output identical, BBVs and features equal the manifest path's"
+# the same with the shared CUDA runtime, where it can start
+if "$apps/loop_runtime_shared" 4096 > "$tmp/shplain.txt" 2> /dev/null; then
+  "$tm" profile -o "$tmp/sh" -q -k count_up -c 1 -- "$apps/loop_runtime_shared" 4096 > "$tmp/shattached.txt" \
+    || fail "profile -- loop_runtime_shared"
+  cmp "$tmp/plain.txt" "$tmp/shattached.txt" || fail "loop_runtime_shared's output changed"
+  cmp "$tmp/rt/$k/run0.bbv.npy" "$tmp/sh/$k/run0.bbv.npy" || fail "shared cudart: other BBVs"
+  echo "ok: loop_runtime_shared (libcudart.so): output identical, same BBVs"
+else
+  echo "note: loop_runtime_shared does not start here (no libcudart.so): not checked"
+fi
+"$tm" train "$tmp/rt/$k" -o "$tmp/model.txt" > /dev/null || fail "train on the attach folder"
+echo "ok: loop_runtime: output identical, BBVs and features equal the manifest path's, train reads them"
 
 # selection: the second count_up launch (64-thread blocks), and scale<3> by its demangled name
 "$tm" profile -o "$tmp/sel" -q -k '^count_up|scale<3>' -s 1 -c 2 -- "$apps/loop_runtime" 4096 > "$tmp/sel.txt"
@@ -66,3 +79,13 @@ cmp "$tmp/splain.txt" "$tmp/sattached.txt" || fail "sass_only's output changed"
 grep -q "_Z11sass_kernelPi' has SASS only" "$tmp/sass.err" || { cat "$tmp/sass.err"; fail "no SASS-only message"; }
 grep -q "arch=compute_90,code=compute_90" "$tmp/sass.err" || fail "no rebuild advice"
 echo "ok: sass_only: reported, output identical"
+
+# a launch inside a CUDA graph: reported, not profiled, results unchanged
+"$apps/loop_runtime" 4096 - graph > "$tmp/gplain.txt"
+cmp "$tmp/plain.txt" "$tmp/gplain.txt" || fail "graph mode computes something else"
+if "$tm" profile -o "$tmp/graph" -k count_up -c 1 -- "$apps/loop_runtime" 4096 - graph > "$tmp/gattached.txt" 2> "$tmp/graph.err"; then
+  fail "a captured launch was reported profiled"
+fi
+cmp "$tmp/plain.txt" "$tmp/gattached.txt" || fail "graph mode's output changed"
+grep -q "captured into a CUDA graph" "$tmp/graph.err" || { cat "$tmp/graph.err"; fail "no graph message"; }
+echo "ok: a launch in a CUDA graph is reported as not profiled, output identical"

@@ -1,11 +1,13 @@
 // loop_runtime.cu -- a CUDA runtime-API application for attach mode's tests:
 // count_up (a per-thread loop, so its threads diverge) launched twice with
-// <<<>>> and a templated kernel between them.  Usage: loop_runtime [N [INPUT]]:
-// N threads (default 4096, a multiple of 128); INPUT, when given, receives
-// the first launch's input (N little-endian i32) for the manifest path.
+// <<<>>> and a templated kernel between them.  Usage: loop_runtime [N [INPUT
+// [graph]]]: N threads (default 4096, a multiple of 128); INPUT, unless "-",
+// receives the first launch's input (N little-endian i32) for the manifest
+// path; "graph": the first launch is captured into a CUDA graph and run so.
 // Prints a checksum and a few outputs: the same with and without threadmap.
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <vector>
 
 __global__ void count_up(const int *n, int *out, int len)
@@ -46,7 +48,7 @@ int main(int argc, char **argv)
     std::vector<int> in(n), out(n);
     for (int t = 0; t < n; t++)
         in[t] = (int)((t * 7919u) % 37u);
-    if (argc > 2) {
+    if (argc > 2 && strcmp(argv[2], "-")) {
         FILE *f = fopen(argv[2], "wb");
         if (!f || fwrite(in.data(), sizeof(int), n, f) != (size_t)n || fclose(f)) {
             fprintf(stderr, "loop_runtime: cannot write %s\n", argv[2]);
@@ -57,7 +59,19 @@ int main(int argc, char **argv)
     check(cudaMalloc(&d_in, n * sizeof(int)), "cudaMalloc");
     check(cudaMalloc(&d_out, n * sizeof(int)), "cudaMalloc");
     check(cudaMemcpy(d_in, in.data(), n * sizeof(int), cudaMemcpyHostToDevice), "upload");
-    count_up<<<n / 128, 128>>>(d_in, d_out, n);
+    if (argc > 3 && !strcmp(argv[3], "graph")) {
+        cudaStream_t s;
+        cudaGraph_t g;
+        cudaGraphExec_t x;
+        check(cudaStreamCreate(&s), "cudaStreamCreate");
+        check(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal), "begin capture");
+        count_up<<<n / 128, 128, 0, s>>>(d_in, d_out, n);
+        check(cudaStreamEndCapture(s, &g), "end capture");
+        check(cudaGraphInstantiate(&x, g, 0), "cudaGraphInstantiate");
+        check(cudaGraphLaunch(x, s), "cudaGraphLaunch");
+        check(cudaStreamSynchronize(s), "cudaStreamSynchronize");
+    } else
+        count_up<<<n / 128, 128>>>(d_in, d_out, n);
     check(cudaGetLastError(), "count_up");
     scale<3><<<n / 128, 128>>>(d_in, n);
     check(cudaGetLastError(), "scale");
