@@ -12,9 +12,7 @@
 #include "common/base.h"
 #include "runtime/cuda.h"
 
-/* The value of parameter p: from kernelParams, or from the packed buffer
- * of the `extra` form. */
-static const void *param_value(const tmap_attach_call *c, const tmap_param *p, size_t i)
+const void *tmap_attach_param_value(const tmap_attach_call *c, const tmap_param *p, size_t i)
 {
     if (c->params)
         return c->params[i];
@@ -49,7 +47,7 @@ static tmap_status read_feature(tmap_cuda *cuda, const tmap_attach_call *c,
     if (f->arg >= r->nparams || r->params[f->arg].size != 8)
         return tmap_fail(err, TMAP_ERR_INVALID, "feature '%s': arg%u is not a pointer parameter "
                          "(the kernel has %zu parameters)", f->name, f->arg, r->nparams);
-    const void *v = param_value(c, &r->params[f->arg], f->arg);
+    const void *v = tmap_attach_param_value(c, &r->params[f->arg], f->arg);
     uint64_t ptr = 0;
     if (v)
         memcpy(&ptr, v, 8);

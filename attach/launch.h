@@ -24,6 +24,10 @@ typedef struct tmap_attach_call {
     const void *raw;             /* the intercepted call's own arguments */
 } tmap_attach_call;
 
+/* The bytes of parameter i (p its layout): from kernelParams, or from the
+ * packed buffer of the `extra` form; NULL when the call has neither. */
+const void *tmap_attach_param_value(const tmap_attach_call *c, const tmap_param *p, size_t i);
+
 /* What profiling one launch gave. */
 typedef struct tmap_attach_result {
     tmap_bbv bbv;

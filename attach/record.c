@@ -40,7 +40,7 @@ static json_t *params_json(const tmap_attach_call *c, const tmap_attach_result *
     json_t *a = json_array();
     for (size_t i = 0; i < r->nparams; i++) {
         const tmap_param *p = &r->params[i];
-        const unsigned char *v = c->params ? c->params[i] : NULL;
+        const unsigned char *v = tmap_attach_param_value(c, p, i);
         tmap_buf hex = {0};
         for (size_t k = 0; v && k < p->size && k < 64; k++)
             tmap_buf_printf(&hex, "%02x", v[k]);

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# attach_cli.sh BUILD -- `threadmap profile -- ./app` without a GPU: usage
+# errors (exit 2, the reason first), the application run with the attach
+# library preloaded and the options in its environment, its exit status
+# passed on, and "nothing profiled" reported when no kernel was launched.
+set -uo pipefail
+tm=$1/threadmap
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+expect() { # expect CODE TEXT -- CMD...: exit status CODE, TEXT in its stderr
+    local code=$1 text=$2; shift 3
+    "$@" > "$tmp/out" 2> "$tmp/err"; local got=$?
+    [ "$got" = "$code" ] || { cat "$tmp/err"; fail "$* exited $got, not $code"; }
+    grep -qF -- "$text" "$tmp/err" || { cat "$tmp/err"; fail "$*: no '$text' on stderr"; }
+    echo "ok: $code '$text' <- ${*:2}"
+}
+expect 2 "not a regular expression" -- "$tm" profile -o "$tmp/d" -k 'a(' -- true
+expect 2 "feature 'n=arg1:i16[t]'" -- "$tm" profile -o "$tmp/d" --feature 'n=arg1:i16[t]' -- true
+expect 2 "usage: threadmap profile -o DIR" -- "$tm" profile -k x -- true
+expect 2 "usage: threadmap profile -o DIR" -- "$tm" profile -o "$tmp/d" --
+expect 2 "'-3' is not a whole number" -- "$tm" profile -o "$tmp/d" -c -3 -- true
+"$tm" profile -h -- | grep -q -- "--launch-skip N" || fail "profile -h -- prints no attach usage"
+expect 1 "no launch was profiled: no kernel launched matching 'count_up'" -- \
+  "$tm" profile -o "$tmp/d" -k count_up -- true
+expect 5 "the application exited with status 5" -- "$tm" profile -o "$tmp/d" -- sh -c 'exit 5'
+# what the application sees: the library first in LD_PRELOAD, the options in its environment
+LD_PRELOAD= "$tm" profile -o "$tmp/d" -k 'count_up|scale' -s 2 -c 3 --feature 'n=arg0:i32[t]' \
+  --feature 'm=arg1:f32[t+1]' -- sh -c 'env' > "$tmp/env" 2> /dev/null
+grep -q "^LD_PRELOAD=.*libthreadmap_attach.so$" "$tmp/env" || fail "LD_PRELOAD: $(grep LD_PRELOAD "$tmp/env")"
+for kv in "THREADMAP_ATTACH_OUT=$tmp/d" "THREADMAP_ATTACH_KERNEL=count_up|scale" \
+          "THREADMAP_ATTACH_SKIP=2" "THREADMAP_ATTACH_COUNT=3" \
+          "THREADMAP_ATTACH_FEATURES=n=arg0:i32[t];m=arg1:f32[t+1]"; do
+  grep -qxF "$kv" "$tmp/env" || fail "the application's environment lacks $kv"
+done
+echo "ok: the application runs preloaded, with the options in its environment"
