@@ -20,6 +20,7 @@ enum {
     KIND_PTX = 1,
     KIND_SASS = 2,
     ENTRY_MIN_HEADER = 64,
+    MAX_TEXT = 1 << 30, /* the largest inflated PTX taken (a damaged header says more) */
 };
 
 static uint16_t u16(const unsigned char *p) { uint16_t v; memcpy(&v, p, 2); return v; }
@@ -57,9 +58,9 @@ static tmap_status ptx_entry(tmap_image *img, const unsigned char *h, size_t hsi
         return add_ptx(img, copy_text(payload, strnlen((const char *)payload, padded)), arch,
                        err);
     size_t packed = u32(h + 16), full = hsize >= 64 ? (size_t)u64(h + 56) : 0;
-    char *text = full && packed <= padded ? malloc(full + 1) : NULL;
+    char *text = full && full <= MAX_TEXT && packed <= padded ? malloc(full + 1) : NULL;
     tmap_error why = {0};
-    if (text && tmap_fatbin_inflate(flags, payload, packed, text, full, &why) == TMAP_OK) {
+    if (text && tmap_inflate_entry(flags, payload, packed, text, full, &why) == TMAP_OK) {
         text[full] = '\0';
         return add_ptx(img, text, arch, err);
     }

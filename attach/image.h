@@ -2,7 +2,7 @@
  * image.h (attach) -- the PTX inside a module image as the CUDA driver is
  * handed it (a fatbin, the runtime's fatbin wrapper, PTX text or a cubin)
  * or as an executable or shared library carries it (its .nv_fatbin
- * sections): image.c walks the fatbin headers, decompress.c inflates the
+ * sections): image.c walks the fatbin headers, inflate.c inflates the
  * compressed entries.  Private to attach/.
  */
 #ifndef TMAP_ATTACH_IMAGE_H
@@ -52,11 +52,11 @@ tmap_status tmap_image_missing(const tmap_image *img, const char *entry, const c
 tmap_status tmap_cuobjdump_scan(tmap_image *img, const char *cuobjdump, const char *path,
                                 tmap_error *err);
 
-/* decompress.c: inflates a fatbin entry compressed with LZ4 (flag 0x2000)
+/* inflate.c: inflates a fatbin entry compressed with LZ4 (flag 0x2000)
  * or Zstandard (flag 0x8000) into out[0..cap), with the system's liblz4 /
  * libzstd loaded at run time; TMAP_ERR_UNSUPPORTED without them. */
 enum { TMAP_FATBIN_LZ4 = 0x2000, TMAP_FATBIN_ZSTD = 0x8000 };
-tmap_status tmap_fatbin_inflate(uint64_t flags, const void *in, size_t n, char *out,
-                                size_t cap, tmap_error *err);
+tmap_status tmap_inflate_entry(uint64_t flags, const void *in, size_t n, char *out,
+                               size_t cap, tmap_error *err);
 
 #endif

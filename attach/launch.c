@@ -82,12 +82,24 @@ static tmap_status read_features(tmap_cuda *cuda, const tmap_attach_call *c,
     return st;
 }
 
+enum { SHARED_DEFAULT_MAX = 48 * 1024 }; /* dynamic shared memory without opting in */
+
 static tmap_status run_counting(tmap_cuda *cuda, tmap_counting *k, const tmap_attach_call *c,
                                 int *launched, CUresult *cu, tmap_error *err)
 {
-    *cu = c->relaunch(c, tmap_kernel_function(tmap_counting_kernel(k)));
-    *launched = 1;
-    tmap_status st = tmap_cuda_check(cuda, *cu, "cuLaunchKernel (instrumented)", err);
+    CUfunction f = tmap_kernel_function(tmap_counting_kernel(k));
+    tmap_status st = TMAP_OK;
+    if (c->shared_bytes > SHARED_DEFAULT_MAX) /* what the application set on its own */
+        st = tmap_cuda_check(cuda, cuda->api.func_set_attribute(
+                                       f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                       (int)c->shared_bytes),
+                             "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)", err);
+    if (st != TMAP_OK)
+        return st;
+    *cu = c->relaunch(c, f);
+    /* a launch refused (resources...) ran nothing: the original still may */
+    *launched = *cu == CUDA_SUCCESS;
+    st = tmap_cuda_check(cuda, *cu, "cuLaunchKernel (instrumented)", err);
     if (st == TMAP_OK)
         st = tmap_cuda_check(cuda, cuda->api.stream_synchronize(c->stream), "cuStreamSynchronize",
                              err);

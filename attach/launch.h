@@ -43,7 +43,8 @@ typedef struct tmap_attach_result {
  * overwrite them), launches the instrumented kernel through c->relaunch
  * and waits for it.  *launched is set once the instrumented launch was
  * made (its driver result in *cu): the caller must then not launch the
- * original; when it is 0 the caller launches the original as usual.
+ * original; when it is 0 (nothing ran: an error before the launch, or the
+ * driver refused it) the caller launches the original as usual.
  */
 tmap_status tmap_attach_launch(tmap_cuda *cuda, const char *ptx, const char *entry,
                                const tmap_attach_call *c, const tmap_attach_feature *f,

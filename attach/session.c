@@ -340,6 +340,8 @@ int tmap_session_launch(tmap_session *s, const tmap_attach_call *c, CUresult *cu
     int done = 0;
     handle *h = named(s, c->function);
     long launch = s->matched;
+    if (!h)
+        tmap_session_trace(s, "launch of %p: a kernel never named, not selectable", c->function);
     if (h && selected(s, h))
         done = profile(s, h, c, launch, cu);
     pthread_mutex_unlock(&s->lock);

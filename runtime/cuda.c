@@ -65,6 +65,7 @@ static const sym symbols[] = {
     S(module_get_function, "cuModuleGetFunction", NULL),
     S(module_get_global, "cuModuleGetGlobal_v2", NULL),
     S(func_get_attribute, "cuFuncGetAttribute", NULL),
+    S(func_set_attribute, "cuFuncSetAttribute", NULL),
     S(occupancy_max_active_blocks, "cuOccupancyMaxActiveBlocksPerMultiprocessor", NULL),
     S(launch_kernel, "cuLaunchKernel", NULL),
     S(event_create, "cuEventCreate", NULL),

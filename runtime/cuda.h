@@ -41,6 +41,7 @@ typedef struct tmap_cuda_api {
     CUresult (*module_get_function)(CUfunction *, CUmodule, const char *);
     CUresult (*module_get_global)(CUdeviceptr *, size_t *, CUmodule, const char *);
     CUresult (*func_get_attribute)(int *, CUfunction_attribute, CUfunction);
+    CUresult (*func_set_attribute)(CUfunction, CUfunction_attribute, int);
     CUresult (*occupancy_max_active_blocks)(int *, CUfunction, int, size_t);
     CUresult (*launch_kernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
                               unsigned, unsigned, CUstream, void **, void **);

@@ -2,8 +2,9 @@
 # deps.sh -- installs what threadmap builds with, from Debian's packages, if
 # missing: GSL (regression), jansson (JSON), CMocka (tests), cmake, a C
 # compiler, clang (fuzzing).  The CUDA toolkit is expected at /usr/local/cuda.
-# nvdisasm (SASS counts, `--sass`), when the toolkit lacks it, comes from
-# PyPI into .tools/; without it only the tests that need it skip.
+# nvdisasm (SASS counts, `--sass`) and cuobjdump (attach mode's fallback,
+# compared against in test_attach), when the toolkit lacks them, come from
+# PyPI into .tools/; without them only the tests that need them skip.
 # A registry that is slow or down ends with a clear message, not a hang.
 set -euo pipefail
 pkgs=(libgsl-dev libjansson-dev libcmocka-dev cmake gcc clang pkg-config)
@@ -37,5 +38,14 @@ if [ ! -x "$nvd" ] && ! command -v nvdisasm >/dev/null && ! ls .tools/*/nvidia/*
   if ! timeout 300 python3 -m pip install -q --disable-pip-version-check --no-deps \
       --target .tools/nvdisasm nvidia-cuda-nvdisasm==13.2.86 >/dev/null 2>&1; then
     echo "deps: note: nvdisasm could not be fetched (PyPI slow or down); the SASS tests will skip"
+  fi
+fi
+
+cod=/usr/local/cuda/bin/cuobjdump
+if [ ! -x "$cod" ] && ! command -v cuobjdump >/dev/null && ! ls .tools/*/nvidia/*/bin/cuobjdump >/dev/null 2>&1; then
+  echo "deps: fetching cuobjdump (PyPI nvidia-cuda-cuobjdump) into .tools/"
+  if ! timeout 300 python3 -m pip install -q --disable-pip-version-check --no-deps \
+      --target .tools/cuobjdump nvidia-cuda-cuobjdump==13.2.86 >/dev/null 2>&1; then
+    echo "deps: note: cuobjdump could not be fetched (PyPI slow or down); test_attach skips its comparison"
   fi
 fi

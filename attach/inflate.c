@@ -1,5 +1,5 @@
 /*
- * decompress.c (attach) -- inflating compressed fatbin entries.  nvcc
+ * inflate.c (attach) -- inflating compressed fatbin entries.  nvcc
  * compresses PTX in fatbins by default (CUDA 13: Zstandard, flag 0x8000;
  * older toolkits: LZ4, flag 0x2000).  The system's libzstd / liblz4 are
  * loaded at run time, so nothing is needed to build; without them the
@@ -55,7 +55,7 @@ static tmap_status inflate_lz4(const void *in, size_t n, char *out, size_t cap,
     return TMAP_OK;
 }
 
-tmap_status tmap_fatbin_inflate(uint64_t flags, const void *in, size_t n, char *out,
+tmap_status tmap_inflate_entry(uint64_t flags, const void *in, size_t n, char *out,
                                 size_t cap, tmap_error *err)
 {
     if (n > (size_t)1 << 30 || cap > (size_t)1 << 30)
