@@ -32,20 +32,17 @@ if [ ! -x /usr/local/cuda/bin/ptxas ] || [ ! -e /usr/local/cuda/include/nvrtc.h 
   exit 1
 fi
 
-nvd=/usr/local/cuda/bin/nvdisasm
-if [ ! -x "$nvd" ] && ! command -v nvdisasm >/dev/null && ! ls .tools/*/nvidia/*/bin/nvdisasm >/dev/null 2>&1; then
-  echo "deps: fetching nvdisasm (PyPI nvidia-cuda-nvdisasm) into .tools/"
-  if ! timeout 300 python3 -m pip install -q --disable-pip-version-check --no-deps \
-      --target .tools/nvdisasm nvidia-cuda-nvdisasm==13.2.86 >/dev/null 2>&1; then
-    echo "deps: note: nvdisasm could not be fetched (PyPI slow or down); the SASS tests will skip"
+# fetch TOOL NOTE: TOOL from PyPI (nvidia-cuda-TOOL) into .tools/TOOL unless
+# the toolkit, PATH or .tools/ has it; NOTE says what skips without it.
+fetch() {
+  if [ ! -x "/usr/local/cuda/bin/$1" ] && ! command -v "$1" >/dev/null &&
+     ! ls .tools/*/nvidia/*/bin/"$1" >/dev/null 2>&1; then
+    echo "deps: fetching $1 (PyPI nvidia-cuda-$1) into .tools/"
+    if ! timeout 300 python3 -m pip install -q --disable-pip-version-check --no-deps \
+        --target ".tools/$1" "nvidia-cuda-$1==13.2.86" >/dev/null 2>&1; then
+      echo "deps: note: $1 could not be fetched (PyPI slow or down); $2"
+    fi
   fi
-fi
-
-cod=/usr/local/cuda/bin/cuobjdump
-if [ ! -x "$cod" ] && ! command -v cuobjdump >/dev/null && ! ls .tools/*/nvidia/*/bin/cuobjdump >/dev/null 2>&1; then
-  echo "deps: fetching cuobjdump (PyPI nvidia-cuda-cuobjdump) into .tools/"
-  if ! timeout 300 python3 -m pip install -q --disable-pip-version-check --no-deps \
-      --target .tools/cuobjdump nvidia-cuda-cuobjdump==13.2.86 >/dev/null 2>&1; then
-    echo "deps: note: cuobjdump could not be fetched (PyPI slow or down); test_attach skips its comparison"
-  fi
-fi
+}
+fetch nvdisasm "the SASS tests will skip"
+fetch cuobjdump "test_attach skips its comparison"
