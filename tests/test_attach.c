@@ -8,6 +8,8 @@
  */
 #include "tests/testutil.h"
 
+#include <sys/stat.h>
+
 #include "attach/env.h"
 #include "attach/image.h"
 
@@ -105,6 +107,56 @@ static void fatbin_file_ptx(void **state)
     tmap_image_free(&w);
     tmap_image_free(&img);
     free(data);
+}
+
+/* A copy of loop_runtime whose PTX entries cannot be inflated (their
+ * compressed size set to 1): the PTX must then come from cuobjdump, here
+ * a stand-in script printing its format. */
+static void cuobjdump_fallback(void **state)
+{
+    (void)state;
+    const char *path = app("loop_runtime");
+    if (!path)
+        skip();
+    char *d = NULL;
+    size_t n = 0, patched = 0;
+    TMAP_CHECK(tmap_file_read(path, &d, &n, err));
+    const unsigned char ptx_head[8] = {1, 0, 1, 1, 0x50, 0, 0, 0};
+    for (size_t i = 0; i + 24 <= n; i += 8)
+        if (!memcmp(d + i, ptx_head, 8)) {
+            uint32_t one = 1;
+            memcpy(d + i + 16, &one, 4);
+            patched++;
+        }
+    assert_true(patched >= 1);
+    char bin[] = "/tmp/tmap_attach_bin_XXXXXX", tool[] = "/tmp/tmap_attach_tool_XXXXXX";
+    int fb = mkstemp(bin), ft = mkstemp(tool);
+    assert_true(fb >= 0 && ft >= 0);
+    assert_int_equal(write(fb, d, n), (ssize_t)n);
+    const char script[] =
+        "#!/bin/sh\n[ \"$1\" = -ptx ] || exit 3\ncat <<'X'\n\nFatbin elf code:\n"
+        "================\narch = sm_90\n\nFatbin ptx code:\n================\narch = sm_90\n"
+        "code version = [9,0]\nhost = linux\ncompile_size = 64bit\ncompressed\n"
+        "ptxasOptions = \n\n.version 9.0\n.target sm_90\n.address_size 64\n"
+        ".visible .entry from_tool(\n.param .u32 from_tool_param_0\n)\n{\nret;\n}\nX\n";
+    assert_int_equal(write(ft, script, strlen(script)), (ssize_t)strlen(script));
+    close(fb);
+    close(ft);
+    assert_int_equal(chmod(tool, 0700), 0);
+    char *ptx = NULL;
+    tmap_error e = {0};
+    /* without the tool: the entries are unread, and the message says so */
+    assert_int_equal(tmap_attach_file_ptx(bin, "from_tool", 90, NULL, &ptx, &e),
+                     TMAP_ERR_UNSUPPORTED);
+    assert_non_null(strstr(e.message, "PTX present but unread"));
+    TMAP_CHECK(tmap_attach_file_ptx(bin, "from_tool", 90, tool, &ptx, err));
+    assert_true(same_text(ptx, ".version 9.0\n.target sm_90\n.address_size 64\n"
+                               ".visible .entry from_tool(\n.param .u32 from_tool_param_0\n)\n"
+                               "{\nret;\n}\n"));
+    free(ptx);
+    unlink(bin);
+    unlink(tool);
+    free(d);
 }
 
 static void sass_only_error(void **state)
@@ -217,7 +269,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(runtime_app_ptx),   cmocka_unit_test(fatbin_file_ptx),
-        cmocka_unit_test(sass_only_error),   cmocka_unit_test(params_layout),
+        cmocka_unit_test(cuobjdump_fallback), cmocka_unit_test(sass_only_error),
+        cmocka_unit_test(params_layout),
         cmocka_unit_test(feature_specs),     cmocka_unit_test(options_through_env),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
