@@ -27,17 +27,18 @@ static uint16_t u16(const unsigned char *p) { uint16_t v; memcpy(&v, p, 2); retu
 static uint32_t u32(const unsigned char *p) { uint32_t v; memcpy(&v, p, 4); return v; }
 static uint64_t u64(const unsigned char *p) { uint64_t v; memcpy(&v, p, 8); return v; }
 
-static tmap_status add_ptx(tmap_image *img, char *text, unsigned arch, tmap_error *err)
+static tmap_status add_ptx(tmap_image *img, tmap_image_ptx m, tmap_error *err)
 {
-    if (!text || tmap_grow(&img->ptx, &img->cap, img->nptx + 1, sizeof *img->ptx)) {
-        free(text);
+    if ((!m.text && !m.packed) || tmap_grow(&img->ptx, &img->cap, img->nptx + 1, sizeof *img->ptx)) {
+        free(m.text);
+        free(m.packed);
         return tmap_fail(err, TMAP_ERR_NOMEM, "out of memory for PTX modules");
     }
-    img->ptx[img->nptx++] = (tmap_image_ptx){text, arch};
+    img->ptx[img->nptx++] = m;
     return TMAP_OK;
 }
 
-static char *copy_text(const unsigned char *p, size_t n)
+static void *copy_bytes(const void *p, size_t n)
 {
     char *t = malloc(n + 1);
     if (t) {
@@ -47,28 +48,51 @@ static char *copy_text(const unsigned char *p, size_t n)
     return t;
 }
 
-/* A PTX entry: the payload as is, or inflated.  An entry that cannot be
- * inflated is counted, not an error: cuobjdump may still read it. */
+static void unread(tmap_image *img, const char *why)
+{
+    if (!img->nopaque++)
+        snprintf(img->opaque_why, sizeof img->opaque_why, "%s", why);
+}
+
+/* A PTX entry: its text, or its compressed bytes, inflated only when a
+ * kernel is looked for (tmap_image_find).  An entry with a bad header is
+ * counted as unread, not an error: cuobjdump may still read it. */
 static tmap_status ptx_entry(tmap_image *img, const unsigned char *h, size_t hsize,
                              const unsigned char *payload, size_t padded, tmap_error *err)
 {
-    uint64_t flags = u64(h + 40);
-    unsigned arch = u32(h + 28);
-    if (!(flags & (TMAP_FATBIN_LZ4 | TMAP_FATBIN_ZSTD)))
-        return add_ptx(img, copy_text(payload, strnlen((const char *)payload, padded)), arch,
-                       err);
-    size_t packed = u32(h + 16), full = hsize >= 64 ? (size_t)u64(h + 56) : 0;
-    char *text = full && full <= MAX_TEXT && packed <= padded ? malloc(full + 1) : NULL;
-    tmap_error why = {0};
-    if (text && tmap_inflate_entry(flags, payload, packed, text, full, &why) == TMAP_OK) {
-        text[full] = '\0';
-        return add_ptx(img, text, arch, err);
+    tmap_image_ptx m = {.flags = u64(h + 40), .arch = u32(h + 28)};
+    if (!(m.flags & (TMAP_FATBIN_LZ4 | TMAP_FATBIN_ZSTD))) {
+        m.text = copy_bytes(payload, strnlen((const char *)payload, padded));
+        return add_ptx(img, m, err);
     }
-    free(text);
-    if (!img->nopaque++)
-        snprintf(img->opaque_why, sizeof img->opaque_why, "%s",
-                 why.message[0] ? why.message : "compressed entry with a bad header");
-    return TMAP_OK;
+    m.packed_size = u32(h + 16);
+    m.full = hsize >= 64 ? (size_t)u64(h + 56) : 0;
+    if (!m.full || m.full > MAX_TEXT || m.packed_size > padded) {
+        unread(img, "compressed entry with a bad header");
+        return TMAP_OK;
+    }
+    m.packed = copy_bytes(payload, m.packed_size);
+    return add_ptx(img, m, err);
+}
+
+/* Inflates module i if still compressed; 0 when its text is there. */
+static int inflated(tmap_image *img, size_t i)
+{
+    tmap_image_ptx *m = &img->ptx[i];
+    if (m->text || !m->packed)
+        return m->text ? 0 : -1;
+    tmap_error why = {0};
+    char *text = malloc(m->full + 1);
+    if (text && tmap_inflate_entry(m->flags, m->packed, m->packed_size, text, m->full, &why) == TMAP_OK) {
+        text[m->full] = '\0';
+        m->text = text;
+    } else {
+        free(text);
+        unread(img, why.message[0] ? why.message : "out of memory inflating PTX");
+    }
+    free(m->packed);
+    m->packed = NULL;
+    return m->text ? 0 : -1;
 }
 
 static tmap_status entry_at(tmap_image *img, const unsigned char *h, size_t left,
@@ -144,7 +168,7 @@ tmap_status tmap_image_scan(tmap_image *img, const void *data, size_t avail, tma
         return TMAP_OK;
     }
     size_t n = avail ? strnlen(data, avail) : strlen(data);
-    return add_ptx(img, copy_text(p, n), 0, err);
+    return add_ptx(img, (tmap_image_ptx){.text = copy_bytes(p, n)}, err);
 }
 
 /* Does the text define `.entry name(`? */
@@ -162,13 +186,13 @@ static int defines(const char *ptx, const char *name)
     return 0;
 }
 
-const char *tmap_image_find(const tmap_image *img, const char *entry, unsigned max_arch)
+const char *tmap_image_find(tmap_image *img, const char *entry, unsigned max_arch)
 {
     const char *best = NULL;
     unsigned best_arch = 0;
     for (size_t i = 0; i < img->nptx; i++) {
         unsigned a = img->ptx[i].arch;
-        if ((max_arch && a > max_arch) || (best && a < best_arch) ||
+        if ((max_arch && a > max_arch) || (best && a < best_arch) || inflated(img, i) ||
             !defines(img->ptx[i].text, entry))
             continue;
         best = img->ptx[i].text;
@@ -196,8 +220,10 @@ tmap_status tmap_image_missing(const tmap_image *img, const char *entry, const c
 
 void tmap_image_free(tmap_image *img)
 {
-    for (size_t i = 0; i < img->nptx; i++)
+    for (size_t i = 0; i < img->nptx; i++) {
         free(img->ptx[i].text);
+        free(img->ptx[i].packed);
+    }
     free(img->ptx);
     memset(img, 0, sizeof *img);
 }

@@ -13,20 +13,24 @@
 
 #include "threadmap/attach.h"
 
-/* One PTX module: its text (NUL-terminated, owned) and its architecture
+/* One PTX module: its text (NUL-terminated, owned), or, until a kernel is
+ * looked for in it, its compressed bytes (owned); and its architecture
  * (90 for compute_90; 0 when the image was bare PTX). */
 typedef struct tmap_image_ptx {
     char *text;
+    unsigned char *packed;
+    size_t packed_size, full;   /* compressed and inflated sizes */
+    uint64_t flags;             /* the fatbin entry's: the compression */
     unsigned arch;
 } tmap_image_ptx;
 
 /* What one image, or several, hold. */
 typedef struct tmap_image {
-    tmap_image_ptx *ptx;  /* the PTX modules, decompressed */
+    tmap_image_ptx *ptx;  /* the PTX modules */
     size_t nptx, cap;
     size_t nsass;         /* cubin (SASS) entries seen */
     unsigned sass_arch;   /* the highest of them (0: unknown) */
-    size_t nopaque;       /* PTX entries that could not be decompressed */
+    size_t nopaque;       /* PTX entries found unreadable (bad header, inflation failed) */
     char opaque_why[160]; /* why, for the first of them */
 } tmap_image;
 
@@ -38,8 +42,9 @@ tmap_status tmap_image_scan(tmap_image *img, const void *data, size_t avail, tma
 tmap_status tmap_image_scan_fatbins(tmap_image *img, const unsigned char *p, size_t n,
                                     tmap_error *err);
 /* The PTX module defining `.entry entry(`, of the highest architecture at
- * most max_arch (0: any); NULL when none does. */
-const char *tmap_image_find(const tmap_image *img, const char *entry, unsigned max_arch);
+ * most max_arch (0: any); NULL when none does.  Inflates the candidates
+ * still compressed (those that fail count as unread). */
+const char *tmap_image_find(tmap_image *img, const char *entry, unsigned max_arch);
 void tmap_image_free(tmap_image *img);
 
 /* The message for a kernel found nowhere as PTX: SASS only (how to rebuild

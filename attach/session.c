@@ -242,7 +242,7 @@ static char *ptx_in_binaries(const char *entry, unsigned arch)
 static tmap_status find_ptx(tmap_session *s, const handle *h, char **ptx, tmap_error *err)
 {
     unsigned arch = (unsigned)(s->dev.cc_major * 10 + s->dev.cc_minor);
-    const tmap_image *img = h->image >= 0 ? &s->images[h->image] : NULL;
+    tmap_image *img = h->image >= 0 ? &s->images[h->image] : NULL;
     const char *found = img ? tmap_image_find(img, h->name, arch) : NULL;
     if (found)
         return (*ptx = strdup(found)) ? TMAP_OK : tmap_fail(err, TMAP_ERR_NOMEM, "out of memory");
