@@ -78,7 +78,7 @@ tmap_status tmap_attach_file_ptx(const char *path, const char *entry, unsigned m
         st = found ? copy_out(found, ptx, err) : st;
     }
     if (st == TMAP_OK && !found)
-        st = tmap_image_missing(&img, entry, path, err);
+        st = tmap_image_missing(&img, entry, path, max_arch, err);
     tmap_image_free(&img);
     return st;
 }

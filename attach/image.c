@@ -202,13 +202,13 @@ const char *tmap_image_find(tmap_image *img, const char *entry, unsigned max_arc
 }
 
 tmap_status tmap_image_missing(const tmap_image *img, const char *entry, const char *where,
-                               tmap_error *err)
+                               unsigned arch, tmap_error *err)
 {
     if (img->nopaque)
         return tmap_fail(err, TMAP_ERR_UNSUPPORTED, "%s: kernel '%s': PTX present but unread: %s",
                          where, entry, img->opaque_why);
     if (img->nsass) {
-        unsigned a = img->sass_arch ? img->sass_arch : 90;
+        unsigned a = img->sass_arch ? img->sass_arch : arch ? arch : 90;
         return tmap_fail(err, TMAP_ERR_INVALID,
                          "%s: kernel '%s' has SASS only (sm_%u), no PTX, which threadmap needs "
                          "to instrument it; rebuild it with PTX kept, e.g. nvcc -gencode "

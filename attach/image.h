@@ -48,10 +48,10 @@ const char *tmap_image_find(tmap_image *img, const char *entry, unsigned max_arc
 void tmap_image_free(tmap_image *img);
 
 /* The message for a kernel found nowhere as PTX: SASS only (how to rebuild
- * with PTX), or compressed beyond reach, or absent.  `where` names the
- * binary or image. */
+ * with PTX, for the SASS's architecture, else `arch`, else sm_90), or
+ * compressed beyond reach, or absent.  `where` names the binary or image. */
 tmap_status tmap_image_missing(const tmap_image *img, const char *entry, const char *where,
-                               tmap_error *err);
+                               unsigned arch, tmap_error *err);
 
 /* cuobjdump.c: adds the PTX modules that `cuobjdump -ptx path` prints. */
 tmap_status tmap_cuobjdump_scan(tmap_image *img, const char *cuobjdump, const char *path,

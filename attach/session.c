@@ -250,7 +250,7 @@ static tmap_status find_ptx(tmap_session *s, const handle *h, char **ptx, tmap_e
         if ((*ptx = ptx_in_binaries(h->name, arch)))
             return TMAP_OK;
     if (img)
-        return tmap_image_missing(img, h->name, "the module loaded", err);
+        return tmap_image_missing(img, h->name, "the module loaded", arch, err);
     return tmap_fail(err, TMAP_ERR_INVALID, "kernel '%s': its module was loaded unseen and no "
                      "binary of the process holds its PTX", h->name);
 }

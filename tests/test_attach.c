@@ -172,6 +172,17 @@ static void sass_only_error(void **state)
     assert_null(ptx);
     assert_non_null(strstr(e.message, "kernel '_Z11sass_kernelPi' has SASS only (sm_90)"));
     assert_non_null(strstr(e.message, "-gencode arch=compute_90,code=compute_90"));
+    /* a bare cubin handed to the driver: SASS of an architecture it does not
+     * state, so the advice names the GPU's */
+    const char cubin[16] = "\177ELF\002\001\001";
+    tmap_image img = {0};
+    TMAP_CHECK(tmap_image_scan(&img, cubin, sizeof cubin, err));
+    assert_int_equal(img.nsass, 1);
+    assert_null(tmap_image_find(&img, "k", 0));
+    assert_int_equal(tmap_image_missing(&img, "k", "the module loaded", 80, &e), TMAP_ERR_INVALID);
+    assert_non_null(strstr(e.message, "the module loaded: kernel 'k' has SASS only (sm_80)"));
+    assert_non_null(strstr(e.message, "arch=compute_80,code=compute_80"));
+    tmap_image_free(&img);
 }
 
 static void params_layout(void **state)
