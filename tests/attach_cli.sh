@@ -17,8 +17,9 @@ expect() { # expect CODE TEXT -- CMD...: exit status CODE, TEXT in its stderr
 }
 expect 2 "not a regular expression" -- "$tm" profile -o "$tmp/d" -k 'a(' -- true
 expect 2 "feature 'n=arg1:i16[t]'" -- "$tm" profile -o "$tmp/d" --feature 'n=arg1:i16[t]' -- true
-expect 2 "usage: threadmap profile -o DIR" -- "$tm" profile -k x -- true
-expect 2 "usage: threadmap profile -o DIR" -- "$tm" profile -o "$tmp/d" --
+expect 2 "give -o DIR" -- "$tm" profile -k x -- true
+expect 2 "give the application after --" -- "$tm" profile -o "$tmp/d" --
+expect 2 "give the application after --" -- "$tm" profile -o "$tmp/d" stray -- true
 expect 2 "'-3' is not a whole number" -- "$tm" profile -o "$tmp/d" -c -3 -- true
 "$tm" profile -h -- | grep -q -- "--launch-skip N" || fail "profile -h -- prints no attach usage"
 expect 1 "no launch was profiled: no kernel launched matching 'count_up'" -- \
