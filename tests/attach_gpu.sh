@@ -9,6 +9,7 @@
 #    a demangled name (scale<3>) selects the template kernel;
 #  - the driver API (cuModuleLoadData, cuLaunchKernelEx, cuLaunchKernel with
 #    the packed `extra` buffer) is profiled, each launch with its geometry;
+#  - a kernel in a shared library loaded with dlopen is profiled;
 #  - a SASS-only binary is reported, naming the kernel and how to rebuild;
 #  - a launch captured into a CUDA graph is reported as not profiled;
 #  - `threadmap train DIR/KERNEL` fits on what attach mode wrote.
@@ -69,6 +70,14 @@ test -f "$tmp/drv/count_up/run1.bbv.npy" || fail "the extra-buffer launch was no
 grep -q '"shared_bytes"' "$tmp/drv/count_up/profile.json" || fail "no launch configuration"
 cmp "$tmp/drv/count_up/run0.features.npy" "$tmp/drv/count_up/run1.features.npy" || fail "features differ"
 echo "ok: loop_driver: output identical, both launches profiled"
+
+# a kernel in a shared library the application loads with dlopen
+"$apps/loop_dlopen" "$apps/libloop_lib.so" > "$tmp/lplain.txt"
+"$tm" profile -o "$tmp/lib" -q -k lib_count -- "$apps/loop_dlopen" "$apps/libloop_lib.so" > "$tmp/lattached.txt" \
+  || fail "profile -- loop_dlopen"
+cmp "$tmp/lplain.txt" "$tmp/lattached.txt" || fail "loop_dlopen's output changed"
+test -f "$tmp/lib/_Z9lib_countPKiPii/run0.bbv.npy" || fail "no BBVs for the library's kernel"
+echo "ok: loop_dlopen: the kernel of a library loaded at run time profiled, output identical"
 
 # SASS only
 "$apps/sass_only" > "$tmp/splain.txt"

@@ -1,7 +1,7 @@
 /*
  * test_attach.c -- attach mode on the CPU: finding each kernel's PTX in the
  * test applications (tests/apps, built with nvcc: compressed PTX inflated
- * here, the same text cuobjdump extracts; plain PTX in a fatbin file; the
+ * here, the same text cuobjdump extracts, also from a shared library; plain PTX in a fatbin file; the
  * error for a SASS-only binary), a kernel's parameter layout from its PTX,
  * feature specs, option checks, and the options' trip through the
  * environment to the injected library.
@@ -63,6 +63,14 @@ static void runtime_app_ptx(void **state)
             tmap_image_free(&img);
         }
         free(ptx);
+    }
+    /* a kernel in a shared library */
+    const char *lib = app("libloop_lib.so");
+    if (lib) {
+        char *p = NULL;
+        TMAP_CHECK(tmap_attach_file_ptx(lib, "_Z9lib_countPKiPii", 90, NULL, &p, err));
+        assert_non_null(strstr(p, ".entry _Z9lib_countPKiPii("));
+        free(p);
     }
     /* a kernel the binary does not hold */
     char *ptx = NULL;
