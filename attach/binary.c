@@ -60,11 +60,14 @@ static tmap_status copy_out(const char *text, char **ptx, tmap_error *err)
 tmap_status tmap_attach_file_ptx(const char *path, const char *entry, unsigned max_arch,
                                  const char *cuobjdump, char **ptx, tmap_error *err)
 {
+    tmap_status st = TMAP_NEED(err, path, entry, ptx);
+    if (st)
+        return st;
     *ptx = NULL;
     char *d = NULL;
     size_t n = 0;
     tmap_image img = {0};
-    tmap_status st = tmap_file_read(path, &d, &n, err);
+    st = tmap_file_read(path, &d, &n, err);
     if (st == TMAP_OK)
         st = scan_elf(&img, d, n, path, err);
     free(d);

@@ -43,6 +43,9 @@ static int index_part(const char *s, long *offset)
 tmap_status tmap_attach_feature_parse(const char *spec, tmap_attach_feature *f,
                                       tmap_error *err)
 {
+    tmap_status need = TMAP_NEED(err, spec, f);
+    if (need)
+        return need;
     memset(f, 0, sizeof *f);
     const char *eq = strchr(spec, '='), *colon = eq ? strchr(eq, ':') : NULL;
     const char *br = colon ? strchr(colon, '[') : NULL;
@@ -68,6 +71,9 @@ tmap_status tmap_attach_feature_parse(const char *spec, tmap_attach_feature *f,
 
 tmap_status tmap_attach_opts_check(const tmap_attach_opts *o, tmap_error *err)
 {
+    tmap_status need = TMAP_NEED(err, o);
+    if (need)
+        return need;
     if (!o->out || !o->out[0])
         return tmap_fail(err, TMAP_ERR_INVALID, "no output folder (-o DIR)");
     if (o->nfeatures > TMAP_ATTACH_MAX_FEATURES)
@@ -78,7 +84,7 @@ tmap_status tmap_attach_opts_check(const tmap_attach_opts *o, tmap_error *err)
                          "negative");
     tmap_attach_feature f;
     for (size_t i = 0; i < o->nfeatures; i++) {
-        if (strchr(o->features[i], ';'))
+        if (!o->features[i] || strchr(o->features[i], ';'))
             return tmap_fail(err, TMAP_ERR_INVALID, "feature '%s' holds a ';'", o->features[i]);
         tmap_status st = tmap_attach_feature_parse(o->features[i], &f, err);
         if (st != TMAP_OK)

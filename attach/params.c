@@ -88,10 +88,13 @@ static tmap_status layout(const tmap_ptx_func *f, const char *entry, tmap_param 
 tmap_status tmap_attach_params(const char *ptx, const char *entry, tmap_param **out,
                                size_t *n, tmap_error *err)
 {
+    tmap_status st = TMAP_NEED(err, ptx, entry, out, n);
+    if (st)
+        return st;
     *out = NULL;
     *n = 0;
     tmap_ptx_module *m = NULL;
-    tmap_status st = tmap_ptx_parse(ptx, strlen(ptx), entry, &m, err);
+    st = tmap_ptx_parse(ptx, strlen(ptx), entry, &m, err);
     const tmap_ptx_func *f = st == TMAP_OK ? tmap_ptx_find_func(m, entry) : NULL;
     if (st == TMAP_OK && (!f || !f->is_entry))
         st = tmap_fail(err, TMAP_ERR_INVALID, "no .entry '%s' in the PTX", entry);

@@ -79,10 +79,13 @@ static void clear_reports(const char *dir)
 tmap_status tmap_attach_profile(const tmap_attach_opts *o, char *const argv[], int *app_exit,
                                 tmap_error *err)
 {
+    tmap_status st = TMAP_NEED(err, o, argv, app_exit);
+    if (st)
+        return st;
     *app_exit = 0;
-    if (!argv || !argv[0])
+    if (!argv[0])
         return tmap_fail(err, TMAP_ERR_INVALID, "no application to run after --");
-    tmap_status st = tmap_attach_opts_check(o, err);
+    st = tmap_attach_opts_check(o, err);
     if (st == TMAP_OK)
         st = tmap_dir_make(o->out, err);
     if (st == TMAP_OK) {

@@ -209,6 +209,11 @@ static void test_null_arguments(void **state)
     CALL(tmap_redirect_load(NULL, NULL, NULL, NULL, e));
     CALL(tmap_redirect_set(NULL, 0, e));
     CALL(tmap_pipeline_check(NULL, 0, NULL, e));
+    CALL(tmap_attach_feature_parse(NULL, NULL, e));
+    CALL(tmap_attach_opts_check(NULL, e));
+    CALL(tmap_attach_profile(NULL, NULL, NULL, e));
+    CALL(tmap_attach_file_ptx(NULL, NULL, 0, NULL, NULL, e));
+    CALL(tmap_attach_params(NULL, NULL, NULL, NULL, e));
     CALL(tmap_pipeline_open(NULL, 0, 0, NULL, e));
     CALL(tmap_check_print(NULL, 0, NULL, e));
     CALL(tmap_regrouper_create(NULL, NULL, NULL, 0, NULL, NULL, e));
