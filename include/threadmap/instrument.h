@@ -230,6 +230,9 @@ typedef struct tmap_safety {
     int atomics;          /* atom/red on global or generic memory          */
     int cluster;          /* thread-block-cluster features                 */
     int unredirectable;   /* id reads the redirection cannot rewrite       */
+    int non_thread_arrays; /* pointer parameters that are not per-thread
+                             arrays: x[t] and x[col[i]], row[t] and row[t+1],
+                             or a store at a data-dependent index           */
     char reasons[2048];   /* one sentence per finding, "file:line: ...\n"   */
     tmap_scope_advice scope;
     int layout_ok;        /* the layout transform keeps the results        */
