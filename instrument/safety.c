@@ -94,9 +94,9 @@ static const char *const use_why[TMAP_NUSES] = {
     "value; the layout transform is unsafe (redirection is fine)",
     "converts a thread/block id to floating point: it is computed with, so the layout "
     "transform is unsafe (redirection is fine)",
-    "compares a value computed from a thread/block id that is never used as an index: "
-    "the branch depends on the thread's position, not its data, so the layout "
-    "transform is unsafe (redirection is fine)",
+    "compares a value computed from a thread/block id, not as a bounds check (an index "
+    "against a fixed bound): the branch depends on the thread's position, not its data, "
+    "so the layout transform is unsafe (redirection is fine)",
     "uses a value computed from a thread/block id other than as an address: the layout "
     "transform is unsafe (redirection is fine)",
     "compares an index computed from a thread/block id (a bounds check such as "
@@ -120,11 +120,12 @@ typedef struct hit {
 /* Sentences for the arrays that are not per-thread (tmap_array_misuse order). */
 static const char *const array_why[] = {
     "is indexed both by the thread id and by data (x[t] and x[col[i]]): not a per-thread "
-    "array, so the layout transform cannot move it",
+    "array; the layout transform is wrong whether it moves it or not",
     "is indexed by the thread id at two elements (row[t] and row[t+1]): a thread reads "
-    "another thread's element, so the layout transform cannot move it",
-    "is written at a data-dependent index (cost[id] for a loaded id): not a per-thread "
-    "array, so the layout transform cannot move it",
+    "another thread's element; the layout transform is wrong whether it moves it or not",
+    "is written at a data-dependent index (next[id] for a loaded id) and never indexed "
+    "by the thread: not a per-thread array; the layout transform is right only if it "
+    "is not declared per-thread (not moved)",
 };
 
 typedef struct scan {
@@ -263,8 +264,8 @@ static void conclude(const scan *sc, const tmap_id_uses *u, tmap_safety *out)
         snprintf(why, sizeof why, "parameter %s %s", a->param, array_why[a->what]);
         hit h = {1, a->line, a->opcode};
         reason(&b, sc->m->file, &h, why);
+        out->non_thread_arrays += a->breaks_layout;
     }
-    out->non_thread_arrays = (int)sc->narrays;
     if (sc->unredirectable.count) {
         out->unredirectable = sc->unredirectable.count;
         char why[256];

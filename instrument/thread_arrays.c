@@ -5,11 +5,14 @@
  *
  * An access is by the thread when its index depends on the thread id and
  * not on loaded data and is one value (a * atom + b); by data when it
- * depends on loaded data.  A parameter is not per-thread when it is
- * accessed by the thread and by data, by the thread at two elements
- * (|b - b'| >= |a| for one atom and scale: row[t], row[t+1]), or stored at
- * a data-dependent index.  Accesses in loops whose index varies are
- * neither (a grid-stride loop is not judged).
+ * depends on loaded data.  A parameter is not per-thread, and breaks the
+ * layout transform whether it is moved or not, when it is accessed by the
+ * thread and by data, or by the thread at two elements (|b - b'| >= |a| for
+ * one atom and scale: row[t], row[t+1]).  One stored at a data-dependent
+ * index and never accessed by the thread is not per-thread either, but is
+ * right as long as it is not moved (declared per-thread).  Accesses in
+ * loops whose index varies are neither (a grid-stride loop, `a[K*t + k]`
+ * for k < K, and `a[t + k]` look alike and are not judged).
  */
 #include "instrument/thread_arrays.h"
 #include "instrument/values.h"
@@ -17,12 +20,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* What one parameter's accesses showed so far. */
+/* What one parameter's accesses showed: the line and opcode of the first
+ * access of each kind (line 0: none). */
 typedef struct param_uses {
-    int by_thread, by_data, found;
-    uint32_t atom;
+    uint32_t atom;       /* of the first access by the thread */
     int64_t a, b;
+    uint32_t line[4];    /* by the thread, by data, at a neighbour, data store */
+    const char *op[4];
 } param_uses;
+
+enum { BY_THREAD, BY_DATA, NEIGHBOUR, DATA_STORE };
 
 static int opcode_is(const char *op, const char *base)
 {
@@ -40,29 +47,52 @@ static int is_access(const char *op)
            opcode_is(op, "atom") || opcode_is(op, "red");
 }
 
-/* The misuse that access `addr` adds to u, or -1. */
-static int misuse(param_uses *u, const tmap_value *addr, int store)
+static void saw(param_uses *u, int kind, const tmap_ptx_stmt *s)
+{
+    if (!u->line[kind]) {
+        u->line[kind] = s->line;
+        u->op[kind] = s->text;
+    }
+}
+
+/* Adds access s at address `addr` to u. */
+static void classify(param_uses *u, const tmap_value *addr, const tmap_ptx_stmt *s)
 {
     int data = (addr->flags & TMAP_V_DATA) != 0;
     int thread = !data && (addr->flags & TMAP_V_TID) && !(addr->flags & TMAP_V_VARYING) &&
                  addr->a != 0;
-    if (data && store)
-        return TMAP_ARRAY_DATA_WRITE;
-    if ((data && u->by_thread) || (thread && u->by_data))
-        return TMAP_ARRAY_TID_AND_DATA;
-    if (thread && u->by_thread && u->atom == addr->atom && u->a == addr->a) {
-        int64_t d = addr->b - u->b;
-        if ((d < 0 ? -d : d) >= (addr->a < 0 ? -addr->a : addr->a))
-            return TMAP_ARRAY_NEIGHBOUR;
-    }
-    u->by_data |= data;
-    if (thread && !u->by_thread) {
-        u->by_thread = 1;
+    if (data)
+        saw(u, opcode_is(s->text, "st") ? DATA_STORE : BY_DATA, s);
+    if (data && opcode_is(s->text, "st"))
+        saw(u, BY_DATA, s);
+    if (!thread)
+        return;
+    if (!u->line[BY_THREAD]) {
         u->atom = addr->atom;
         u->a = addr->a;
         u->b = addr->b;
     }
-    return -1;
+    saw(u, BY_THREAD, s);
+    int64_t d = addr->b - u->b, a = addr->a < 0 ? -addr->a : addr->a;
+    if (u->atom == addr->atom && u->a == addr->a && (d < 0 ? -d : d) >= a)
+        saw(u, NEIGHBOUR, s);
+}
+
+/* The finding of parameter p's uses, if any (what < 0: none). */
+static tmap_array_finding conclude(const param_uses *u, const char *param)
+{
+    tmap_array_finding f = {param, (tmap_array_misuse)-1, 0, NULL, 1};
+    int k = u->line[NEIGHBOUR] ? NEIGHBOUR
+            : u->line[BY_THREAD] && u->line[BY_DATA] ? BY_DATA
+            : u->line[DATA_STORE] ? DATA_STORE : -1;
+    if (k < 0)
+        return f;
+    f.what = k == NEIGHBOUR ? TMAP_ARRAY_NEIGHBOUR
+             : k == BY_DATA ? TMAP_ARRAY_TID_AND_DATA : TMAP_ARRAY_DATA_WRITE;
+    f.line = u->line[k];
+    f.opcode = u->op[k];
+    f.breaks_layout = k != DATA_STORE;
+    return f;
 }
 
 static int add_finding(tmap_array_finding **out, size_t *n, size_t *cap,
@@ -87,15 +117,14 @@ tmap_status tmap_thread_arrays_find(const tmap_ptx_module *m, const tmap_ptx_fun
     for (size_t i = 0; !bad && i < f->nbody; i++) {
         const tmap_ptx_stmt *s = &f->body[i];
         tmap_value addr;
-        if (s->kind != TMAP_ST_INSTR || !is_access(s->text) || !tmap_values_address(&v, s, &addr) ||
-            addr.base >= v.nparams || uses[addr.base].found)
-            continue;
-        int what = misuse(&uses[addr.base], &addr, opcode_is(s->text, "st"));
-        if (what < 0)
-            continue;
-        uses[addr.base].found = 1;
-        tmap_array_finding fd = {v.param[addr.base], (tmap_array_misuse)what, s->line, s->text};
-        bad = add_finding(out, n, cap, &fd);
+        if (s->kind == TMAP_ST_INSTR && is_access(s->text) && tmap_values_address(&v, s, &addr) &&
+            addr.base < v.nparams)
+            classify(&uses[addr.base], &addr, s);
+    }
+    for (size_t p = 0; !bad && p < v.nparams; p++) {
+        tmap_array_finding fd = conclude(&uses[p], v.param[p]);
+        if ((int)fd.what >= 0)
+            bad = add_finding(out, n, cap, &fd);
     }
     free(uses);
     tmap_values_free(&v);

@@ -12,7 +12,8 @@
 typedef enum tmap_array_misuse {
     TMAP_ARRAY_TID_AND_DATA, /* x[t] and x[col[i]]              */
     TMAP_ARRAY_NEIGHBOUR,    /* row[t] and row[t+1]             */
-    TMAP_ARRAY_DATA_WRITE    /* cost[id] = ... for a loaded id  */
+    TMAP_ARRAY_DATA_WRITE    /* next[id] = ... for a loaded id, never
+                                indexed by the thread: right unless moved */
 } tmap_array_misuse;
 
 typedef struct tmap_array_finding {
@@ -20,6 +21,7 @@ typedef struct tmap_array_finding {
     tmap_array_misuse what;
     uint32_t line;         /* the access that shows it */
     const char *opcode;
+    int breaks_layout;     /* wrong under the layout transform, moved or not */
 } tmap_array_finding;
 
 /* Appends f's findings to *out (*n of them, capacity *cap; realloc'ed),
