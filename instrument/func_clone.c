@@ -32,9 +32,9 @@ static int calls_indirectly(const tmap_ptx_func *f)
         if (s->kind != TMAP_ST_INSTR || !opcode_is(s->text, "call") || !s->nopnd)
             continue;
         uint32_t k = s->opnd[0];
-        if (s->toks[k].kind == TMAP_TOK_PUNCT && s->toks[k].text[0] == '(')
+        if (k < s->ntoks && s->toks[k].kind == TMAP_TOK_PUNCT && s->toks[k].text[0] == '(')
             k = s->nopnd > 1 ? s->opnd[1] : k;
-        if (s->toks[k].kind == TMAP_TOK_REG)
+        if (k < s->ntoks && s->toks[k].kind == TMAP_TOK_REG)
             return 1;
     }
     return 0;

@@ -2,14 +2,19 @@
  * id_taint.c -- a flow-insensitive taint analysis of thread/block ids in one
  * function.
  *
- * Registers are identified by name.  Taint starts at %tid.* / %ctaid.* and
- * flows from the non-address source operands of a propagating instruction
- * (integer arithmetic, moves, integer cvt) to its destination operand.
- * Operands inside [ ] are addresses: they never taint a result, so a load's
- * result is clean.  A register is an index when it reaches an address:
- * it appears inside [ ] or is a source of a propagating instruction whose
- * destination is an index (a backward fixed point).  Every other use of a
- * tainted register is classified by tmap_id_use.
+ * Flags belong to values, not register names (values.c): registers holding
+ * the same value (a re-read of %tid.x, a recomputed `ctaid * ntid + tid`)
+ * share them.  Taint starts at %tid.* / %ctaid.* and flows from the
+ * non-address source operands of a propagating instruction (integer
+ * arithmetic, moves, integer cvt) to its destination operand.  Operands
+ * inside [ ] are addresses: they never taint a result, so a load's result
+ * is clean.  A value is an index when it reaches an address: it appears
+ * inside [ ] or is a source of a propagating instruction whose destination
+ * is an index (a backward fixed point).  A compare is a bounds check when
+ * it compares an index, or an affine form of one (`i + 3`), with a fixed
+ * value (an immediate, or computed from .param values, %ntid and %nctaid
+ * alone); any other compare of a tainted value is a position.  Every other
+ * use of a tainted register is classified by tmap_id_use.
  */
 #include "instrument/id_taint.h"
 #include "instrument/values.h"
@@ -142,11 +147,10 @@ static uint8_t *flags_at(analysis *a, const char *t)
 }
 
 /* Flags of a source token (an id register counts as tainted, not index). */
-static int flags_of(analysis *a, const char *t, uint8_t *out)
+static uint8_t flags_of(analysis *a, const char *t)
 {
     uint8_t *f = flags_at(a, t);
-    *out = is_id_sreg(t) ? REG_TAINT : f ? *f : 0;
-    return 0;
+    return is_id_sreg(t) ? REG_TAINT : f ? *f : 0;
 }
 
 static int positions(analysis *a, const tmap_ptx_stmt *s)
@@ -175,10 +179,7 @@ static int propagate(analysis *a, int backward, int *changed)
             const tmap_ptx_tok *t = &s->toks[k];
             if (t->kind != TMAP_TOK_REG || a->pos[k].addr || (a->pos[k].opnd == 0) != backward)
                 continue; /* forward reads the sources, backward the dest */
-            uint8_t fl;
-            if (flags_of(a, t->text, &fl))
-                return -1;
-            any |= fl;
+            any |= flags_of(a, t->text);
         }
         uint8_t want = backward ? REG_INDEX : REG_TAINT;
         if (!(any & want))
@@ -241,7 +242,7 @@ static int is_bounds_check(analysis *a, const tmap_ptx_stmt *s, op_class c)
 {
     if (c == OP_SWITCH)
         return s->ntoks && is_index(a, s->toks[0].text);
-    if (s->nopnd < 3)
+    if (s->nopnd < 3 || s->opnd[2] >= s->ntoks)
         return 0;
     const tmap_ptx_tok *x = &s->toks[s->opnd[1]], *y = &s->toks[s->opnd[2]];
     return (is_index(a, x->text) && is_fixed(a, y)) || (is_index(a, y->text) && is_fixed(a, x));
@@ -295,10 +296,7 @@ static int collect_uses(analysis *a, tmap_id_uses *u)
             const tmap_ptx_tok *t = &s->toks[k];
             if (t->kind != TMAP_TOK_REG || a->pos[k].addr || (has_dest(c) && a->pos[k].opnd == 0))
                 continue;
-            uint8_t fl;
-            if (flags_of(a, t->text, &fl))
-                return -1;
-            int use = (fl & REG_TAINT) ? use_of(a, s, c) : -1;
+            int use = (flags_of(a, t->text) & REG_TAINT) ? use_of(a, s, c) : -1;
             if (use >= 0 && !seen[use]++)
                 record(u, use, s);
         }

@@ -73,8 +73,11 @@ static void classify(param_uses *u, const tmap_value *addr, const tmap_ptx_stmt 
         u->b = addr->b;
     }
     saw(u, BY_THREAD, s);
-    int64_t d = addr->b - u->b, a = addr->a < 0 ? -addr->a : addr->a;
-    if (u->atom == addr->atom && u->a == addr->a && (d < 0 ? -d : d) >= a)
+    /* |b - b'| >= |a|, in unsigned arithmetic (hostile offsets) */
+    uint64_t d = addr->b > u->b ? (uint64_t)addr->b - (uint64_t)u->b
+                                : (uint64_t)u->b - (uint64_t)addr->b;
+    uint64_t a = addr->a < 0 ? 0 - (uint64_t)addr->a : (uint64_t)addr->a;
+    if (u->atom == addr->atom && u->a == addr->a && d >= a)
         saw(u, NEIGHBOUR, s);
 }
 

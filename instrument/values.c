@@ -263,6 +263,17 @@ static tmap_value operand(numbering *n, const tmap_ptx_stmt *s, uint32_t i, uint
     return cnt == 1 ? operand_value(n, &s->toks[first], fresh) : none;
 }
 
+/* x + y and x * y, wrapping (hostile immediates must not overflow) */
+static int64_t wrap_add(int64_t x, int64_t y)
+{
+    return (int64_t)((uint64_t)x + (uint64_t)y);
+}
+
+static int64_t wrap_mul(int64_t x, int64_t y)
+{
+    return (int64_t)((uint64_t)x * (uint64_t)y);
+}
+
 static uint32_t join_base(uint32_t x, uint32_t y)
 {
     return x == TMAP_V_NONE ? y : y == TMAP_V_NONE || x == y ? x : TMAP_V_MANY;
@@ -275,17 +286,17 @@ static tmap_value add(numbering *n, tmap_value x, tmap_value y, int sign, uint32
     r.flags = x.flags | y.flags;
     r.base = y.base == TMAP_V_NONE ? x.base
              : x.base == TMAP_V_NONE && sign > 0 ? y.base : TMAP_V_MANY;
-    r.b = x.b + sign * y.b;
+    r.b = wrap_add(x.b, wrap_mul(sign, y.b));
     if (y.a == 0)
         return affine(n, r, fresh);
     if (x.a == 0 || x.atom == y.atom) {
         r.atom = y.atom;
-        r.a = x.a + sign * y.a;
+        r.a = wrap_add(x.a, wrap_mul(sign, y.a));
         return affine(n, r, fresh);
     }
     key_start(n, "sum");
     tmap_buf_printf(&n->key, "|%u|%lld|%u|%lld", x.atom, (long long)x.a, y.atom,
-                    (long long)(sign * y.a));
+                    (long long)wrap_mul(sign, y.a));
     r.atom = number(n, fresh);
     r.a = 1;
     return affine(n, r, fresh);
@@ -514,7 +525,7 @@ int tmap_values_address(const tmap_values *v, const tmap_ptx_stmt *s, tmap_value
         *addr = *r;
         if (k + 3 < s->ntoks && s->toks[k + 2].text[0] == '+' &&
             s->toks[k + 3].kind == TMAP_TOK_NUMBER)
-            addr->b += strtoll(s->toks[k + 3].text, NULL, 0);
+            addr->b = wrap_add(addr->b, strtoll(s->toks[k + 3].text, NULL, 0));
         return 1;
     }
     return 0;
