@@ -121,8 +121,9 @@ typedef struct hit {
 static const char *const array_why[] = {
     "is indexed both by the thread id and by data (x[t] and x[col[i]]): not a per-thread "
     "array; the layout transform is wrong whether it moves it or not",
-    "is indexed by the thread id at two elements (row[t] and row[t+1]): a thread reads "
-    "another thread's element; the layout transform is wrong whether it moves it or not",
+    "is indexed by the thread id beyond the thread's element (row[t] and row[t+1], "
+    "in[t + k]): a thread reads another thread's element; the layout transform is wrong "
+    "whether it moves it or not",
     "is written at a data-dependent index (next[id] for a loaded id) and never indexed "
     "by the thread: not a per-thread array; the layout transform is right only if it "
     "is not declared per-thread (not moved)",

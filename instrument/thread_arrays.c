@@ -10,9 +10,12 @@
  * thread and by data, or by the thread at two elements (|b - b'| >= |a| for
  * one atom and scale: row[t], row[t+1]).  One stored at a data-dependent
  * index and never accessed by the thread is not per-thread either, but is
- * right as long as it is not moved (declared per-thread).  Accesses in
- * loops whose index varies are neither (a grid-stride loop, `a[K*t + k]`
- * for k < K, and `a[t + k]` look alike and are not judged).
+ * right as long as it is not moved (declared per-thread).  An index by the
+ * thread plus a loop step (`a[t + k]`, a pointer bumped in a loop: STEPS)
+ * reads other threads' elements when the thread's scale is at most the
+ * access size (one element per thread); `a[K*t + k]` (K elements per
+ * thread) is not judged.  An index that varies otherwise (a grid-stride
+ * loop by blockDim * gridDim) is neither.
  */
 #include "instrument/thread_arrays.h"
 #include "instrument/values.h"
@@ -55,6 +58,24 @@ static void saw(param_uses *u, int kind, const tmap_ptx_stmt *s)
     }
 }
 
+/* The bytes an access moves (its type times its vector length). */
+static uint64_t access_bytes(const char *op)
+{
+    uint64_t size = 0, vec = 1;
+    for (const char *p = strchr(op, '.'); p; p = strchr(p + 1, '.')) {
+        if (p[1] == 'v' && (p[2] == '2' || p[2] == '4' || p[2] == '8'))
+            vec = (uint64_t)(p[2] - '0');
+        else if (strchr("busf", p[1]) && p[2] >= '0' && p[2] <= '9')
+            size = strtoull(p + 2, NULL, 10) / 8;
+    }
+    return size * vec;
+}
+
+static uint64_t magnitude(int64_t a)
+{
+    return a < 0 ? 0 - (uint64_t)a : (uint64_t)a;
+}
+
 /* Adds access s at address `addr` to u. */
 static void classify(param_uses *u, const tmap_value *addr, const tmap_ptx_stmt *s)
 {
@@ -67,6 +88,12 @@ static void classify(param_uses *u, const tmap_value *addr, const tmap_ptx_stmt 
         saw(u, BY_DATA, s);
     if (!thread)
         return;
+    if (addr->flags & TMAP_V_STEPS) { /* t + k in a loop: one element per thread */
+        saw(u, BY_THREAD, s);
+        if (magnitude(addr->a) <= access_bytes(s->text))
+            saw(u, NEIGHBOUR, s);
+        return;
+    }
     if (!u->line[BY_THREAD]) {
         u->atom = addr->atom;
         u->a = addr->a;
@@ -76,8 +103,7 @@ static void classify(param_uses *u, const tmap_value *addr, const tmap_ptx_stmt 
     /* |b - b'| >= |a|, in unsigned arithmetic (hostile offsets) */
     uint64_t d = addr->b > u->b ? (uint64_t)addr->b - (uint64_t)u->b
                                 : (uint64_t)u->b - (uint64_t)addr->b;
-    uint64_t a = addr->a < 0 ? 0 - (uint64_t)addr->a : (uint64_t)addr->a;
-    if (u->atom == addr->atom && u->a == addr->a && d >= a)
+    if (u->atom == addr->atom && u->a == addr->a && d >= magnitude(addr->a))
         saw(u, NEIGHBOUR, s);
 }
 

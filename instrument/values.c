@@ -9,9 +9,12 @@
  * and integer cvt stay affine forms `base + a * atom + b` (widths and
  * signedness ignored); any other pure instruction is a new atom numbered by
  * (opcode, operand classes); a load is a new atom of its own.  A register
- * written more than once or under a guard is its own atom (VARYING), with
- * the union of its definitions' flags and bases.  A fixed point over the
- * body settles loops; the pass count is bounded.
+ * written more than once or under a guard is a class of its own: when its
+ * definitions share one form but for the constant (`k = t` and `k = k + 1`,
+ * through -G's phi copies too) it keeps the form, STEPS (plus an unknown
+ * offset); otherwise it is its own atom, VARYING, with the union of its
+ * definitions' flags and bases.  A fixed point over the body settles loops;
+ * the pass count is bounded.
  */
 #include "instrument/values.h"
 
@@ -225,6 +228,11 @@ static tmap_value affine(numbering *n, tmap_value x, uint32_t fresh)
 {
     if (x.a == 0)
         x.atom = TMAP_V_NONE;
+    x.known = 1;
+    if (x.flags & TMAP_V_STEPS) { /* differs from any other value */
+        x.cls = fresh;
+        return x;
+    }
     key_start(n, "aff");
     tmap_buf_printf(&n->key, "|%u|%u|%lld|%lld", x.base, x.atom, (long long)x.a, (long long)x.b);
     x.cls = number(n, fresh);
@@ -318,7 +326,7 @@ static tmap_value mul(numbering *n, tmap_value x, tmap_value y, uint32_t fresh)
     key_start(n, "prod");
     tmap_buf_printf(&n->key, "|%u|%u", x.cls < y.cls ? x.cls : y.cls,
                     x.cls < y.cls ? y.cls : x.cls);
-    return affine(n, atom_of(number(n, fresh), r.flags,
+    return affine(n, atom_of(number(n, fresh), r.flags & ~TMAP_V_STEPS,
                              join_base(x.base, y.base) == TMAP_V_NONE ? TMAP_V_NONE : TMAP_V_MANY),
                   fresh);
 }
@@ -347,7 +355,7 @@ static tmap_value opaque(numbering *n, const tmap_ptx_stmt *s, uint32_t fresh)
             tmap_buf_printf(&n->key, "|%s", t->text);
     }
     uint32_t cls = reads_memory(s->text) ? fresh : number(n, fresh);
-    return affine(n, atom_of(cls, flags, base), fresh);
+    return affine(n, atom_of(cls, flags & ~TMAP_V_STEPS, base), fresh);
 }
 
 /* ld.param from a named parameter: a pointer base for 64-bit types. */
@@ -432,6 +440,23 @@ static int same(const tmap_value *x, const tmap_value *y)
            x->base == y->base && x->flags == y->flags && x->known == y->known;
 }
 
+/* The value of register r written more than once, old joined with one
+ * more definition c: one form (STEPS when the constants differ), or an atom
+ * of its own (VARYING).  Monotone: bottom, form, steps, varying. */
+static tmap_value join(tmap_value old, tmap_value c, uint32_t r)
+{
+    c.cls = r;
+    c.flags |= TMAP_V_UNFIXED;
+    if (!old.known)
+        return c;
+    uint8_t flags = old.flags | c.flags;
+    if (!(flags & TMAP_V_VARYING) && old.atom == c.atom && old.a == c.a && old.base == c.base) {
+        old.flags = flags | (old.b != c.b ? TMAP_V_STEPS : 0);
+        return old;
+    }
+    return atom_of(r, (flags & ~TMAP_V_STEPS) | TMAP_V_VARYING, join_base(old.base, c.base));
+}
+
 /* Joins what s writes into register r (single: r is all of operand 0). */
 static int define(numbering *n, const tmap_ptx_stmt *s, uint32_t r, uint32_t single)
 {
@@ -442,8 +467,9 @@ static int define(numbering *n, const tmap_ptx_stmt *s, uint32_t r, uint32_t sin
             return 0;
     } else {
         tmap_value c = single ? compute(n, s, r) : opaque(n, s, r);
-        v = atom_of(r, (uint8_t)(old.flags | c.flags | TMAP_V_VARYING | TMAP_V_UNFIXED),
-                    old.known ? join_base(old.base, c.base) : c.base);
+        if (!c.known)
+            return 0;
+        v = join(old, c, r);
     }
     if (!same(&old, &v)) {
         n->v->val[r] = v;

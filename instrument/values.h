@@ -14,7 +14,11 @@ enum {
     TMAP_V_DATA = 2,     /* depends on a value loaded from memory (not .param) */
     TMAP_V_UNFIXED = 4,  /* not computed from immediates, .param values and
                             %ntid / %nctaid alone (a loop variable, data, ids) */
-    TMAP_V_VARYING = 8   /* written more than once, or under a guard          */
+    TMAP_V_VARYING = 8,  /* written more than once (or under a guard) with
+                            different forms: an atom of its own               */
+    TMAP_V_STEPS = 16    /* written more than once with one form but several
+                            constants (a loop index `k = t; k += 1`, a pointer
+                            bumped by 4): the form plus an unknown offset     */
 };
 
 #define TMAP_V_NONE UINT32_MAX /* no atom (a constant) or no base             */

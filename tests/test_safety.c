@@ -337,7 +337,7 @@ static void csr_arrays_not_per_thread(void **state)
         assert_int_equal(v->tid_as_value, 0);
         assert_false(v->layout_ok);
         assert_true(v->redirect_ok);
-        expect_array(v, "safety_csr_param_0", "is indexed by the thread id at two elements");
+        expect_array(v, "safety_csr_param_0", "is indexed by the thread id beyond the thread's element");
         expect_array(v, "safety_csr_param_3", "is indexed both by the thread id and by data");
     }
 }
@@ -349,7 +349,7 @@ static void bfs_cost_not_per_thread(void **state)
         const tmap_safety *v = k ? &g : &s;
         assert_int_equal(v->non_thread_arrays, 2);
         assert_false(v->layout_ok);
-        expect_array(v, "safety_bfs_param_0", "is indexed by the thread id at two elements");
+        expect_array(v, "safety_bfs_param_0", "is indexed by the thread id beyond the thread's element");
         expect_array(v, "safety_bfs_param_2", "is indexed both by the thread id and by data");
     }
 }
@@ -364,6 +364,22 @@ static void loop_bound_on_position_is_a_value(void **state)
         assert_false(a.s.layout_ok);
         assert_non_null(strstr(a.s.reasons, "not as a bounds check"));
         free(a.ptx);
+    }
+}
+
+/* in[i + k], k < 4: unrolled (-O3: offsets 0..12) or a loop (-G: a step);
+ * slice[4 * i + k] stays within the thread's four elements */
+static void window_reads_neighbours(void **state)
+{
+    tmap_safety g, s = analyze_both_builds("safety_window", &g);
+    for (int k = 0; k < 2; k++) {
+        const tmap_safety *v = k ? &g : &s;
+        assert_int_equal(v->non_thread_arrays, 1);
+        assert_int_equal(v->tid_as_value, 0);
+        assert_int_equal(v->tid_in_control, 1); /* i + 3 >= n */
+        assert_false(v->layout_ok);
+        expect_array(v, "safety_window_param_0", "is indexed by the thread id beyond");
+        assert_null(strstr(v->reasons, "safety_window_param_1"));
     }
 }
 
@@ -398,6 +414,7 @@ int main(void)
         cmocka_unit_test(csr_arrays_not_per_thread),
         cmocka_unit_test(bfs_cost_not_per_thread),
         cmocka_unit_test(loop_bound_on_position_is_a_value),
+        cmocka_unit_test(window_reads_neighbours),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
