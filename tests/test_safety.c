@@ -383,6 +383,49 @@ static void window_reads_neighbours(void **state)
     }
 }
 
+/* The verdicts of a kernel of a module compiled with NVRTC option `option`. */
+static void corpus_verdicts(const char *file, const char *option, tmap_safety *out, size_t cap,
+                            size_t *n)
+{
+    char rel[512];
+    snprintf(rel, sizeof rel, "tests/kernels/%s", file);
+    char *src = test_read(rel);
+    tmap_compile_opts o = {.options = option ? &option : NULL, .noptions = option != NULL};
+    tmap_compiled c;
+    TMAP_CHECK(tmap_compile(src, rel, &o, &c, err));
+    tmap_ptx_module *m = NULL;
+    TMAP_CHECK(tmap_ptx_parse(c.ptx, strlen(c.ptx), rel, &m, err));
+    *n = tmap_ptx_num_kernels(m);
+    assert_true(*n <= cap);
+    for (size_t k = 0; k < *n; k++)
+        TMAP_CHECK(tmap_safety_analyze(m, tmap_ptx_kernel_name(m, k), &out[k], err));
+    tmap_ptx_free(m);
+    tmap_compiled_free(&c);
+    free(src);
+}
+
+/* Issue 14: the verdicts must not depend on how the compiler uses registers. */
+static void corpus_verdicts_same_with_g(void **state)
+{
+    char **names;
+    size_t n = test_corpus(&names);
+    for (size_t i = 0; i < n; i++) {
+        tmap_safety o[8], g[8];
+        size_t no, ng;
+        corpus_verdicts(names[i], NULL, o, 8, &no);
+        corpus_verdicts(names[i], "-G", g, 8, &ng);
+        assert_int_equal(no, ng);
+        for (size_t k = 0; k < no; k++)
+            if (o[k].layout_ok != g[k].layout_ok || o[k].redirect_ok != g[k].redirect_ok ||
+                o[k].scope != g[k].scope || !o[k].tid_as_value != !g[k].tid_as_value ||
+                !o[k].non_thread_arrays != !g[k].non_thread_arrays)
+                fail_msg("%s: default and -G differ:\n%s\n-G:\n%s", names[i], o[k].reasons,
+                         g[k].reasons);
+        free(names[i]);
+    }
+    free(names);
+}
+
 static void unknown_kernel_is_an_error(void **state)
 {
     tmap_ptx_module *m = NULL;
@@ -415,6 +458,7 @@ int main(void)
         cmocka_unit_test(bfs_cost_not_per_thread),
         cmocka_unit_test(loop_bound_on_position_is_a_value),
         cmocka_unit_test(window_reads_neighbours),
+        cmocka_unit_test(corpus_verdicts_same_with_g),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
