@@ -3,7 +3,8 @@
  * safety_shared_func.cu, nvcc -O3 and -G PTX in tests/ptx/safety): the
  * counter pass instruments every kernel of the module, the redirection of
  * one kernel leaves the other's calls on the unchanged .func, both outputs
- * pass ptxas and the counter checker; a kernel that calls through a
+ * pass ptxas and the counter checker, and so does `threadmap instrument` on
+ * the whole module; a kernel that calls through a
  * function pointer and shares a .func is refused with advice, unchanged.
  */
 #include "tests/testutil.h"
@@ -104,6 +105,29 @@ static void redirect_one_kernel_leaves_the_other(void **state)
     }
 }
 
+/* `threadmap instrument` on the whole module: every kernel, exit 0. */
+static void cli_instruments_the_whole_module(void **state)
+{
+    skip_without_ptxas();
+    for (size_t b = 0; b < 2; b++) {
+        char cmd[2048], out[512];
+        snprintf(out, sizeof out, "%s/func_clone_%zu.ptx", TMAP_BINARY_DIR, b);
+        snprintf(cmd, sizeof cmd, "'%s/threadmap' instrument '%s/%s' -o '%s' > /dev/null",
+                 TMAP_BINARY_DIR, TMAP_SOURCE_DIR, builds[b], out);
+        assert_int_equal(system(cmd), 0);
+        FILE *f = fopen(out, "rb");
+        assert_non_null(f);
+        char *text = calloc(1, 1 << 20);
+        size_t len = fread(text, 1, (1 << 20) - 1, f);
+        fclose(f);
+        assert_true(len > 0);
+        assert_non_null(strstr(text, "_Z11shared_loadPKi_tmap_shared_k1"));
+        test_expect_ptxas_ok(text, out);
+        free(text);
+        remove(out);
+    }
+}
+
 #define HEAD ".version 8.0\n.target sm_90\n.address_size 64\n"
 
 /* k1 calls f directly and through a pointer; k2 calls f. */
@@ -139,6 +163,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(counters_for_every_kernel),
         cmocka_unit_test(redirect_one_kernel_leaves_the_other),
+        cmocka_unit_test(cli_instruments_the_whole_module),
         cmocka_unit_test(function_pointer_is_refused_unchanged),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
