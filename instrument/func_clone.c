@@ -246,8 +246,10 @@ tmap_status tmap_func_clone_shared(tmap_ptx_module *m, const char *kernel, tmap_
 {
     tmap_cfg *mine = NULL;
     tmap_status st = tmap_cfg_build(m, kernel, &mine, err);
-    if (st != TMAP_OK)
+    if (st != TMAP_OK || mine->nfuncs == 1 || tmap_ptx_num_kernels(m) == 1) {
+        tmap_cfg_free(mine); /* nothing to share */
         return st;
+    }
     uint8_t *shared = calloc(mine->nfuncs, 1);
     cloner c = {m, NULL, NULL, 0, NULL, 0, 0};
     c.shared = calloc(mine->nfuncs, sizeof *c.shared);
