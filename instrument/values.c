@@ -513,6 +513,12 @@ static int settle(numbering *n, const tmap_ptx_func *f)
     return n->oom ? -1 : 0;
 }
 
+/* 1 when the last pass changed nothing. */
+static int settled(const numbering *n)
+{
+    return !n->changed;
+}
+
 tmap_status tmap_values_compute(const tmap_ptx_module *m, const tmap_ptx_func *f,
                                 tmap_values *out, tmap_error *err)
 {
@@ -521,15 +527,20 @@ tmap_status tmap_values_compute(const tmap_ptx_module *m, const tmap_ptx_func *f
     n.v = out;
     out->names = calloc(1, sizeof *out->names);
     int bad = !out->names || index_registers(&n, f) || settle(&n, f);
+    int unsettled = !bad && !settled(&n);
     for (size_t i = 0; i < n.keys.cap; i++)
         free((char *)n.keys.key[i]);
     free(n.keys.key);
     free(n.keys.val);
     free(n.ndefs);
     tmap_buf_free(&n.key);
-    if (!bad)
+    if (!bad && !unsettled)
         return TMAP_OK;
     tmap_values_free(out);
+    if (unsettled) /* no verdict rather than one from half-settled values */
+        return tmap_fail(err, TMAP_ERR_UNSUPPORTED,
+                         "%s:%u: the values of %s's registers did not settle in %d passes",
+                         m->file, f->line, f->name, MAX_PASSES);
     return tmap_fail(err, TMAP_ERR_NOMEM, "%s: out of memory numbering the values of %s",
                      m->file, f->name);
 }
