@@ -383,6 +383,27 @@ static void window_reads_neighbours(void **state)
     }
 }
 
+/* Both kernels sharing a .func that reads the ids as an index: no finding,
+ * whichever build. */
+static void shared_func_kernels_are_safe(void **state)
+{
+    static const char *const kernels[] = {"shared_k1", "shared_k2"};
+    for (int b = 0; b < 2; b++) {
+        const char *rel = b ? "tests/ptx/safety/safety_shared_func_G.ptx"
+                            : "tests/ptx/safety/safety_shared_func.ptx";
+        char *ptx = test_read(rel);
+        for (int k = 0; k < 2; k++) {
+            tmap_safety s;
+            analyze_text(ptx, rel, kernels[k], &s);
+            assert_int_equal(s.tid_as_value + s.tid_in_control + s.non_thread_arrays, 0);
+            assert_int_equal(s.scope, TMAP_SAFE_GRID);
+            assert_true(s.layout_ok && s.redirect_ok);
+            assert_non_null(strstr(s.reasons, "no finding"));
+        }
+        free(ptx);
+    }
+}
+
 /* The verdicts of a kernel of a module compiled with NVRTC option `option`. */
 static void corpus_verdicts(const char *file, const char *option, tmap_safety *out, size_t cap,
                             size_t *n)
@@ -459,6 +480,7 @@ int main(void)
         cmocka_unit_test(loop_bound_on_position_is_a_value),
         cmocka_unit_test(window_reads_neighbours),
         cmocka_unit_test(corpus_verdicts_same_with_g),
+        cmocka_unit_test(shared_func_kernels_are_safe),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
