@@ -8,9 +8,13 @@
  *           permutation, over the grid and per 256-thread block
  *           (tmap_gpu_regroup_sort); floor: one read and one write of the
  *           keys and values (a radix sort makes several such passes);
+ *   deal -- bin-and-deal's dealing of the grid order (tmap_gpu_regroup_deal);
  *   path -- cost + grid sort as one CUDA graph (tmap_gpu_regroup_run), as
- *           regroup() runs them, from one event to the next; and the host
- *           time to enqueue it.
+ *           regroup() runs them, from one event to the next, and the host
+ *           time to enqueue it; path_deal: the same then the deal
+ *           (bin-and-deal's whole path).
+ * Each stage is timed from an idle GPU, so its time includes the host's
+ * enqueue (CUB's dispatch); in the graph paths it does not.
  * Medians of --reps after 3 warm-ups, CUDA events on one stream.
  *   bench_gpu_regroup [--reps R] [--max-threads N]
  */
@@ -19,51 +23,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <cuda.h>
-
 #include "benchmarks/benchutil.h"
 #include "common/base.h"
 
 enum { NFEAT = 5 };
 
 typedef struct stage_times {
-    float cost, sort_grid, sort_block, path, enqueue_us;
+    float cost, sort_grid, sort_block, deal, path, path_deal, enqueue_us;
 } stage_times;
-
-/* One timed region on the default stream: CUDA events from the driver,
- * loaded by the library (the benchmark has no libcuda link of its own). */
-typedef struct timer {
-    CUevent a, b;
-} timer;
-
-static CUresult (*ev_create)(CUevent *, unsigned);
-static CUresult (*ev_record)(CUevent, CUstream);
-static CUresult (*ev_sync)(CUevent);
-static CUresult (*ev_elapsed)(float *, CUevent, CUevent);
-
-#include <dlfcn.h>
-
-static int timer_api(void)
-{
-    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
-    if (!lib)
-        return -1;
-    ev_create = (CUresult(*)(CUevent *, unsigned))dlsym(lib, "cuEventCreate");
-    ev_record = (CUresult(*)(CUevent, CUstream))dlsym(lib, "cuEventRecord");
-    ev_sync = (CUresult(*)(CUevent))dlsym(lib, "cuEventSynchronize");
-    ev_elapsed = (CUresult(*)(float *, CUevent, CUevent))dlsym(lib, "cuEventElapsedTime_v2");
-    if (!ev_elapsed)
-        ev_elapsed = (CUresult(*)(float *, CUevent, CUevent))dlsym(lib, "cuEventElapsedTime");
-    return ev_create && ev_record && ev_sync && ev_elapsed ? 0 : -1;
-}
-
-static float timer_ms(timer *t)
-{
-    float ms = -1;
-    ev_sync(t->b);
-    ev_elapsed(&ms, t->a, t->b);
-    return ms;
-}
 
 static int fail(const tmap_error *e)
 {
@@ -71,28 +38,44 @@ static int fail(const tmap_error *e)
     return 1;
 }
 
-static tmap_status one_rep(tmap_gpu_regroup *g, timer *t, uint64_t x, uint64_t perm,
-                           stage_times *o, tmap_error *err)
+/* Stops the timer, waits for the stream, and reads the stretch's time. */
+static tmap_status stop(tmap_gpu_regroup *g, tmap_timer *t, float *ms, tmap_error *err)
+{
+    int ready = 0;
+    tmap_status st = tmap_timer_stop(t, NULL, err);
+    if (!st) st = tmap_gpu_regroup_sync(g, NULL, err);
+    if (!st) st = tmap_timer_poll(t, &ready, ms, err);
+    return st ? st : ready ? TMAP_OK : tmap_fail(err, TMAP_ERR_CUDA, "an event not done after a sync");
+}
+
+/* Each stage from an idle GPU (its host-side enqueue counted), then the
+ * graph paths as regroup() runs them (both graph runs write `sorted`: a
+ * call with other arguments would capture the graph anew). */
+static tmap_status one_rep(tmap_gpu_regroup *g, tmap_timer *t, uint64_t x, uint64_t perm,
+                           uint64_t sorted, stage_times *o, tmap_error *err)
 {
     uint64_t cost = tmap_gpu_regroup_cost_ptr(g);
-    ev_record(t->a, NULL);
-    tmap_status st = tmap_gpu_regroup_cost(g, x, NULL, err);
-    ev_record(t->b, NULL);
-    o->cost = timer_ms(t);
-    ev_record(t->a, NULL);
-    if (!st) st = tmap_gpu_regroup_sort(g, cost, 1, 0, perm, NULL, err);
-    ev_record(t->b, NULL);
-    o->sort_grid = timer_ms(t);
-    ev_record(t->a, NULL);
+    tmap_status st = tmap_timer_start(t, NULL, err);
+    if (!st) st = tmap_gpu_regroup_cost(g, x, NULL, err);
+    if (!st) st = stop(g, t, &o->cost, err);
+    if (!st) st = tmap_timer_start(t, NULL, err);
+    if (!st) st = tmap_gpu_regroup_sort(g, cost, 1, 0, sorted, NULL, err);
+    if (!st) st = stop(g, t, &o->sort_grid, err);
+    if (!st) st = tmap_timer_start(t, NULL, err);
     if (!st) st = tmap_gpu_regroup_sort(g, cost, 1, 256, perm, NULL, err);
-    ev_record(t->b, NULL);
-    o->sort_block = timer_ms(t);
+    if (!st) st = stop(g, t, &o->sort_block, err);
+    if (!st) st = tmap_timer_start(t, NULL, err);
+    if (!st) st = tmap_gpu_regroup_deal(g, sorted, 256, perm, NULL, err);
+    if (!st) st = stop(g, t, &o->deal, err);
     double h0 = tmap_clock_seconds();
-    ev_record(t->a, NULL);
-    if (!st) st = tmap_gpu_regroup_run(g, x, 1, 0, perm, NULL, err);
-    ev_record(t->b, NULL);
+    if (!st) st = tmap_timer_start(t, NULL, err);
+    if (!st) st = tmap_gpu_regroup_run(g, x, 1, 0, sorted, NULL, err);
     o->enqueue_us = (float)((tmap_clock_seconds() - h0) * 1e6);
-    o->path = timer_ms(t);
+    if (!st) st = stop(g, t, &o->path, err);
+    if (!st) st = tmap_timer_start(t, NULL, err);
+    if (!st) st = tmap_gpu_regroup_run(g, x, 1, 0, sorted, NULL, err);
+    if (!st) st = tmap_gpu_regroup_deal(g, sorted, 256, perm, NULL, err);
+    if (!st) st = stop(g, t, &o->path_deal, err);
     return st;
 }
 
@@ -106,11 +89,11 @@ static float median_of(stage_times *r, int n, size_t off)
     return m;
 }
 
-static int measure(tmap_cuda *c, size_t n, size_t nb, int reps, double peak, timer *t)
+static int measure(tmap_cuda *c, size_t n, size_t nb, int reps, double peak, tmap_timer *t)
 {
     tmap_error e = {0};
     tmap_gpu_regroup *g = NULL;
-    uint64_t x = 0, perm = 0;
+    uint64_t x = 0, perm = 0, sorted = 0;
     double *hx = malloc(n * NFEAT * sizeof *hx), *coef = malloc(nb * (NFEAT + 2) * sizeof *coef);
     double *lat = malloc(nb * sizeof *lat);
     stage_times *r = calloc((size_t)reps, sizeof *r);
@@ -124,27 +107,31 @@ static int measure(tmap_cuda *c, size_t n, size_t nb, int reps, double peak, tim
     tmap_status st = tmap_gpu_regroup_create(c, n, &g, &e);
     if (!st) st = tmap_cuda_alloc(c, n * NFEAT * sizeof *hx, &x, &e);
     if (!st) st = tmap_cuda_alloc(c, n * sizeof(uint32_t), &perm, &e);
+    if (!st) st = tmap_cuda_alloc(c, n * sizeof(uint32_t), &sorted, &e);
     if (!st) st = tmap_cuda_upload(c, x, hx, n * NFEAT * sizeof *hx, &e);
     if (!st) st = tmap_gpu_regroup_model(g, coef, lat, nb, NFEAT, &e);
     for (int i = -3; !st && i < reps; i++) {
         stage_times o;
-        st = one_rep(g, t, x, perm, &o, &e);
+        st = one_rep(g, t, x, perm, sorted, &o, &e);
         if (i >= 0)
             r[i] = o;
     }
     if (!st) {
         double cost_floor = (double)n * (NFEAT + 1) * 8 / (peak * 1e9) * 1e6;
         double sort_floor = (double)n * 8 * 2 / (peak * 1e9) * 1e6;
-        printf("%9zu %5zu | %8.1f %6.1f | %9.1f %10.1f %6.1f | %8.1f %10.1f\n", n, nb,
-               median_of(r, reps, offsetof(stage_times, cost)) * 1e3, cost_floor,
+        printf("%9zu %5zu | %8.1f %6.1f | %9.1f %10.1f %6.1f %6.1f | %8.1f %9.1f %8.1f\n", n,
+               nb, median_of(r, reps, offsetof(stage_times, cost)) * 1e3, cost_floor,
                median_of(r, reps, offsetof(stage_times, sort_grid)) * 1e3,
-               median_of(r, reps, offsetof(stage_times, sort_block)) * 1e3, sort_floor,
+               median_of(r, reps, offsetof(stage_times, sort_block)) * 1e3,
+               median_of(r, reps, offsetof(stage_times, deal)) * 1e3, sort_floor,
                median_of(r, reps, offsetof(stage_times, path)) * 1e3,
+               median_of(r, reps, offsetof(stage_times, path_deal)) * 1e3,
                median_of(r, reps, offsetof(stage_times, enqueue_us)));
     }
     tmap_gpu_regroup_free(g);
     tmap_cuda_free(c, x);
     tmap_cuda_free(c, perm);
+    tmap_cuda_free(c, sorted);
     free(hx), free(coef), free(lat), free(r);
     return st ? fail(&e) : 0;
 }
@@ -172,21 +159,20 @@ int main(int argc, char **argv)
     tmap_device_info d;
     if (tmap_cuda_open(0, &c, &e) || tmap_cuda_info(c, &d, &e))
         return fail(&e);
-    timer t;
-    if (timer_api() || ev_create(&t.a, 0) || ev_create(&t.b, 0)) {
-        fprintf(stderr, "bench_gpu_regroup: no CUDA events\n");
-        return 1;
-    }
+    tmap_timer *t = NULL;
+    if (tmap_timer_create(c, &t, &e))
+        return fail(&e);
     double peak = (double)d.mem_clock_khz * 1e3 * 2.0 * (d.mem_bus_width_bits / 8.0) / 1e9;
     bench_banner(stdout, &d, "# ");
     printf("# peak DRAM bandwidth %.0f GB/s; %d features; medians of %d reps; times in us\n",
            peak, NFEAT, reps);
-    printf("%9s %5s | %8s %6s | %9s %10s %6s | %8s %10s\n", "threads", "B", "cost", "floor",
-           "sort_grid", "sort_block", "floor", "path", "enqueue");
+    printf("%9s %5s | %8s %6s | %9s %10s %6s %6s | %8s %9s %8s\n", "threads", "B", "cost",
+           "floor", "sort_grid", "sort_block", "deal", "floor", "path", "path_deal", "enqueue");
     for (long n = 10000; n <= max_threads; n *= 10)
         for (size_t nb = 16; nb <= 256; nb *= 4)
-            if (measure(c, (size_t)n, nb, reps, peak, &t))
+            if (measure(c, (size_t)n / 256 * 256, nb, reps, peak, t)) /* whole 256-thread blocks */
                 return 1;
+    tmap_timer_free(t);
     tmap_cuda_close(c);
     return 0;
 }

@@ -1,8 +1,7 @@
 /*
- * cliutil.c -- number parsing, usage errors, device descriptions and JSON
- * printing shared by the subcommands.
+ * cliutil.c -- failures in one line, device descriptions and JSON printing
+ * shared by the subcommands.
  */
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,61 +9,6 @@
 
 #include "cli/cliutil.h"
 #include "cli/commands.h"
-
-int tmap_cli_long(const char *s, long lo, long hi, long *out)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < lo || v > hi) {
-        fprintf(stderr, "threadmap: '%s' is not a whole number in [%ld, %ld]\n", s, lo, hi);
-        return -1;
-    }
-    *out = v;
-    return 0;
-}
-
-int tmap_cli_double(const char *s, double *out)
-{
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno || end == s || *end) {
-        fprintf(stderr, "threadmap: '%s' is not a number\n", s);
-        return -1;
-    }
-    *out = v;
-    return 0;
-}
-
-int tmap_cli_take(const char *cmd, const char *flag, int argc, char **argv, int *i,
-                  const char **v)
-{
-    if (strcmp(argv[*i], flag))
-        return 0;
-    if (*i + 1 >= argc) {
-        fprintf(stderr, "threadmap %s: %s needs a value\n", cmd, flag);
-        return -1;
-    }
-    *v = argv[++*i];
-    return 1;
-}
-
-int tmap_cli_number(const char *cmd, const char *flag, const char *v, double lo, double hi,
-                    double *out)
-{
-    if (tmap_cli_double(v, out) || !(*out >= lo && *out <= hi)) {
-        fprintf(stderr, "threadmap %s: %s must be in [%g, %g]\n", cmd, flag, lo, hi);
-        return -1;
-    }
-    return 0;
-}
-
-int tmap_cli_usage(const char *usage)
-{
-    fputs(usage, stderr);
-    return TMAP_EXIT_USAGE;
-}
 
 json_t *tmap_cli_device_json(const tmap_device_info *d)
 {
@@ -94,4 +38,47 @@ int tmap_cli_print_json(const char *cmd, json_t *root)
         return TMAP_EXIT_OK;
     fprintf(stderr, "threadmap %s: writing the JSON output failed\n", cmd);
     return TMAP_EXIT_FAIL;
+}
+
+/* The first line after the first of msg that says "error", trimmed. */
+static const char *first_error(const char *msg, int *len)
+{
+    for (const char *p = strchr(msg, '\n'); p; p = strchr(p + 1, '\n')) {
+        const char *line = p + 1, *end = strchr(line, '\n');
+        int n = end ? (int)(end - line) : (int)strlen(line);
+        const char *e = strstr(line, "error");
+        if (e && e < line + n) {
+            while (*line == ' ' && n > 0)
+                line++, n--;
+            *len = n;
+            return line;
+        }
+    }
+    return NULL;
+}
+
+int tmap_cli_fail_v(const char *cmd, const tmap_error *err, int verbose)
+{
+    const char *m = err->message, *nl = strchr(m, '\n');
+    int rc = err->status == TMAP_ERR_NO_DEVICE ? TMAP_EXIT_NO_GPU : TMAP_EXIT_FAIL;
+    size_t more = 0;
+    for (const char *p = nl; p && p[1]; p = strchr(p + 1, '\n'))
+        more++;
+    if (verbose || !more) {
+        fprintf(stderr, "threadmap %s: %.*s\n", cmd, nl && !more ? (int)(nl - m) : (int)strlen(m), m);
+        return rc;
+    }
+    int elen = 0;
+    const char *e = first_error(m, &elen);
+    int head = (int)(nl - m);
+    if (head > 0 && m[head - 1] == ':')
+        head--;
+    fprintf(stderr, "threadmap %s: %.*s%s%.*s (%zu more lines: -v prints them)\n", cmd, head, m,
+            e ? ": " : "", elen, e ? e : "", more);
+    return rc;
+}
+
+int tmap_cli_fail(const char *cmd, const tmap_error *err)
+{
+    return tmap_cli_fail_v(cmd, err, 0);
 }

@@ -6,7 +6,7 @@
  * (cli/bench_kernel.c); then results.csv, results.json, report.md and the
  * plots (model/bench*.c).  Progress goes to stderr, a summary to stdout.
  */
-#include <getopt.h>
+#include <errno.h>
 #include <glob.h>
 #include <math.h>
 #include <stdio.h>
@@ -15,11 +15,11 @@
 #include <time.h>
 
 #include "threadmap/report.h"
-#include "cli/cliutil.h"
+#include "cli/args.h"
 #include "cli/commands.h"
 #include "common/base.h"
 
-static const char usage[] =
+static const char usage_text[] =
     "usage: threadmap bench [--kernels M1.json,M2.json | --suite DIR] [options]\n"
     "\n"
     "Reproduces section VII of Liang et al. (TCAD 2016) on this GPU.  For each kernel:\n"
@@ -34,7 +34,7 @@ static const char usage[] =
     "  --kernels LIST      comma-separated manifests (default: every benchmarks/suite/*.json,\n"
     "                      or benchmarks/manifests/*.json when the suite has none)\n"
     "  --suite DIR         every DIR/*.json\n"
-    "  -o, --out DIR       output folder (default bench-results)\n"
+    "  -o, --output DIR    output folder (default bench-results; not -)\n"
     "  --profile-seeds L   comma-separated profiling seeds (default 101,102)\n"
     "  --seed S            evaluation seed (default 7)\n"
     "  --reps N            timed launches per measurement, at least 10 (default 10; capped\n"
@@ -42,11 +42,11 @@ static const char usage[] =
     "  --launches L        launches per computed permutation (default 1: computed before each\n"
     "                      launch, as in the paper; L > 1: reused, e.g. a solver's iterations)\n"
     "  --sample K          profile every K-th thread block (default: about 2^18 threads per run)\n"
-    "  --bbv MODE          predicted (default) or measured (profile the evaluation input)\n"
+    "  --bbv-source MODE   predicted (default) or measured (profile the evaluation input)\n"
     "  --table FILE        latency table (default: the GPU's)\n"
     "  --budget SEC        time budget of the whole run for the reps cap (default 540)\n"
-    "  --device N          GPU ordinal (default 0)\n"
-    "  -q, --quiet         no progress on stderr\n"
+    "  -d, --device N      GPU ordinal (default 0)\n"
+    "  -q, --quiet         no progress on stderr, no summary on stdout\n"
     "  --json              print results.json instead of the text summary\n"
     "  -h, --help          this text\n"
     "\n"
@@ -54,11 +54,16 @@ static const char usage[] =
     "3 no GPU.  Run it from the repository root (the default kernel set is relative).\n"
     "example: threadmap bench --out benchmarks/results/bench\n";
 
+static void usage(FILE *f)
+{
+    fputs(usage_text, f);
+}
+
 typedef struct bench_opts {
     tmap_bench_cfg cfg;
     const char *kernels, *suite;
     long device;
-    int json, launches;
+    int launches;
 } bench_opts;
 
 /* Splits "a,b" into seeds; -1 on a bad number or too many. */
@@ -69,7 +74,10 @@ static int parse_seeds(const char *s, tmap_bench_cfg *c)
     int rc = copy ? 0 : -1;
     for (char *t = copy ? strtok_r(copy, ",", &save) : NULL; t && !rc; t = strtok_r(NULL, ",", &save)) {
         long v;
-        if (c->nseeds == TMAP_BENCH_MAXSEEDS || tmap_cli_long(t, 0, 1L << 62, &v))
+        char *end;
+        errno = 0;
+        v = strtol(t, &end, 10);
+        if (c->nseeds == TMAP_BENCH_MAXSEEDS || errno || *end || v < 0)
             rc = -1;
         else
             c->profile_seeds[c->nseeds++] = (uint64_t)v;
@@ -78,49 +86,53 @@ static int parse_seeds(const char *s, tmap_bench_cfg *c)
     return rc || !c->nseeds ? -1 : 0;
 }
 
-/* 0 run, 1 help, -1 usage error. */
-static int parse(int argc, char **argv, bench_opts *o)
+enum { OPT_KERNELS = 0x1800, OPT_SUITE, OPT_PSEEDS, OPT_SEED, OPT_REPS, OPT_LAUNCHES,
+       OPT_SAMPLE, OPT_SOURCE, OPT_TABLE, OPT_BUDGET };
+
+/* One option (value in optarg): 0 taken, -1 stop. */
+static int bench_option(tmap_args *a, bench_opts *o, int c)
 {
-    static const struct option lo[] = {
-        {"kernels", 1, 0, 'k'}, {"suite", 1, 0, 'S'},   {"out", 1, 0, 'o'},    {"profile-seeds", 1, 0, 'P'},
-        {"seed", 1, 0, 's'},    {"reps", 1, 0, 'r'},    {"launches", 1, 0, 'L'}, {"sample", 1, 0, 'K'},
-        {"bbv", 1, 0, 'B'},     {"table", 1, 0, 'T'},   {"budget", 1, 0, 'b'}, {"device", 1, 0, 'd'},
-        {"quiet", 0, 0, 'q'},   {"json", 0, 0, 'j'},    {"help", 0, 0, 'h'},   {0}};
-    long v;
+    static const char *const sources[] = {"predicted", "measured"};
+    long v = 0;
+    int i, bad = 0;
+    switch (c) {
+    case OPT_KERNELS: o->kernels = optarg; break;
+    case OPT_SUITE: o->suite = optarg; break;
+    case 'o': o->cfg.out = tmap_args_output_dir(a, optarg); break;
+    case OPT_PSEEDS:
+        if (parse_seeds(optarg, &o->cfg))
+            return tmap_args_bad(a, "--profile-seeds wants up to %d comma-separated seeds",
+                                 TMAP_BENCH_MAXSEEDS);
+        break;
+    case OPT_SEED: bad = tmap_args_long(a, 0, 1L << 62, &v); o->cfg.seed = (uint64_t)v; break;
+    case OPT_REPS: bad = tmap_args_long(a, 10, 100000, &v); o->cfg.reps = (int)v; break;
+    case OPT_LAUNCHES: bad = tmap_args_long(a, 1, 1L << 30, &v); o->launches = o->cfg.launches = (int)v; break;
+    case OPT_SAMPLE: bad = tmap_args_long(a, 1, 1L << 30, &o->cfg.sample); break;
+    case OPT_SOURCE: bad = tmap_args_choice(a, sources, 2, &i); o->cfg.measured_bbv = !bad && i; break;
+    case OPT_TABLE: o->cfg.table = tmap_args_input(a, optarg); break;
+    case OPT_BUDGET: bad = tmap_args_double(a, 1, 1e6, &o->cfg.budget_s); break;
+    case 'd': bad = tmap_args_long(a, 0, 1024, &o->device); break;
+    default: return tmap_args_bad(a, "unexpected option %s", a->opt);
+    }
+    return bad;
+}
+
+/* 0 run, -1 stop (exit code in a->rc). */
+static int parse(tmap_args *a, bench_opts *o)
+{
     memset(o, 0, sizeof *o);
     o->cfg = (tmap_bench_cfg){.out = "bench-results", .seed = 7, .reps = 10, .warmup = 3,
                               .budget_s = 540, .launches = 1};
     o->launches = 1;
     parse_seeds("101,102", &o->cfg);
-    optind = 1;
-    for (int c; (c = getopt_long(argc, argv, "o:qh", lo, NULL)) != -1;) {
-        switch (c) {
-        case 'k': o->kernels = optarg; break;
-        case 'S': o->suite = optarg; break;
-        case 'o': o->cfg.out = optarg; break;
-        case 'P': if (parse_seeds(optarg, &o->cfg)) return fprintf(stderr, "threadmap bench: bad --profile-seeds\n"), -1; break;
-        case 's': if (tmap_cli_long(optarg, 0, 1L << 62, &v)) return -1; o->cfg.seed = (uint64_t)v; break;
-        case 'r': if (tmap_cli_long(optarg, 10, 100000, &v)) return -1; o->cfg.reps = (int)v; break;
-        case 'L': if (tmap_cli_long(optarg, 1, 1L << 30, &v)) return -1; o->launches = o->cfg.launches = (int)v; break;
-        case 'K': if (tmap_cli_long(optarg, 1, 1L << 30, &o->cfg.sample)) return -1; break;
-        case 'B':
-            if (strcmp(optarg, "predicted") && strcmp(optarg, "measured"))
-                return fprintf(stderr, "threadmap bench: --bbv is predicted or measured\n"), -1;
-            o->cfg.measured_bbv = !strcmp(optarg, "measured");
-            break;
-        case 'T': o->cfg.table = optarg; break;
-        case 'b': if (tmap_cli_number("bench", "--budget", optarg, 1, 1e6, &o->cfg.budget_s)) return -1; break;
-        case 'd': if (tmap_cli_long(optarg, 0, 1024, &o->device)) return -1; break;
-        case 'q': o->cfg.quiet = 1; break;
-        case 'j': o->json = 1; break;
-        case 'h': fputs(usage, stdout); return 1;
-        default: return -1;
-        }
-    }
-    if (optind != argc)
-        return fprintf(stderr, "threadmap bench: unexpected argument '%s'\n", argv[optind]), -1;
+    for (int c; (c = tmap_args_next(a)) != 0;)
+        if (c < 0 || bench_option(a, o, c))
+            return -1;
+    o->cfg.quiet = a->quiet;
+    if (tmap_args_operands(a, 0, 0) || tmap_args_files(a))
+        return -1;
     if (o->kernels && o->suite)
-        return fprintf(stderr, "threadmap bench: give --kernels or --suite, not both\n"), -1;
+        return tmap_args_bad(a, "give --kernels or --suite, not both");
     for (size_t i = 0; i < o->cfg.nseeds; i++)
         if (o->cfg.profile_seeds[i] == o->cfg.seed && !o->cfg.quiet)
             fprintf(stderr, "threadmap bench: warning: the evaluation seed is also a profiling seed\n");
@@ -160,7 +172,7 @@ static char **kernel_list(const bench_opts *o, size_t *n)
         out = glob_dir("benchmarks/manifests", n);
     }
     if (!*n) {
-        fprintf(stderr, "threadmap bench: no manifests (%s)\n",
+        fprintf(stderr, "threadmap bench: no manifests (%s) (see threadmap bench --help)\n",
                 o->kernels ? "--kernels is empty" : o->suite ? "--suite has no *.json"
                 : "benchmarks/suite and benchmarks/manifests have no *.json: run from the "
                   "repository root or give --kernels");
@@ -304,10 +316,18 @@ static tmap_status write_kernel_report(const tmap_eval *e, const char *dir, void
 
 int tmap_cmd_bench(int argc, char **argv)
 {
+    static const struct option opts[] = {
+        {"kernels", 1, 0, OPT_KERNELS}, {"suite", 1, 0, OPT_SUITE},
+        {"profile-seeds", 1, 0, OPT_PSEEDS}, {"seed", 1, 0, OPT_SEED},
+        {"reps", 1, 0, OPT_REPS}, {"launches", 1, 0, OPT_LAUNCHES},
+        {"sample", 1, 0, OPT_SAMPLE}, {"bbv-source", 1, 0, OPT_SOURCE},
+        {"table", 1, 0, OPT_TABLE}, {"budget", 1, 0, OPT_BUDGET}, {"device", 1, 0, 'd'},
+        TMAP_ARGS_OUTPUT, TMAP_ARGS_QUIET, TMAP_ARGS_JSON, TMAP_ARGS_HELP, {0}};
     bench_opts o;
-    int rc = parse(argc, argv, &o);
-    if (rc)
-        return rc > 0 ? TMAP_EXIT_OK : tmap_cli_usage(usage);
+    tmap_args a;
+    tmap_args_init(&a, "bench", usage, argc, argv, opts, "o:d:qh");
+    if (parse(&a, &o))
+        return a.rc;
     size_t n;
     char **list = kernel_list(&o, &n);
     if (!list)
@@ -338,9 +358,9 @@ int tmap_cmd_bench(int argc, char **argv)
     }
     run.wall_s = tmap_clock_seconds() - t0;
     st = tmap_bench_write_dir(&run, o.cfg.out, &err);
-    if (!st && o.json && print_json(o.cfg.out))
+    if (!st && a.json && print_json(o.cfg.out))
         st = tmap_fail(&err, TMAP_ERR_IO, "%s/results.json: cannot read it back", o.cfg.out);
-    else if (!st && !o.json)
+    else if (!st && !a.json && !a.quiet)
         print_summary(&run, o.cfg.out);
     int bad = 0;
     for (size_t i = 0; i < n; i++)

@@ -13,8 +13,8 @@
 #include "common/base.h"
 
 static const char usage_text[] =
-    "usage: threadmap cfg FILE.{ptx,cu} [--kernel NAME] [--format text|dot|json]\n"
-    "                     [--arch ARCH] [-I DIR]... [--option OPT]...\n"
+    "usage: threadmap cfg FILE.{ptx,cu} [--kernel NAME] [--format text|dot|json] [--json]\n"
+    "                     [-q] [--arch ARCH] [-I DIR]... [--option OPT]... [-v]\n"
     "\n"
     "Prints the control-flow graph of each kernel (or of NAME) and of every\n"
     ".func it calls: blocks (index, name, PTX line, instruction count, and in\n"
@@ -22,13 +22,23 @@ static const char usage_text[] =
     "(-1: the virtual exit).  Block indices are the BBV columns.\n"
     "\n"
     "A .cu file is compiled with NVRTC first; PTX lines then refer to the\n"
-    "generated PTX.\n"
+    "generated PTX.  FILE - reads PTX from stdin.\n"
     "\n"
     "  -k, --kernel NAME    only this kernel (its .entry name; for .cu also a\n"
     "                       C++ name such as ns::k<int>)\n"
     "  -f, --format FMT     text (default), dot (Graphviz) or json\n"
+    "  --json               the same as --format json: {\"file\", \"kernels\": [{\"name\",\n"
+    "                       \"functions\", \"blocks\"}]}\n"
+    "  -q, --quiet          print nothing: only check that the CFGs build\n"
     TMAP_CLI_SOURCE_USAGE
-    "  -h, --help           this text\n";
+    "  -h, --help           this text\n"
+    "\n"
+    "example: threadmap cfg examples/divergent/recorded/kernel.ptx --format dot | dot -Tsvg\n";
+
+static void usage(FILE *f)
+{
+    fputs(usage_text, f);
+}
 
 static const char *term_name(tmap_term t)
 {
@@ -110,7 +120,7 @@ typedef enum { FMT_TEXT, FMT_DOT, FMT_JSON } cfg_format;
 static tmap_status one_kernel(tmap_ptx_module *m, const char *name, json_t *kernels, void *ctx,
                               tmap_error *err)
 {
-    cfg_format fmt = *(const cfg_format *)ctx;
+    cfg_format fmt = kernels ? FMT_JSON : *(const cfg_format *)ctx;
     tmap_cfg *cfg = NULL;
     tmap_status st = tmap_cfg_build(m, name, &cfg, err);
     if (st != TMAP_OK)
@@ -126,29 +136,31 @@ static tmap_status one_kernel(tmap_ptx_module *m, const char *name, json_t *kern
 }
 
 /* cfg's own option: -f FMT into *(cfg_format *)fmt. */
-static int format_option(int c, const char *arg, void *fmt)
+static int format_option(tmap_args *a, int c, void *fmt)
 {
     static const char *const names[] = {"text", "dot", "json"}; /* cfg_format order */
+    int i;
     if (c != 'f')
+        return tmap_args_bad(a, "unexpected option %s", a->opt);
+    if (tmap_args_choice(a, names, 3, &i))
         return -1;
-    for (int i = 0; i <= FMT_JSON; i++)
-        if (!strcmp(arg, names[i]))
-            return *(cfg_format *)fmt = (cfg_format)i, 0;
-    fprintf(stderr, "threadmap cfg: unknown format '%s'\n", arg);
-    return -1;
+    *(cfg_format *)fmt = (cfg_format)i;
+    return 0;
 }
 
 int tmap_cmd_cfg(int argc, char **argv)
 {
     static const struct option opts[] = {{"kernel", required_argument, NULL, 'k'},
                                           {"format", required_argument, NULL, 'f'},
-                                          {"help", no_argument, NULL, 'h'},
+                                          TMAP_ARGS_HELP, TMAP_ARGS_QUIET, TMAP_ARGS_JSON,
                                           TMAP_CLI_SOURCE_OPTIONS,
                                           {NULL, 0, NULL, 0}};
     cfg_format fmt = FMT_TEXT;
     tmap_cli_input in;
-    int r = tmap_cli_input_args(argc, argv, opts, "k:f:I:h", usage_text, format_option, &fmt, &in);
-    if (r)
-        return r > 0 ? TMAP_EXIT_OK : TMAP_EXIT_USAGE;
-    return tmap_cli_each_kernel("cfg", &in, fmt == FMT_JSON, one_kernel, &fmt);
+    tmap_args a;
+    tmap_args_init(&a, "cfg", usage, argc, argv, opts, "k:f:I:vhq");
+    if (tmap_cli_input_args(&a, format_option, &fmt, &in))
+        return a.rc;
+    a.json |= fmt == FMT_JSON;
+    return tmap_cli_each_kernel(&a, &in, one_kernel, &fmt);
 }

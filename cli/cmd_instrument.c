@@ -15,8 +15,8 @@
 
 static const char usage_text[] =
     "usage: threadmap instrument IN.{ptx,cu} -o OUT.ptx [--kernel NAME]\n"
-    "                            [--blocks FILE.json | --redirect]\n"
-    "                            [--arch ARCH] [-I DIR]... [--option OPT]...\n"
+    "                            [--blocks FILE.json | --redirect] [--json] [-q]\n"
+    "                            [--arch ARCH] [-I DIR]... [--option OPT]... [-v]\n"
     "\n"
     "Adds per-thread basic-block counters to each kernel (or to NAME) and to\n"
     "every .func it calls.  At run time set the module globals __tmap_bbv_base\n"
@@ -27,22 +27,35 @@ static const char usage_text[] =
     "The kernels' parameters are unchanged.  A .func called by two kernels can\n"
     "be counted for one of them only: use --kernel then.\n"
     "\n"
-    "Prints the block table (kernel, index, name, PTX line) to stdout, or with\n"
-    "--blocks writes it as JSON.\n"
+    "Prints the block table (kernel, index, name, PTX line) to stdout (TSV), or\n"
+    "as JSON with --json, and with --blocks writes the JSON to a file.\n"
     "\n"
     "With --redirect, writes the redirected PTX instead (no counters): each\n"
     "kernel (or NAME) reads the permutation D from the module global\n"
     "__tmap_perm (.u64 device pointer to one u32 per thread; 0: the identity)\n"
     "and thread slot i then sees the %tid/%ctaid of thread D[i].  Running\n"
     "`instrument` on that output adds counters per hardware slot.\n"
-    "A .cu file is compiled with NVRTC first.\n"
+    "A .cu file is compiled with NVRTC first.  IN - reads PTX from stdin;\n"
+    "-o - writes the PTX to stdout (the table is then not printed).  OUT may\n"
+    "not be IN.\n"
     "\n"
-    "  -o, --output FILE    where to write the PTX (required)\n"
+    "  -o, --output FILE    where to write the PTX (required; - for stdout)\n"
     "  -k, --kernel NAME    only this kernel (for .cu also a C++ name)\n"
     "  -b, --blocks FILE    write the block table as JSON to FILE\n"
     "  -r, --redirect       apply the reference redirection, not the counters\n"
+    "  --json               print the block table as JSON: {\"input\", \"output\",\n"
+    "                       \"kernels\": [{\"name\", \"nblocks\", \"blocks\": [{\"index\",\n"
+    "                       \"name\", \"function\", \"line\"}]}]}\n"
+    "  -q, --quiet          print nothing (the files are still written)\n"
     TMAP_CLI_SOURCE_USAGE
-    "  -h, --help           this text\n";
+    "  -h, --help           this text\n"
+    "\n"
+    "example: threadmap instrument examples/divergent/recorded/kernel.ptx -o counted.ptx\n";
+
+static void usage(FILE *f)
+{
+    fputs(usage_text, f);
+}
 
 static json_t *blocks_json(const tmap_cfg *cfg, const char *kernel)
 {
@@ -107,30 +120,40 @@ typedef struct job {
     int redirect;
 } job;
 
-static int run(const job *j)
+/* The block table as JSON: into the --blocks file, and printed with --json. */
+static tmap_status write_table(const tmap_args *a, const job *j, json_t *table, tmap_error *err)
+{
+    json_t *doc = json_pack("{s:s, s:s, s:O}", "input", j->in.path, "output", j->out, "kernels",
+                            table);
+    char *s = doc ? json_dumps(doc, JSON_INDENT(2)) : NULL;
+    json_decref(doc);
+    tmap_status st = s ? TMAP_OK : tmap_fail(err, TMAP_ERR_NOMEM, "out of memory writing JSON");
+    if (!st && j->blocks_path)
+        st = tmap_file_write(j->blocks_path, s, strlen(s), err);
+    if (!st && a->json && printf("%s\n", s) < 0)
+        st = tmap_fail(err, TMAP_ERR_IO, "writing to stdout failed");
+    free(s);
+    return st;
+}
+
+static int run(const tmap_args *a, const job *j)
 {
     tmap_error err;
     tmap_ptx_module *m = NULL;
     char *only = NULL;
     const char *in = j->in.path, *out = j->out, *blocks_path = j->blocks_path;
     if (tmap_cli_load_source(in, &j->in.src, j->in.kernel, &m, &only, &err) != TMAP_OK)
-        return tmap_cli_fail("instrument", &err);
+        return tmap_cli_fail_v("instrument", &err, j->in.verbose);
     json_t *table = json_array();
     char *text = NULL;
     tmap_status st = instrument_all(m, in, only, j->redirect, table,
-                                    blocks_path == NULL && !j->redirect, &err);
+                                    !a->quiet && !a->json && !j->redirect, &err);
     if (st == TMAP_OK)
         st = tmap_ptx_print(m, &text, &err);
     if (st == TMAP_OK)
         st = tmap_file_write(out, text, strlen(text), &err);
-    if (st == TMAP_OK && blocks_path) {
-        json_t *doc = json_pack("{s:s, s:s, s:O}", "input", in, "output", out, "kernels", table);
-        char *s = json_dumps(doc, JSON_INDENT(2));
-        json_decref(doc);
-        st = s ? tmap_file_write(blocks_path, s, strlen(s), &err)
-               : tmap_fail(&err, TMAP_ERR_NOMEM, "out of memory writing JSON");
-        free(s);
-    }
+    if (st == TMAP_OK && !j->redirect && (blocks_path || a->json))
+        st = write_table(a, j, table, &err);
     free(text);
     free(only);
     json_decref(table);
@@ -139,31 +162,34 @@ static int run(const job *j)
 }
 
 /* instrument's own options, into *(job *)ctx. */
-static int job_option(int c, const char *arg, void *ctx)
+static int job_option(tmap_args *a, int c, void *ctx)
 {
     job *j = ctx;
     switch (c) {
-    case 'o': j->out = arg; return 0;
-    case 'b': j->blocks_path = arg; return 0;
+    case 'o': j->out = tmap_args_output(a, optarg); return 0;
+    case 'b': j->blocks_path = tmap_args_output(a, optarg); return 0;
     case 'r': j->redirect = 1; return 0;
-    default: return -1;
+    default: return tmap_args_bad(a, "unexpected option %s", a->opt);
     }
 }
 
 int tmap_cmd_instrument(int argc, char **argv)
 {
-    static const struct option opts[] = {{"output", required_argument, NULL, 'o'},
+    static const struct option opts[] = {TMAP_ARGS_OUTPUT,
                                           {"kernel", required_argument, NULL, 'k'},
                                           {"blocks", required_argument, NULL, 'b'},
                                           {"redirect", no_argument, NULL, 'r'},
-                                          {"help", no_argument, NULL, 'h'},
+                                          TMAP_ARGS_HELP, TMAP_ARGS_QUIET, TMAP_ARGS_JSON,
                                           TMAP_CLI_SOURCE_OPTIONS,
                                           {NULL, 0, NULL, 0}};
     job j = {0};
-    int r = tmap_cli_input_args(argc, argv, opts, "o:k:b:rI:h", usage_text, job_option, &j, &j.in);
-    if (r)
-        return r > 0 ? TMAP_EXIT_OK : TMAP_EXIT_USAGE;
-    if (!j.out || (j.redirect && j.blocks_path))
-        return tmap_cli_usage(usage_text);
-    return run(&j);
+    tmap_args a;
+    tmap_args_init(&a, "instrument", usage, argc, argv, opts, "o:k:b:rI:vhq");
+    if (tmap_cli_input_args(&a, job_option, &j, &j.in))
+        return a.rc;
+    if (!j.out)
+        return tmap_args_bad(&a, "give -o OUT.ptx (- for stdout)"), a.rc;
+    if (j.redirect && (j.blocks_path || a.json))
+        return tmap_args_bad(&a, "--redirect writes no block table: no --blocks or --json"), a.rc;
+    return run(&a, &j);
 }

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/args.h"
 #include "cli/cliutil.h"
 #include "cli/commands.h"
 #include "threadmap/latency_tables.h"
@@ -27,8 +28,6 @@ typedef struct latency_args {
     const char *arch;       /* --arch */
     char *only;             /* --only a,b,c (copy, split in place) */
     const char *base;       /* --base FILE or "none"; NULL: the default table */
-    int quiet;              /* -q: only warnings on stderr (--measure) */
-    int json;               /* --json (--list) */
 } latency_args;
 
 static void usage(FILE *out)
@@ -45,107 +44,60 @@ static void usage(FILE *out)
             "warning, so those opcodes fall back to their class.  docs/latency.md explains.\n\n"
             "  --measure        measure on the GPU; progress on stderr, the table (TSV) on\n"
             "                   stdout or in FILE\n"
-            "  -o, --output F   write the table to F\n"
+            "  -o, --output F   write the table to F (- or none: stdout)\n"
             "  --reps N         launches per chain length (median; default 5)\n"
-            "  --device N       GPU ordinal (default 0)\n"
+            "  -d, --device N   GPU ordinal (default 0)\n"
             "  --only OPS       measure only these comma-separated opcodes\n"
-            "  --base FILE      keep FILE's lines for opcodes and classes not measured\n"
+            "  --base FILE      keep FILE's lines for opcodes and classes not measured (-: stdin)\n"
             "                   (default: the installed table of the GPU's arch, if any;\n"
             "                   'none': keep nothing)\n"
             "  -q, --quiet      no progress on stderr, only the warnings about suspect\n"
-            "                   results\n"
+            "                   results (with --list or --print-ptx: print nothing)\n"
             "  --print-ptx OP   print the microbenchmark kernel of opcode OP (no GPU needed)\n"
             "  --n N            its chain length in steps (default %d)\n"
             "  --arch sm_XY     its target (default sm_90)\n"
             "  --list           list the opcodes measured, their class and chain (TSV)\n"
             "  --json           with --list: a JSON array of {opcode, class, chain,\n"
-            "                   min_arch} instead\n\n"
-            "exit codes: 0 ok, 1 failed, 2 bad usage, 3 no GPU/driver (--measure)\n",
+            "                   min_arch} instead\n"
+            "  -h, --help       this text\n\n"
+            "exit codes: 0 ok, 1 failed, 2 bad usage, 3 no GPU/driver (--measure)\n"
+            "example: threadmap latency --measure -o latency_tables/sm_90.tsv\n",
             TMAP_LATENCY_SHORT, TMAP_LATENCY_LONG, TMAP_LATENCY_LONG - TMAP_LATENCY_SHORT,
             TMAP_LATENCY_SHORT);
 }
 
-static int bad_usage(const char *fmt, const char *what)
-{
-    fprintf(stderr, "threadmap latency: ");
-    fprintf(stderr, fmt, what);
-    fprintf(stderr, " (see threadmap latency --help)\n");
-    return TMAP_EXIT_USAGE;
-}
+enum { OPT_MEASURE = 0x1800, OPT_LIST, OPT_PRINT_PTX, OPT_BASE, OPT_ARCH, OPT_ONLY, OPT_REPS,
+       OPT_N };
 
-/* Parses a whole non-negative decimal number no greater than max. */
-static int parse_count(const char *s, long max, long *v)
-{
-    char *end = NULL;
-    if (!s || !*s)
-        return 0;
-    *v = strtol(s, &end, 10);
-    return *end == '\0' && *v >= 0 && *v <= max;
-}
-
-static int set_mode(latency_args *a, mode m, const char *flag)
+static int set_mode(tmap_args *t, latency_args *a, mode m)
 {
     if (a->mode != MODE_NONE && a->mode != m)
-        return bad_usage("%s cannot be combined with another mode", flag);
+        return tmap_args_bad(t, "%s cannot be combined with another mode", t->opt);
     a->mode = m;
-    return TMAP_EXIT_OK;
+    return 0;
 }
 
-static int set_flag(int *flag)
+/* One option (value in optarg): 0 taken, -1 stop. */
+static int parse_one(tmap_args *t, latency_args *a, int c)
 {
-    *flag = 1;
-    return TMAP_EXIT_OK;
-}
-
-/* Takes the value of flag argv[*i] (advancing *i). */
-static const char *value(int argc, char **argv, int *i)
-{
-    return *i + 1 < argc ? argv[++*i] : NULL;
-}
-
-static int parse_one(latency_args *a, int argc, char **argv, int *i)
-{
-    const char *f = argv[*i], *v = NULL;
     long n = 0;
-    if (!strcmp(f, "--measure"))
-        return set_mode(a, MODE_MEASURE, f);
-    if (!strcmp(f, "--list"))
-        return set_mode(a, MODE_LIST, f);
-    if (!strcmp(f, "-q") || !strcmp(f, "--quiet"))
-        return set_flag(&a->quiet);
-    if (!strcmp(f, "--json"))
-        return set_flag(&a->json);
-    if (!strcmp(f, "--print-ptx")) {
-        if (!(a->opcode = value(argc, argv, i)))
-            return bad_usage("%s needs an opcode", f);
-        return set_mode(a, MODE_PRINT_PTX, f);
-    }
-    if (!strcmp(f, "-o") || !strcmp(f, "--output"))
-        return (a->output = value(argc, argv, i)) ? 0 : bad_usage("%s needs a file name", f);
-    if (!strcmp(f, "--base"))
-        return (a->base = value(argc, argv, i)) ? 0 : bad_usage("%s needs a file or none", f);
-    if (!strcmp(f, "--arch"))
-        return (a->arch = value(argc, argv, i)) ? 0 : bad_usage("%s needs sm_XY", f);
-    if (!strcmp(f, "--only")) {
-        if (!(v = value(argc, argv, i)) || !*v)
-            return bad_usage("%s needs opcodes", f);
+    switch (c) {
+    case OPT_MEASURE: return set_mode(t, a, MODE_MEASURE);
+    case OPT_LIST: return set_mode(t, a, MODE_LIST);
+    case OPT_PRINT_PTX: a->opcode = optarg; return set_mode(t, a, MODE_PRINT_PTX);
+    case 'o': a->output = tmap_args_output(t, optarg); return 0;
+    case OPT_BASE: a->base = strcmp(optarg, "none") ? tmap_args_input(t, optarg) : optarg; return 0;
+    case OPT_ARCH: a->arch = optarg; return 0;
+    case OPT_ONLY:
+        if (!*optarg)
+            return tmap_args_bad(t, "--only needs opcodes");
         free(a->only);
-        a->only = strdup(v);
-        return a->only ? 0 : bad_usage("%s", "out of memory");
+        return (a->only = strdup(optarg)) ? 0 : tmap_args_bad(t, "out of memory");
+    case OPT_REPS: if (tmap_args_long(t, 1, 65536, &n)) return -1; a->reps = (int)n; return 0;
+    case OPT_N: if (tmap_args_long(t, 1, 65536, &n)) return -1; a->steps = (unsigned)n; return 0;
+    case 'd': if (tmap_args_long(t, 0, 1024, &n)) return -1; a->device = (int)n; return 0;
+    default: return tmap_args_bad(t, "unexpected option %s", t->opt);
     }
-    if (!strcmp(f, "--reps") || !strcmp(f, "--device") || !strcmp(f, "--n")) {
-        v = value(argc, argv, i);
-        if (!parse_count(v, 65536, &n))
-            return bad_usage("%s needs a whole number in range", f);
-        if (!strcmp(f, "--reps"))
-            a->reps = (int)n;
-        else if (!strcmp(f, "--device"))
-            a->device = (int)n;
-        else
-            a->steps = (unsigned)n;
-        return (!strcmp(f, "--device") || n > 0) ? 0 : bad_usage("%s must be positive", f);
-    }
-    return bad_usage("unknown argument '%s'", f);
 }
 
 /* Splits a->only at commas into ops (at most max); returns the count. */
@@ -187,7 +139,7 @@ static tmap_status load_base(tmap_cuda *c, const char *flag, int quiet, tmap_lat
     return tmap_lat_load(path, out, err);
 }
 
-static int do_measure(const latency_args *a)
+static int do_measure(const tmap_args *t, const latency_args *a)
 {
     tmap_error err = {0};
     tmap_cuda *c = NULL;
@@ -195,7 +147,7 @@ static int do_measure(const latency_args *a)
     tmap_latency_measure_opts o = {0};
     o.reps = a->reps;
     o.progress = progress_to_stderr;
-    o.user = (void *)&a->quiet;
+    o.user = (void *)&t->quiet;
     if (a->only) {
         o.only = ops;
         o.nonly = split_only(a->only, ops, sizeof ops / sizeof ops[0]);
@@ -206,7 +158,7 @@ static int do_measure(const latency_args *a)
         tmap_error_prefix(&err, "--measure needs a GPU");
     tmap_lat_table *base = NULL;
     if (st == TMAP_OK)
-        st = load_base(c, a->base, a->quiet, &base, &err);
+        st = load_base(c, a->base, t->quiet, &base, &err);
     o.base = base;
     if (st == TMAP_OK)
         st = tmap_latency_measure(c, &o, &table, &err);
@@ -219,22 +171,24 @@ static int do_measure(const latency_args *a)
     tmap_cuda_close(c);
     if (st != TMAP_OK)
         return tmap_cli_fail("latency", &err);
-    if (a->output && !a->quiet)
+    if (a->output && !t->quiet)
         fprintf(stderr, "threadmap latency: table written to %s\n", a->output);
     return TMAP_EXIT_OK;
 }
 
-static int do_print_ptx(const latency_args *a)
+static int do_print_ptx(const tmap_args *t, const latency_args *a)
 {
     tmap_error err = {0};
     char *ptx = NULL;
     tmap_status st = tmap_latency_ptx(a->opcode, a->steps ? a->steps : TMAP_LATENCY_SHORT,
                                       a->arch ? a->arch : "sm_90", &ptx, &err);
     if (st != TMAP_OK)
-        return st == TMAP_ERR_INVALID ? (fprintf(stderr, "threadmap latency: %s\n", err.message),
+        return st == TMAP_ERR_INVALID ? (fprintf(stderr, "threadmap latency: %s (see threadmap "
+                                                  "latency --help)\n", err.message),
                                           TMAP_EXIT_USAGE)
                                       : tmap_cli_fail("latency", &err);
-    fputs(ptx, stdout);
+    if (!t->quiet)
+        fputs(ptx, stdout);
     free(ptx);
     return TMAP_EXIT_OK;
 }
@@ -254,12 +208,14 @@ static int list_json(const tmap_latency_probe *list, size_t n)
     return tmap_cli_print_json("latency", arr);
 }
 
-static int do_list(const latency_args *a)
+static int do_list(const tmap_args *t)
 {
     size_t n = 0;
     const tmap_latency_probe *list = tmap_latency_probes(&n);
-    if (a->json)
+    if (t->json)
         return list_json(list, n);
+    if (t->quiet)
+        return TMAP_EXIT_OK;
     printf("# opcode\tclass\tchain\n");
     for (size_t i = 0; i < n; i++)
         for (int j = 0; j < 2 && list[i].opcodes[j]; j++) {
@@ -271,31 +227,38 @@ static int do_list(const latency_args *a)
     return TMAP_EXIT_OK;
 }
 
+/* The flags that go with one mode only. */
+static int check_modes(tmap_args *t, const latency_args *a)
+{
+    if (a->mode == MODE_NONE)
+        return tmap_args_bad(t, "say --measure, --print-ptx OPCODE or --list");
+    if (a->mode != MODE_MEASURE && (a->output || a->reps || a->only || a->base))
+        return tmap_args_bad(t, "-o, --reps, --only and --base go with --measure");
+    if (a->mode != MODE_LIST && t->json)
+        return tmap_args_bad(t, "--json goes with --list");
+    if (a->mode != MODE_PRINT_PTX && (a->steps || a->arch))
+        return tmap_args_bad(t, "--n and --arch go with --print-ptx");
+    return tmap_args_operands(t, 0, 0) || tmap_args_files(t);
+}
+
 int tmap_cmd_latency(int argc, char **argv)
 {
+    static const struct option opts[] = {
+        {"measure", 0, 0, OPT_MEASURE}, {"list", 0, 0, OPT_LIST},
+        {"print-ptx", 1, 0, OPT_PRINT_PTX}, {"base", 1, 0, OPT_BASE},
+        {"arch", 1, 0, OPT_ARCH}, {"only", 1, 0, OPT_ONLY}, {"reps", 1, 0, OPT_REPS},
+        {"n", 1, 0, OPT_N}, {"device", 1, 0, 'd'}, TMAP_ARGS_OUTPUT, TMAP_ARGS_QUIET,
+        TMAP_ARGS_JSON, TMAP_ARGS_HELP, {0}};
     latency_args a = {0};
-    int rc = TMAP_EXIT_OK;
-    for (int i = 1; i < argc && rc == TMAP_EXIT_OK; i++) {
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            usage(stdout);
-            free(a.only);
-            return TMAP_EXIT_OK;
-        }
-        rc = parse_one(&a, argc, argv, &i);
-    }
-    if (rc == TMAP_EXIT_OK && a.mode == MODE_NONE)
-        rc = bad_usage("%s", "say --measure, --print-ptx OPCODE or --list");
-    if (rc == TMAP_EXIT_OK && a.mode != MODE_MEASURE &&
-        (a.output || a.reps || a.only || a.base || a.quiet))
-        rc = bad_usage("%s", "-o, --reps, --only, --base and -q go with --measure");
-    if (rc == TMAP_EXIT_OK && a.mode != MODE_LIST && a.json)
-        rc = bad_usage("%s", "--json goes with --list");
-    if (rc == TMAP_EXIT_OK && a.mode != MODE_PRINT_PTX && (a.steps || a.arch))
-        rc = bad_usage("%s", "--n and --arch go with --print-ptx");
-    if (rc == TMAP_EXIT_OK)
-        rc = a.mode == MODE_MEASURE     ? do_measure(&a)
-             : a.mode == MODE_PRINT_PTX ? do_print_ptx(&a)
-                                        : do_list(&a);
+    tmap_args t;
+    tmap_args_init(&t, "latency", usage, argc, argv, opts, "o:d:qh");
+    int c;
+    while ((c = tmap_args_next(&t)) > 0 && parse_one(&t, &a, c) == 0)
+        ;
+    int rc = c != 0 || check_modes(&t, &a) ? t.rc
+           : a.mode == MODE_MEASURE        ? do_measure(&t, &a)
+           : a.mode == MODE_PRINT_PTX      ? do_print_ptx(&t, &a)
+                                           : do_list(&t);
     free(a.only);
     return rc;
 }

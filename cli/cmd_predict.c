@@ -8,55 +8,62 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/args.h"
 #include "cli/cliutil.h"
 #include "cli/commands.h"
 #include "common/base.h"
 #include "threadmap/model.h"
 
 static const char predict_usage[] =
-    "usage: threadmap predict MODEL --features F.npy -o BBV.npy [--kernel NAME] [--json]\n\n"
+    "usage: threadmap predict MODEL --features F.npy -o BBV.npy [--kernel NAME] [--json] [-q]\n\n"
     "Predicts each thread's basic block vector with the eq. 1 regression in MODEL\n"
     "(thread id = row of F.npy); counts are rounded to nearest and clamped at 0.\n"
-    "Writes BBV.npy (uint32 [threads, blocks]) and its sidecar BBV.npy.json.\n\n"
+    "Writes BBV.npy (uint32 [threads, blocks]) and its sidecar BBV.npy.json, both\n"
+    "or neither.  MODEL or F.npy may be - (stdin).\n\n"
     "  --features F.npy   per-thread features [threads, p] (or [threads] for p = 1)\n"
-    "  --kernel NAME      refuse MODEL unless it was trained for this kernel\n"
-    "  -o BBV.npy         the predicted BBV to write\n"
+    "  -k, --kernel NAME  refuse MODEL unless it was trained for this kernel\n"
+    "  -o, --output BBV.npy  the predicted BBV to write (not -: it has a sidecar)\n"
     "  --json             then print one JSON object: output, sidecar, model, kernel,\n"
-    "                     threads, blocks, nfeatures\n";
+    "                     threads, blocks, nfeatures\n"
+    "  -q, --quiet        print nothing\n"
+    "  -h, --help         this text\n\n"
+    "example: threadmap predict model.txt --features prof/run1.features.npy -o pred.npy\n";
 
 typedef struct predict_opts {
     const char *model, *features, *out, *kernel;
-    int json;
 } predict_opts;
 
-/* 0: run; 1: --help printed; -1: usage error (message and usage printed). */
-static int predict_parse(int argc, char **argv, predict_opts *o)
+static void usage(FILE *f)
+{
+    fputs(predict_usage, f);
+}
+
+enum { OPT_FEATURES = 0x1800 };
+
+/* 0: run; -1: stop (exit code in a->rc). */
+static int predict_parse(tmap_args *a, predict_opts *o)
 {
     memset(o, 0, sizeof *o);
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            fputs(predict_usage, stdout);
-            return 1;
-        }
-        const char **slot = !strcmp(a, "--features") ? &o->features : !strcmp(a, "-o") ? &o->out
-                          : !strcmp(a, "--kernel") ? &o->kernel : NULL;
-        if (slot && i + 1 < argc) {
-            *slot = argv[++i];
-        } else if (!strcmp(a, "--json")) {
-            o->json = 1;
-        } else if (!slot && a[0] != '-' && !o->model) {
-            o->model = a;
-        } else {
-            fprintf(stderr, "threadmap predict: unexpected argument '%s'\n%s", a, predict_usage);
+    for (int c; (c = tmap_args_next(a)) != 0;) {
+        if (c < 0)
             return -1;
-        }
+        if (c == OPT_FEATURES)
+            o->features = tmap_args_input(a, optarg);
+        else if (c == 'o')
+            o->out = tmap_args_output(a, optarg);
+        else if (c == 'k')
+            o->kernel = optarg;
+        else
+            return tmap_args_bad(a, "unexpected option %s", a->opt);
     }
-    if (!o->model || !o->features || !o->out) {
-        fprintf(stderr, "threadmap predict: give MODEL, --features and -o\n%s", predict_usage);
+    if (tmap_args_operands(a, 0, 1))
         return -1;
-    }
-    return 0;
+    o->model = optind < a->argc ? tmap_args_input(a, a->argv[optind]) : NULL;
+    if (!o->model || !o->features || !o->out)
+        return tmap_args_bad(a, "give MODEL, --features and -o");
+    if (!strcmp(o->out, "-"))
+        return tmap_args_bad(a, "-o cannot be - (stdout): BBV.npy has a sidecar BBV.npy.json");
+    return tmap_args_files(a);
 }
 
 /* Predicts the BBVs of the features' threads and writes BBV.npy and its
@@ -100,18 +107,23 @@ static int predict_print_json(const predict_opts *o, const tmap_predictor *pr,
 
 int tmap_cmd_predict(int argc, char **argv)
 {
+    static const struct option opts[] = {{"features", required_argument, NULL, OPT_FEATURES},
+                                          {"kernel", required_argument, NULL, 'k'},
+                                          TMAP_ARGS_OUTPUT, TMAP_ARGS_HELP, TMAP_ARGS_QUIET,
+                                          TMAP_ARGS_JSON, {0}};
     predict_opts o;
-    int r = predict_parse(argc, argv, &o);
-    if (r)
-        return r > 0 ? TMAP_EXIT_OK : TMAP_EXIT_USAGE;
+    tmap_args a;
+    tmap_args_init(&a, "predict", usage, argc, argv, opts, "o:k:hq");
+    if (predict_parse(&a, &o))
+        return a.rc;
     tmap_error err = {0};
     tmap_predictor pr = {0};
     tmap_bbv bbv = {0};
     tmap_status s = predict_run(&o, &pr, &bbv, &err);
     int rc = s ? tmap_cli_fail("predict", &err) : TMAP_EXIT_OK;
-    if (!s && o.json)
+    if (!s && a.json)
         rc = predict_print_json(&o, &pr, &bbv);
-    else if (!s)
+    else if (!s && !a.quiet)
         printf("wrote %s: %zu threads x %zu blocks\n", o.out, bbv.nthreads, bbv.nblocks);
     tmap_bbv_free(&bbv);
     tmap_predictor_free(&pr);

@@ -23,12 +23,17 @@ static const char usage_head[] =
     "original thread PERM[i] (.npy, int32; int64 past 2^31 threads).  Prints the\n"
     "model's predicted time (BBV-weighted-scheduled, cycles) of the original and the\n"
     "regrouped launch.\n\n"
-    "  --algo ALGO            identity, sorting, greedy, greedy-max, key (sort by --key,\n"
-    "                         descending), or auto: score every candidate and choose as\n"
+    "  -a, --algo ALGO        identity, sorting, greedy, greedy-max, key (sort by --key,\n"
+    "                         descending), bin-and-deal (grid scope, full thread blocks\n"
+    "                         of --block-size), or auto: score every candidate and choose as\n"
     "                         regroup() does (identity when nothing pays; --threshold,\n"
     "                         --original-ms and --apply-ms only matter then)\n"
-    "  -o, --out PERM.npy     where to write the permutation\n"
-    "  --json                 print one JSON object\n";
+    "  -o, --output PERM.npy  where to write the permutation (- for stdout: nothing\n"
+    "                         else is printed then); it may not be an input\n"
+    "  --json                 print one JSON object: the candidates with their metrics,\n"
+    "                         \"chosen\", \"decision\", \"perm\" (the file written)\n"
+    "  -q, --quiet            print nothing (PERM.npy is still written)\n"
+    "  -h, --help             this text\n";
 
 static const char usage_tail[] =
     "\nexample: threadmap regroup --algo auto --bbv prof/run0.bbv.npy --cfg prof/kernel.ptx\n"
@@ -38,7 +43,6 @@ typedef struct rg_opts {
     tmap_mi_opts in;
     tmap_pi_opts plan;
     const char *algo, *out;
-    int json;
 } rg_opts;
 
 static void usage(FILE *f)
@@ -46,48 +50,36 @@ static void usage(FILE *f)
     fprintf(f, "%s%s%s%s", usage_head, tmap_pi_help, tmap_mi_help, usage_tail);
 }
 
-/* 0 run, 1 help printed, -1 usage error. */
-static int parse(int argc, char **argv, rg_opts *o)
+/* 0 run, -1 stop (exit code in a->rc). */
+static int parse(tmap_args *a, rg_opts *o)
 {
     memset(o, 0, sizeof *o);
     tmap_mi_defaults(&o->in);
     tmap_pi_defaults(&o->plan);
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        int r = tmap_mi_flag(&o->in, "regroup", argc, argv, &i);
-        if (!r) r = tmap_pi_flag(&o->plan, "regroup", argc, argv, &i);
-        if (!r) r = tmap_cli_take("regroup", "--algo", argc, argv, &i, &o->algo);
-        if (!r) r = tmap_cli_take("regroup", "-o", argc, argv, &i, &o->out);
-        if (!r) r = tmap_cli_take("regroup", "--out", argc, argv, &i, &o->out);
+    for (int c; (c = tmap_args_next(a)) != 0;) {
+        int r = c < 0 ? -1 : tmap_mi_option(&o->in, a, c);
+        if (!r)
+            r = tmap_pi_option(&o->plan, a, c);
         if (r < 0)
             return -1;
         if (r)
             continue;
-        if (!strcmp(a, "--json")) {
-            o->json = 1;
-        } else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            usage(stdout);
-            return 1;
-        } else {
-            fprintf(stderr, "threadmap regroup: unknown argument '%s'\n", a);
-            return -1;
-        }
+        if (c == 'a')
+            o->algo = optarg;
+        else if (c == 'o')
+            o->out = tmap_args_output(a, optarg);
+        else
+            return tmap_args_bad(a, "unexpected option %s", a->opt);
     }
-    if (!o->algo || !o->out) {
-        fprintf(stderr, "threadmap regroup: --algo and -o are required\n");
+    if (tmap_args_operands(a, 0, 0))
         return -1;
-    }
-    if (strcmp(o->algo, "auto") && tmap_algo_parse(o->algo) < 0) {
-        fprintf(stderr, "threadmap regroup: unknown algorithm '%s'\n", o->algo);
-        return -1;
-    }
-    if (!strcmp(o->algo, "key") && !o->plan.key) {
-        fprintf(stderr, "threadmap regroup: --algo key needs --key KEY.npy\n");
-        return -1;
-    }
-    if (tmap_pi_finish(&o->plan, "regroup"))
-        return -1;
-    return tmap_mi_finish(&o->in, "regroup", 1);
+    if (!o->algo || !o->out)
+        return tmap_args_bad(a, "--algo and -o are required");
+    if (strcmp(o->algo, "auto") && tmap_algo_parse(o->algo) < 0)
+        return tmap_args_bad(a, "unknown algorithm '%s'", o->algo);
+    if (!strcmp(o->algo, "key") && !o->plan.key)
+        return tmap_args_bad(a, "--algo key needs --key KEY.npy");
+    return tmap_mi_finish(&o->in, a, 1) || tmap_args_files(a) ? -1 : 0;
 }
 
 static tmap_status save_perm(const char *path, const uint32_t *perm, size_t n, tmap_error *err)
@@ -105,10 +97,13 @@ static tmap_status save_perm(const char *path, const uint32_t *perm, size_t n, t
     return s;
 }
 
-static tmap_status print(const rg_opts *o, const tmap_plan *p, tmap_error *err)
+static tmap_status print(const tmap_args *a, const rg_opts *o, const tmap_plan *p,
+                         tmap_error *err)
 {
-    if (o->json)
+    if (a->json)
         return tmap_report_plan_json(p, o->out, stdout, err);
+    if (a->quiet)
+        return TMAP_OK;
     printf("%-11s %16s %8s %12s %10s\n", "algorithm", "scheduled cyc", "gain %", "div.warps %",
            "algo ms");
     for (size_t i = 0; i < p->n; i++) {
@@ -128,10 +123,14 @@ static tmap_status print(const rg_opts *o, const tmap_plan *p, tmap_error *err)
 
 int tmap_cmd_regroup(int argc, char **argv)
 {
+    static const struct option opts[] = {TMAP_MI_OPTIONS, TMAP_PI_OPTIONS, TMAP_ARGS_OUTPUT,
+                                          {"algo", required_argument, NULL, 'a'},
+                                          TMAP_ARGS_HELP, TMAP_ARGS_QUIET, TMAP_ARGS_JSON, {0}};
     rg_opts o;
-    int r = parse(argc, argv, &o);
-    if (r)
-        return r > 0 ? TMAP_EXIT_OK : (usage(stderr), TMAP_EXIT_USAGE);
+    tmap_args a;
+    tmap_args_init(&a, "regroup", usage, argc, argv, opts, "a:o:k:hq");
+    if (parse(&a, &o))
+        return a.rc;
     tmap_error err = {0};
     tmap_mi d = {0};
     tmap_plan p = {0};
@@ -147,7 +146,7 @@ int tmap_cmd_regroup(int argc, char **argv)
     if (!s)
         s = save_perm(o.out, p.cand[p.chosen].perm, d.bbv.nthreads, &err);
     if (!s)
-        s = print(&o, &p, &err);
+        s = print(&a, &o, &p, &err);
     tmap_plan_free(&p);
     tmap_mi_free(&d);
     return s ? tmap_cli_fail("regroup", &err) : TMAP_EXIT_OK;

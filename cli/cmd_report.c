@@ -26,16 +26,21 @@ static const char usage_head[] =
     "BBV-weighted-scheduled; the zero-divergence time), the older metrics (divergent\n"
     "warps, divergent branches, SIMD efficiency), measured times when given, and the\n"
     "decision `threadmap regroup --algo auto` takes.  docs/report.md explains it.\n\n"
-    "  --format FMT           what to print: text (default), markdown, json or html\n"
-    "  -o, --out DIR          also write DIR/report.{txt,md,json,html} (DIR is created)\n"
+    "  -f, --format FMT       what to print: text (default), markdown, json or html\n"
+    "  --json                 the same as --format json\n"
+    "  -q, --quiet            print nothing (with -o, only write the folder)\n"
+    "  -o, --output DIR       also write DIR/report.{txt,md,json,html} (DIR is created;\n"
+    "                         the four replace the old ones together; not -)\n"
     "  --origin TEXT          where the BBVs come from (default: the BBV file's path),\n"
     "                         e.g. \"measured on NVIDIA H200\" or \"predicted by MODEL\"\n"
-    "  --device TEXT          the GPU the times were measured on\n"
-    "  --mechanism TEXT       how the regrouping is applied: \"layout transform\" or\n"
-    "                         \"redirection\" (see `threadmap safety`)\n";
+    "  --device-name TEXT     the GPU the times were measured on (default: the one in\n"
+    "                         the profile.json beside --cfg or --bbv)\n"
+    "  --mechanism M          how the regrouping is applied: layout (the layout\n"
+    "                         transform) or redirect (default: what `threadmap safety`\n"
+    "                         allows for the --cfg kernel)\n"
+    "  -h, --help             this text\n";
 
 static const char usage_tail[] =
-    "  (--perm is not taken: the report computes every candidate regrouping itself)\n"
     "\nexample: threadmap report --bbv prof/run0.bbv.npy --cfg prof/kernel.ptx\n"
     "           --kernel divergent --blocks-per-sm 8 --original-ms 1.92 --apply-ms 0.05\n"
     "           --origin \"measured on NVIDIA H100\" -o report/\n";
@@ -45,68 +50,61 @@ typedef enum rp_format { RP_TEXT, RP_MARKDOWN, RP_JSON, RP_HTML } rp_format;
 typedef struct rp_opts {
     tmap_mi_opts in;
     tmap_pi_opts plan;
-    const char *out, *origin, *device, *mechanism, *format;
+    const char *out, *origin, *device, *mechanism;
     rp_format fmt;
 } rp_opts;
+
+enum { OPT_ORIGIN = 0x1800, OPT_DEVICE_NAME, OPT_MECHANISM };
 
 static void usage(FILE *f)
 {
     fprintf(f, "%s%s%s%s", usage_head, tmap_pi_help, tmap_mi_help, usage_tail);
 }
 
-static int parse_format(const char *s, rp_format *out)
+/* One of report's own options (value in optarg): 0 taken, -1 stop. */
+static int own_option(tmap_args *a, rp_opts *o, int c)
 {
-    static const char *const names[] = {"text", "markdown", "json", "html"};
-    for (int i = 0; i < 4; i++)
-        if (!strcmp(s, names[i]))
-            return *out = (rp_format)i, 0;
-    fprintf(stderr, "threadmap report: --format is text, markdown, json or html\n");
-    return -1;
+    static const char *const formats[] = {"text", "markdown", "json", "html"}; /* rp_format */
+    static const char *const mechs[] = {"layout", "redirect"};
+    int i;
+    switch (c) {
+    case 'o': o->out = tmap_args_output_dir(a, optarg); return 0;
+    case OPT_ORIGIN: o->origin = optarg; return 0;
+    case OPT_DEVICE_NAME: o->device = optarg; return 0;
+    case OPT_MECHANISM:
+        if (tmap_args_choice(a, mechs, 2, &i))
+            return -1;
+        o->mechanism = tmap_mechanism_name(i ? TMAP_MECH_REDIRECT : TMAP_MECH_LAYOUT);
+        return 0;
+    case 'f':
+        if (tmap_args_choice(a, formats, 4, &i))
+            return -1;
+        o->fmt = (rp_format)i;
+        return 0;
+    default: return tmap_args_bad(a, "unexpected option %s", a->opt);
+    }
 }
 
-/* One of report's own flags: 1 taken, 0 not ours, -1 missing value. */
-static int own_flag(rp_opts *o, int argc, char **argv, int *i)
-{
-    int r = tmap_cli_take("report", "-o", argc, argv, i, &o->out);
-    if (!r) r = tmap_cli_take("report", "--out", argc, argv, i, &o->out);
-    if (!r) r = tmap_cli_take("report", "--origin", argc, argv, i, &o->origin);
-    if (!r) r = tmap_cli_take("report", "--device", argc, argv, i, &o->device);
-    if (!r) r = tmap_cli_take("report", "--mechanism", argc, argv, i, &o->mechanism);
-    if (!r) r = tmap_cli_take("report", "--format", argc, argv, i, &o->format);
-    return r;
-}
-
-/* 0 run, 1 help printed, -1 usage error. */
-static int parse(int argc, char **argv, rp_opts *o)
+/* 0 run, -1 stop (exit code in a->rc). */
+static int parse(tmap_args *a, rp_opts *o)
 {
     memset(o, 0, sizeof *o);
     tmap_mi_defaults(&o->in);
     tmap_pi_defaults(&o->plan);
-    o->format = "text";
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        int r = tmap_mi_flag(&o->in, "report", argc, argv, &i);
-        if (!r) r = tmap_pi_flag(&o->plan, "report", argc, argv, &i);
-        if (!r) r = own_flag(o, argc, argv, &i);
+    for (int c; (c = tmap_args_next(a)) != 0;) {
+        int r = c < 0 ? -1 : tmap_mi_option(&o->in, a, c);
+        if (!r)
+            r = tmap_pi_option(&o->plan, a, c);
+        if (!r)
+            r = own_option(a, o, c);
         if (r < 0)
             return -1;
-        if (r)
-            continue;
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            usage(stdout);
-            return 1;
-        }
-        fprintf(stderr, "threadmap report: unknown argument '%s'\n", a);
-        return -1;
     }
-    if (o->in.perm) {
-        fprintf(stderr, "threadmap report: --perm is not taken: the report computes every "
-                        "candidate regrouping itself\n");
+    if (a->json)
+        o->fmt = RP_JSON;
+    if (tmap_args_operands(a, 0, 0) || tmap_mi_finish(&o->in, a, 1) || tmap_args_files(a))
         return -1;
-    }
-    if (parse_format(o->format, &o->fmt) || tmap_pi_finish(&o->plan, "report"))
-        return -1;
-    return tmap_mi_finish(&o->in, "report", 1);
+    return 0;
 }
 
 /* The kernel's name: --kernel, else the function part of the first block
@@ -182,16 +180,16 @@ static const char *safe_mechanism(const rp_opts *o)
     return s ? NULL : tmap_mechanism_name(tmap_mechanism_choose(&sa, 1));
 }
 
-static tmap_status emit(const rp_opts *o, const tmap_report *r, tmap_error *err)
+static tmap_status emit(const rp_opts *o, int quiet, const tmap_report *r, tmap_error *err)
 {
     static tmap_status (*const writers[])(const tmap_report *, FILE *, tmap_error *) = {
         [RP_TEXT] = tmap_report_text, [RP_MARKDOWN] = tmap_report_markdown,
         [RP_JSON] = tmap_report_json, [RP_HTML] = tmap_report_html};
     tmap_status s = o->out ? tmap_report_write_dir(r, o->out, err) : TMAP_OK;
-    return s ? s : writers[o->fmt](r, stdout, err);
+    return s || (quiet && o->fmt != RP_JSON) ? s : writers[o->fmt](r, stdout, err);
 }
 
-static tmap_status run(const rp_opts *o, const tmap_mi *d, tmap_error *err)
+static tmap_status run(const rp_opts *o, int quiet, const tmap_mi *d, tmap_error *err)
 {
     tmap_plan p;
     tmap_status s = tmap_pi_plan(&o->plan, d, 0, &p, err);
@@ -229,7 +227,7 @@ static tmap_status run(const rp_opts *o, const tmap_mi *d, tmap_error *err)
         .mechanism = mech,
     };
     if (!s)
-        s = emit(o, &r, err);
+        s = emit(o, quiet, &r, err);
     free(names);
     tmap_plan_free(&p);
     return s;
@@ -237,15 +235,23 @@ static tmap_status run(const rp_opts *o, const tmap_mi *d, tmap_error *err)
 
 int tmap_cmd_report(int argc, char **argv)
 {
+    static const struct option opts[] = {
+        TMAP_MI_OPTIONS, TMAP_PI_OPTIONS, TMAP_ARGS_OUTPUT,
+        {"format", required_argument, NULL, 'f'},
+        {"origin", required_argument, NULL, OPT_ORIGIN},
+        {"device-name", required_argument, NULL, OPT_DEVICE_NAME},
+        {"mechanism", required_argument, NULL, OPT_MECHANISM},
+        TMAP_ARGS_HELP, TMAP_ARGS_QUIET, TMAP_ARGS_JSON, {0}};
     rp_opts o;
-    int r = parse(argc, argv, &o);
-    if (r)
-        return r > 0 ? TMAP_EXIT_OK : (usage(stderr), TMAP_EXIT_USAGE);
+    tmap_args a;
+    tmap_args_init(&a, "report", usage, argc, argv, opts, "f:o:k:hq");
+    if (parse(&a, &o))
+        return a.rc;
     tmap_error err = {0};
     tmap_mi d = {0};
     tmap_status s = tmap_mi_load(&o.in, &d, &err);
     if (!s)
-        s = run(&o, &d, &err);
+        s = run(&o, a.quiet, &d, &err);
     tmap_mi_free(&d);
     return s ? tmap_cli_fail("report", &err) : TMAP_EXIT_OK;
 }

@@ -4,18 +4,18 @@
  * every candidate applied for real and timed, outputs checked against the
  * original launch, and the performance-estimate report.
  */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/cliutil.h"
+#include "cli/args.h"
 #include "cli/commands.h"
 #include "threadmap/report.h"
 #include "common/base.h"
 
-static const char usage[] =
-    "usage: threadmap run MANIFEST [options]\n"
+static void usage(FILE *f)
+{
+    fputs("usage: threadmap run MANIFEST [options]\n"
     "\n"
     "Runs the manifest's kernel on a new input and regroups it before launch: the\n"
     "per-thread BBVs are predicted (--model) or measured by a profiling run, every\n"
@@ -23,11 +23,14 @@ static const char usage[] =
     "measured cost of applying it), applied for real by layout transform or\n"
     "redirection (as the safety analysis allows), checked against the original\n"
     "launch's outputs and timed (CUDA events, median).  Prints the report.\n"
+    "MANIFEST cannot be - (the files it names are relative to its folder).\n"
     "\n"
     "options:\n"
-    "  --model MODEL       predictor from `threadmap train` (default: profile this input)\n"
+    "  --model MODEL       predictor from `threadmap train` (default: profile this input;\n"
+    "                      - reads it from stdin)\n"
     "  --seed S            the input: seed of the generated arrays (default 7)\n"
-    "  --algo A            only this candidate (identity, sorting, greedy, greedy-max, key)\n"
+    "  -a, --algo A        only this candidate (identity, sorting, greedy, greedy-max, key,\n"
+    "                      bin-and-deal)\n"
     "  --mechanism M       layout, redirect, or auto (default: layout when safe)\n"
     "  --scope S           grid, block, or auto (default: from the safety analysis)\n"
     "  --groupsize G       threads per group, a multiple of 32 (default 32)\n"
@@ -38,95 +41,81 @@ static const char usage[] =
     "                      algorithm's time is spread over them (default 1)\n"
     "  --table FILE        latency table (default: the GPU's, e.g. latency_tables/sm_90.tsv)\n"
     "  --reps N            timed launches per measurement (default 10; 3 warm-up)\n"
-    "  --device N          GPU ordinal (default 0)\n"
-    "  -o, --out DIR       also write DIR/report.{txt,md,json,html}\n"
-    "  --json              print the report as JSON instead of text\n"
+    "  -d, --device N      GPU ordinal (default 0)\n"
+    "  -o, --output DIR    also write DIR/report.{txt,md,json,html} (not -)\n"
+    "  --json              print the report as JSON instead of text (docs/report.md)\n"
+    "  -q, --quiet         print nothing (with -o, only write the folder)\n"
+    "  -v, --verbose       on a failed compilation print NVRTC's whole log\n"
     "  -h, --help          this text\n"
     "\n"
     "exit codes: 0 ok, 1 failed (including outputs that differ), 2 bad usage, 3 no GPU\n"
-    "example: threadmap run examples/divergent/manifest.json -o report\n";
+    "example: threadmap run examples/divergent/manifest.json -o report\n", f);
+}
 
 typedef struct run_opts {
     tmap_eval_opts e;
     const char *manifest, *out;
     long device;
-    int json;
+    int verbose;
 } run_opts;
 
-static int parse_mechanism(const char *s, int *m)
+enum { OPT_MODEL = 0x1800, OPT_SEED, OPT_MECH, OPT_SCOPE, OPT_GROUPSIZE, OPT_THRESHOLD,
+       OPT_CHOSEN, OPT_TABLE, OPT_REPS, OPT_LAUNCHES, OPT_THREADS };
+
+/* One option (value in optarg): 0 taken, -1 stop. */
+static int run_option(tmap_args *a, run_opts *o, int c)
 {
-    *m = !strcmp(s, "auto") ? -1 : !strcmp(s, "layout") ? TMAP_MECH_LAYOUT
-       : !strcmp(s, "redirect") ? TMAP_MECH_REDIRECT : -2;
-    return *m == -2 ? -1 : 0;
+    static const char *const mechs[] = {"auto", "layout", "redirect"};
+    static const int mech_codes[] = {-1, TMAP_MECH_LAYOUT, TMAP_MECH_REDIRECT};
+    static const char *const scopes[] = {"auto", "grid", "block"};
+    static const int scope_codes[] = {-1, TMAP_REGROUP_GRID, TMAP_REGROUP_BLOCK};
+    long v = 0;
+    int i, bad = 0;
+    switch (c) {
+    case OPT_MODEL: o->e.model_path = tmap_args_input(a, optarg); break;
+    case OPT_SEED: bad = tmap_args_long(a, 0, 1L << 62, &v); o->e.seed = (uint64_t)v; break;
+    case 'a':
+        if ((i = tmap_algo_parse(optarg)) < 0)
+            return tmap_args_bad(a, "unknown algorithm '%s'", optarg);
+        o->e.algos = 1u << i;
+        break;
+    case OPT_MECH: bad = tmap_args_choice(a, mechs, 3, &i); o->e.mechanism = mech_codes[bad ? 0 : i]; break;
+    case OPT_SCOPE: bad = tmap_args_choice(a, scopes, 3, &i); o->e.scope = scope_codes[bad ? 0 : i]; break;
+    case OPT_GROUPSIZE:
+        bad = tmap_args_long(a, 32, 1 << 20, &v);
+        if (!bad && v % 32)
+            return tmap_args_bad(a, "--groupsize must be a multiple of 32");
+        o->e.groupsize = (size_t)v;
+        break;
+    case OPT_THRESHOLD: bad = tmap_args_double(a, 0, 0.99, &o->e.threshold); break;
+    case OPT_THREADS: bad = tmap_args_long(a, 1, TMAP_REGROUP_MAX_THREADS, &v); o->e.threads = (size_t)v; break;
+    case OPT_CHOSEN: o->e.measure_all = 0; break;
+    case OPT_LAUNCHES: bad = tmap_args_double(a, 1, 1e12, &o->e.launches); break;
+    case OPT_TABLE: o->e.table_path = tmap_args_input(a, optarg); break;
+    case OPT_REPS: bad = tmap_args_long(a, 1, 100000, &v); o->e.reps = (int)v; break;
+    case 'd': bad = tmap_args_long(a, 0, 1024, &o->device); break;
+    case 'o': o->out = tmap_args_output_dir(a, optarg); break;
+    case 'v': o->verbose = 1; break;
+    default: return tmap_args_bad(a, "unexpected option %s", a->opt);
+    }
+    return bad;
 }
 
-static int parse_scope(const char *s, int *scope)
+/* 0 run, -1 stop (exit code in a->rc). */
+static int parse(tmap_args *a, run_opts *o)
 {
-    *scope = !strcmp(s, "auto") ? -1 : !strcmp(s, "grid") ? TMAP_REGROUP_GRID
-           : !strcmp(s, "block") ? TMAP_REGROUP_BLOCK : -2;
-    return *scope == -2 ? -1 : 0;
-}
-
-/* 0 run, 1 help, -1 usage error (message printed). */
-static int parse(int argc, char **argv, run_opts *o)
-{
-    static const struct option lo[] = {
-        {"model", 1, 0, 'm'},     {"seed", 1, 0, 's'},     {"algo", 1, 0, 'a'},
-        {"mechanism", 1, 0, 'M'}, {"scope", 1, 0, 'S'},    {"groupsize", 1, 0, 'g'},
-        {"threshold", 1, 0, 't'}, {"chosen-only", 0, 0, 'c'}, {"table", 1, 0, 'T'},
-        {"reps", 1, 0, 'r'},      {"device", 1, 0, 'd'},   {"out", 1, 0, 'o'},
-        {"json", 0, 0, 'j'},      {"help", 0, 0, 'h'},     {"launches", 1, 0, 'L'},
-        {"threads", 1, 0, 'n'}, {0}};
-    long v;
     memset(o, 0, sizeof *o);
     o->e = (tmap_eval_opts){.seed = 7, .warmup = 3, .reps = 10, .threshold = 0.05,
                             .groupsize = 32, .scope = -1, .mechanism = -1, .measure_all = 1};
-    optind = 1;
-    for (int c; (c = getopt_long(argc, argv, "o:h", lo, NULL)) != -1;) {
-        int a;
-        switch (c) {
-        case 'm': o->e.model_path = optarg; break;
-        case 's': if (tmap_cli_long(optarg, 0, 1L << 62, &v)) return -1; o->e.seed = (uint64_t)v; break;
-        case 'a':
-            if ((a = tmap_algo_parse(optarg)) < 0) {
-                fprintf(stderr, "threadmap run: unknown algorithm '%s'\n", optarg);
-                return -1;
-            }
-            o->e.algos = 1u << a;
-            break;
-        case 'M': if (parse_mechanism(optarg, &o->e.mechanism)) return -1; break;
-        case 'S': if (parse_scope(optarg, &o->e.scope)) return -1; break;
-        case 'g': if (tmap_cli_long(optarg, 32, 1 << 20, &v)) return -1; o->e.groupsize = (size_t)v; break;
-        case 't':
-            if (tmap_cli_double(optarg, &o->e.threshold) || o->e.threshold < 0 || o->e.threshold >= 1)
-                return -1;
-            break;
-        case 'n':
-            if (tmap_cli_long(optarg, 1, TMAP_REGROUP_MAX_THREADS, &v)) return -1;
-            o->e.threads = (size_t)v;
-            break;
-        case 'c': o->e.measure_all = 0; break;
-        case 'L':
-            if (tmap_cli_double(optarg, &o->e.launches) || o->e.launches < 1) {
-                fprintf(stderr, "threadmap run: --launches wants a number >= 1\n");
-                return -1;
-            }
-            break;
-        case 'T': o->e.table_path = optarg; break;
-        case 'r': if (tmap_cli_long(optarg, 1, 100000, &v)) return -1; o->e.reps = (int)v; break;
-        case 'd': if (tmap_cli_long(optarg, 0, 1024, &o->device)) return -1; break;
-        case 'o': o->out = optarg; break;
-        case 'j': o->json = 1; break;
-        case 'h': fputs(usage, stdout); return 1;
-        default: return -1;
-        }
-    }
-    if (optind + 1 != argc) {
-        fprintf(stderr, "threadmap run: give one MANIFEST\n");
+    for (int c; (c = tmap_args_next(a)) != 0;)
+        if (c < 0 || run_option(a, o, c))
+            return -1;
+    if (tmap_args_operands(a, 1, 1))
         return -1;
-    }
-    o->manifest = argv[optind];
-    return 0;
+    o->manifest = tmap_args_input(a, a->argv[optind]);
+    if (tmap_args_no_stdin(a, a->argv[optind], "MANIFEST"))
+        return -1;
+    return tmap_args_files(a);
 }
 
 /* Exit status: a regrouping whose outputs differ from the original's is a
@@ -141,17 +130,27 @@ static int all_equal(const tmap_eval *e)
 
 int tmap_cmd_run(int argc, char **argv)
 {
+    static const struct option opts[] = {
+        {"model", 1, 0, OPT_MODEL},         {"seed", 1, 0, OPT_SEED},
+        {"algo", 1, 0, 'a'},                {"mechanism", 1, 0, OPT_MECH},
+        {"scope", 1, 0, OPT_SCOPE},         {"groupsize", 1, 0, OPT_GROUPSIZE},
+        {"threshold", 1, 0, OPT_THRESHOLD}, {"chosen-only", 0, 0, OPT_CHOSEN},
+        {"table", 1, 0, OPT_TABLE},         {"reps", 1, 0, OPT_REPS},
+        {"device", 1, 0, 'd'},              {"launches", 1, 0, OPT_LAUNCHES},
+        {"threads", 1, 0, OPT_THREADS},     {"verbose", 0, 0, 'v'},
+        TMAP_ARGS_OUTPUT, TMAP_ARGS_HELP,   TMAP_ARGS_QUIET, TMAP_ARGS_JSON, {0}};
     run_opts o;
-    int r = parse(argc, argv, &o);
-    if (r)
-        return r > 0 ? TMAP_EXIT_OK : (fputs(usage, stderr), TMAP_EXIT_USAGE);
+    tmap_args a;
+    tmap_args_init(&a, "run", usage, argc, argv, opts, "a:d:o:vhq");
+    if (parse(&a, &o))
+        return a.rc;
     tmap_error err = {0};
     tmap_manifest *m = NULL;
     tmap_cuda *c = NULL;
     tmap_eval e;
     int have_eval = 0;
     tmap_status st = tmap_manifest_load(o.manifest, &m, &err);
-    if (!st) st = tmap_cuda_open((int)o.device, &c, &err);
+    if (!st) st = tmap_pipeline_open(o.manifest, o.e.seed, (int)o.device, &c, &err);
     if (!st) st = tmap_evaluate(c, m, &o.e, &e, &err);
     have_eval = !st;
     if (!st) {
@@ -159,7 +158,9 @@ int tmap_cmd_run(int argc, char **argv)
         const char **names = calloc(e.cfg->nblocks + 1, sizeof *names);
         tmap_report rep;
         tmap_run_report(&e, rows, names, &rep);
-        st = o.json ? tmap_report_json(&rep, stdout, &err) : tmap_report_text(&rep, stdout, &err);
+        st = a.json    ? tmap_report_json(&rep, stdout, &err)
+             : a.quiet ? TMAP_OK
+                       : tmap_report_text(&rep, stdout, &err);
         if (!st && o.out)
             st = tmap_report_write_dir(&rep, o.out, &err);
         free(names);
@@ -172,5 +173,5 @@ int tmap_cmd_run(int argc, char **argv)
         tmap_eval_free(&e);
     tmap_manifest_free(m);
     tmap_cuda_close(c);
-    return st ? tmap_cli_fail("run", &err) : TMAP_EXIT_OK;
+    return st ? tmap_cli_fail_v("run", &err, o.verbose) : TMAP_EXIT_OK;
 }

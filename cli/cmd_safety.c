@@ -14,8 +14,8 @@
 #include "common/base.h"
 
 static const char usage_text[] =
-    "usage: threadmap safety FILE.{ptx,cu} [--kernel NAME] [--json]\n"
-    "                        [--arch ARCH] [-I DIR]... [--option OPT]...\n"
+    "usage: threadmap safety FILE.{ptx,cu} [--kernel NAME] [--json] [-q]\n"
+    "                        [--arch ARCH] [-I DIR]... [--option OPT]... [-v]\n"
     "\n"
     "Checks each kernel (or NAME) and every .func it calls against the safety\n"
     "rules of thread-data remapping (docs/safety.md) and prints, per kernel,\n"
@@ -23,12 +23,21 @@ static const char usage_text[] =
     "whole warps only, none), whether the layout transform and the reference\n"
     "redirection keep the results, and one sentence per finding naming its\n"
     "PTX line.  A .cu file is compiled with NVRTC first; lines then refer to\n"
-    "the generated PTX.\n"
+    "the generated PTX.  FILE - reads PTX from stdin.\n"
     "\n"
     "  -k, --kernel NAME    only this kernel (for .cu also a C++ name)\n"
-    "  -j, --json           print JSON instead of text\n"
+    "  -j, --json           print JSON instead of text: {\"file\", \"kernels\": [{\"name\",\n"
+    "                       \"scope\", \"layout_ok\", \"redirect_ok\", counts..., \"reasons\"}]}\n"
+    "  -q, --quiet          print nothing: only analyze (errors still on stderr)\n"
     TMAP_CLI_SOURCE_USAGE
-    "  -h, --help           this text\n";
+    "  -h, --help           this text\n"
+    "\n"
+    "example: threadmap safety examples/divergent/recorded/kernel.ptx --json\n";
+
+static void usage(FILE *f)
+{
+    fputs(usage_text, f);
+}
 
 static void print_text(const tmap_safety *s, const char *kernel)
 {
@@ -85,26 +94,25 @@ static tmap_status one_kernel(tmap_ptx_module *m, const char *name, json_t *kern
     return TMAP_OK;
 }
 
-/* safety's own option: -j sets *(int *)json. */
-static int json_option(int c, const char *arg, void *json)
+/* safety has no options of its own beyond -j (the shared --json). */
+static int no_option(tmap_args *a, int c, void *ctx)
 {
-    if (c != 'j')
-        return -1;
-    *(int *)json = 1;
-    return 0;
+    (void)ctx;
+    if (c == 'j')
+        return a->json = 1, 0;
+    return tmap_args_bad(a, "unexpected option %s", a->opt);
 }
 
 int tmap_cmd_safety(int argc, char **argv)
 {
     static const struct option opts[] = {{"kernel", required_argument, NULL, 'k'},
-                                          {"json", no_argument, NULL, 'j'},
-                                          {"help", no_argument, NULL, 'h'},
+                                          TMAP_ARGS_HELP, TMAP_ARGS_QUIET, TMAP_ARGS_JSON,
                                           TMAP_CLI_SOURCE_OPTIONS,
                                           {NULL, 0, NULL, 0}};
-    int json = 0;
     tmap_cli_input in;
-    int r = tmap_cli_input_args(argc, argv, opts, "k:jI:h", usage_text, json_option, &json, &in);
-    if (r)
-        return r > 0 ? TMAP_EXIT_OK : TMAP_EXIT_USAGE;
-    return tmap_cli_each_kernel("safety", &in, json, one_kernel, NULL);
+    tmap_args a;
+    tmap_args_init(&a, "safety", usage, argc, argv, opts, "k:jI:vhq");
+    if (tmap_cli_input_args(&a, no_option, NULL, &in))
+        return a.rc;
+    return tmap_cli_each_kernel(&a, &in, one_kernel, NULL);
 }

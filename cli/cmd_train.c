@@ -10,57 +10,81 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/args.h"
 #include "cli/cliutil.h"
 #include "cli/commands.h"
 #include "common/base.h"
 #include "threadmap/model.h"
 
-#define TRAIN_MAXRUNS 64
-
 static const char train_usage[] =
-    "usage: threadmap train PROFILE_DIR [--folds K] [--json] -o MODEL\n"
+    "usage: threadmap train PROFILE_DIR [--folds K] [--json] [-q] -o MODEL\n"
     "       threadmap train --features F.npy --bbv BBV.npy [--features F2.npy --bbv BBV2.npy ...]\n"
-    "                       --kernel NAME [--folds K] [--feature-names A,B,...] [--json] -o MODEL\n\n"
+    "                       --kernel NAME [--folds K] [--feature-names A,B,...] [--json] [-q]\n"
+    "                       -o MODEL\n\n"
     "Fits, for each basic block b, BBV_t[b] = c0 + c1*I_t[1] + ... + cp*I_t[p] + c(p+1)*tid\n"
-    "(Liang et al. eq. 1) by least squares over every profiled thread of every run.\n\n"
+    "(Liang et al. eq. 1) by least squares over every profiled thread of every run\n"
+    "(any number of runs).\n\n"
     "  --features F.npy    per-thread features [threads, p] (or [threads] for p = 1), any\n"
     "                      numeric dtype; the i-th --features pairs with the i-th --bbv\n"
     "  --bbv BBV.npy       the run's measured BBV, uint32 [threads, blocks]; its sidecar\n"
     "                      BBV.npy.json names the blocks (stored in the predictor)\n"
-    "  --kernel NAME       the kernel the predictor is for\n"
+    "  -k, --kernel NAME   the kernel the predictor is for\n"
     "  --folds K           k-fold cross-validation over threads (default 5; 0: none);\n"
     "                      with 2+ runs, leave-one-run-out is reported too\n"
     "  --feature-names L   comma-separated feature names (default f0, f1, ...)\n"
-    "  -o MODEL            the predictor file to write\n"
+    "  -o, --output MODEL  the predictor file to write (- for stdout: nothing else is\n"
+    "                      printed then)\n"
     "  --json              instead of the table, print one JSON object once MODEL is written:\n"
-    "                      kernel, sizes, feature names, output, per block r2, rms_error and\n"
-    "                      rank, cross_validation\n"
+    "                      kernel, runs, threads, nblocks, nfeatures, feature_names,\n"
+    "                      output, blocks (index, name, r2, rms_error, rank),\n"
+    "                      cross_validation (kind, folds, rms_error, rms_error_per_block)\n"
+    "  -q, --quiet         print nothing (MODEL is still written)\n"
+    "  -h, --help          this text\n"
     "  PROFILE_DIR         a folder written by `threadmap profile`: its profile.json gives\n"
     "                      the kernel, the feature names and every run's files\n\n"
     "example: threadmap profile m.json -o prof --runs 3 && threadmap train prof -o model.txt\n";
 
 typedef struct train_opts {
-    const char *features[TRAIN_MAXRUNS], *bbv[TRAIN_MAXRUNS];
-    size_t nfeat, nbbv;
+    const char **features, **bbv; /* the runs' files */
+    size_t nfeat, nbbv, capfeat, capbbv;
     const char *kernel, *out, *names;
     const char *dir;           /* PROFILE_DIR, or NULL */
     long folds;
-    int json;                  /* --json */
-    char *owned[2 * TRAIN_MAXRUNS + 2]; /* strings read from profile.json */
-    size_t nowned;
+    char **owned;              /* strings made from profile.json */
+    size_t nowned, capowned;
 } train_opts;
 
+static void usage(FILE *f)
+{
+    fputs(train_usage, f);
+}
+
+/* Appends s to *list (growing it); s NULL (out of memory) or a failed
+ * growth: -1. */
+static int push(const char ***list, size_t *n, size_t *cap, const char *s)
+{
+    if (!s || tmap_grow(list, cap, *n + 1, sizeof **list))
+        return -1;
+    (*list)[(*n)++] = s;
+    return 0;
+}
+
+/* A string the options own (freed with them); NULL when out of memory. */
 static const char *own(train_opts *o, char *s)
 {
-    if (s && o->nowned < sizeof o->owned / sizeof o->owned[0])
-        o->owned[o->nowned++] = s;
-    return s;
+    if (s && push((const char ***)&o->owned, &o->nowned, &o->capowned, s) == 0)
+        return s;
+    free(s);
+    return NULL;
 }
 
 static void train_opts_free(train_opts *o)
 {
     for (size_t i = 0; i < o->nowned; i++)
         free(o->owned[i]);
+    free(o->owned);
+    free(o->features);
+    free(o->bbv);
 }
 
 static char *join(const char *dir, const char *file)
@@ -70,7 +94,40 @@ static char *join(const char *dir, const char *file)
     return b.data;
 }
 
-/* Fills kernel, feature names and runs from DIR/profile.json. */
+/* The feature names of profile.json: strings without commas (the
+ * predictor file separates them with commas), joined as --feature-names. */
+static tmap_status dir_names(train_opts *o, json_t *names, const char *path, tmap_error *err)
+{
+    tmap_buf b = {0};
+    for (size_t i = 0; i < json_array_size(names); i++) {
+        const char *n = json_string_value(json_array_get(names, i));
+        if (!n || !*n || strchr(n, ',')) {
+            tmap_buf_free(&b);
+            return tmap_fail(err, TMAP_ERR_FORMAT, "%s: features[%zu] is not a name (a "
+                             "non-empty string without commas)", path, i);
+        }
+        tmap_buf_printf(&b, "%s%s", i ? "," : "", n);
+    }
+    if (b.oom || !(o->names = own(o, b.data)))
+        return tmap_fail(err, TMAP_ERR_NOMEM, "out of memory");
+    return TMAP_OK;
+}
+
+/* Run i of profile.json: its BBV and features, relative to the folder. */
+static tmap_status dir_run(train_opts *o, json_t *runs, size_t i, const char *path,
+                           tmap_error *err)
+{
+    json_t *r = json_array_get(runs, i), *bb = json_object_get(r, "bbv");
+    json_t *ff = json_object_get(r, "features");
+    if (!json_is_string(bb) || !json_is_string(ff))
+        return tmap_fail(err, TMAP_ERR_FORMAT, "%s: runs[%zu] lacks bbv or features", path, i);
+    if (push(&o->bbv, &o->nbbv, &o->capbbv, own(o, join(o->dir, json_string_value(bb)))) ||
+        push(&o->features, &o->nfeat, &o->capfeat, own(o, join(o->dir, json_string_value(ff)))))
+        return tmap_fail(err, TMAP_ERR_NOMEM, "out of memory");
+    return TMAP_OK;
+}
+
+/* Fills kernel, feature names and every run from DIR/profile.json. */
 static tmap_status train_from_dir(train_opts *o, tmap_error *err)
 {
     char *path = join(o->dir, "profile.json");
@@ -84,22 +141,12 @@ static tmap_status train_from_dir(train_opts *o, tmap_error *err)
     if (!st && (!json_is_string(k) || !json_is_array(runs) || !json_is_array(names) || !json_array_size(names)))
         st = tmap_fail(err, TMAP_ERR_FORMAT, "%s: needs 'kernel', 'features' (not empty: the manifest "
                        "must name features) and 'runs'", path);
-    if (!st) {
-        o->kernel = own(o, strdup(json_string_value(k)));
-        tmap_buf b = {0};
-        for (size_t i = 0; i < json_array_size(names); i++)
-            tmap_buf_printf(&b, "%s%s", i ? "," : "", json_string_value(json_array_get(names, i)));
-        o->names = own(o, b.data);
-    }
-    for (size_t i = 0; !st && i < json_array_size(runs) && i < TRAIN_MAXRUNS; i++) {
-        json_t *r = json_array_get(runs, i), *bb = json_object_get(r, "bbv"), *ff = json_object_get(r, "features");
-        if (!json_is_string(bb) || !json_is_string(ff)) {
-            st = tmap_fail(err, TMAP_ERR_FORMAT, "%s: runs[%zu] lacks bbv or features", path, i);
-            break;
-        }
-        o->bbv[o->nbbv++] = own(o, join(o->dir, json_string_value(bb)));
-        o->features[o->nfeat++] = own(o, join(o->dir, json_string_value(ff)));
-    }
+    if (!st && !(o->kernel = own(o, strdup(json_string_value(k)))))
+        st = tmap_fail(err, TMAP_ERR_NOMEM, "out of memory");
+    if (!st)
+        st = dir_names(o, names, path, err);
+    for (size_t i = 0; !st && i < json_array_size(runs); i++)
+        st = dir_run(o, runs, i, path, err);
     if (!st && !o->nbbv)
         st = tmap_fail(err, TMAP_ERR_FORMAT, "%s: no runs", path);
     json_decref(root);
@@ -107,72 +154,54 @@ static tmap_status train_from_dir(train_opts *o, tmap_error *err)
     return st;
 }
 
-/* 0: run; 1: help printed; -1: usage error. */
-static int train_parse(int argc, char **argv, train_opts *o)
+enum { OPT_FEATURES = 0x1800, OPT_BBV, OPT_NAMES, OPT_FOLDS };
+
+/* One option (value in optarg): 0 taken, -1 stop. */
+static int train_option(tmap_args *a, train_opts *o, int c)
+{
+    switch (c) {
+    case OPT_FEATURES:
+        return push(&o->features, &o->nfeat, &o->capfeat, tmap_args_input(a, optarg))
+                   ? tmap_args_bad(a, "out of memory") : 0;
+    case OPT_BBV:
+        return push(&o->bbv, &o->nbbv, &o->capbbv, tmap_args_input(a, optarg))
+                   ? tmap_args_bad(a, "out of memory") : 0;
+    case 'k': o->kernel = optarg; return 0;
+    case 'o': o->out = tmap_args_output(a, optarg); return 0;
+    case OPT_NAMES: o->names = optarg; return 0;
+    case OPT_FOLDS:
+        if (tmap_args_long(a, 0, 1000000000L, &o->folds))
+            return -1;
+        return o->folds == 1 ? tmap_args_bad(a, "--folds wants 0 or an integer >= 2") : 0;
+    default: return tmap_args_bad(a, "unexpected option %s", a->opt);
+    }
+}
+
+/* 0: run; -1: stop (exit code in a->rc). */
+static int train_parse(tmap_args *a, train_opts *o)
 {
     memset(o, 0, sizeof *o);
     o->folds = 5;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            fputs(train_usage, stdout);
-            return 1;
-        }
-        if (a[0] != '-' && !o->dir) {
-            o->dir = a;
-            continue;
-        }
-        if (!strcmp(a, "--json")) {
-            o->json = 1;
-            continue;
-        }
-        if (i + 1 >= argc) {
-            fprintf(stderr, "threadmap train: %s: unknown or missing its value\n", a);
+    for (int c; (c = tmap_args_next(a)) != 0;)
+        if (c < 0 || train_option(a, o, c))
             return -1;
-        }
-        const char *v = argv[++i];
-        if (!strcmp(a, "--features") && o->nfeat < TRAIN_MAXRUNS)
-            o->features[o->nfeat++] = v;
-        else if (!strcmp(a, "--bbv") && o->nbbv < TRAIN_MAXRUNS)
-            o->bbv[o->nbbv++] = v;
-        else if (!strcmp(a, "--kernel"))
-            o->kernel = v;
-        else if (!strcmp(a, "-o"))
-            o->out = v;
-        else if (!strcmp(a, "--feature-names"))
-            o->names = v;
-        else if (!strcmp(a, "--folds")) {
-            char *end;
-            errno = 0;
-            o->folds = strtol(v, &end, 10);
-            if (errno || *end || end == v || o->folds < 0 || o->folds == 1) {
-                fprintf(stderr, "threadmap train: --folds wants 0 or an integer >= 2\n");
-                return -1;
-            }
-        } else {
-            fprintf(stderr, "threadmap train: unknown argument '%s' (or more than %d runs)\n", a,
-                    TRAIN_MAXRUNS);
-            return -1;
-        }
-    }
-    if (o->dir && (o->nbbv || o->nfeat || o->kernel || o->names)) {
-        fprintf(stderr, "threadmap train: PROFILE_DIR replaces --features, --bbv, --kernel and "
-                        "--feature-names\n");
+    if (tmap_args_operands(a, 0, 1))
         return -1;
-    }
-    if (!o->out || (!o->dir && (!o->nbbv || o->nbbv != o->nfeat || !o->kernel))) {
-        fprintf(stderr, "threadmap train: give -o and PROFILE_DIR, or --kernel and as many "
-                        "--features as --bbv\n");
-        return -1;
-    }
-    return 0;
+    o->dir = optind < a->argc ? a->argv[optind] : NULL;
+    if (o->dir && (o->nbbv || o->nfeat || o->kernel || o->names))
+        return tmap_args_bad(a, "PROFILE_DIR replaces --features, --bbv, --kernel and "
+                                "--feature-names");
+    if (!o->out || (!o->dir && (!o->nbbv || o->nbbv != o->nfeat || !o->kernel)))
+        return tmap_args_bad(a, "give -o and PROFILE_DIR, or --kernel and as many --features "
+                                "as --bbv");
+    return tmap_args_files(a);
 }
 
 typedef struct train_data {
     size_t nruns, p;
-    double *feat[TRAIN_MAXRUNS];
-    tmap_bbv bbv[TRAIN_MAXRUNS];
-    tmap_regress_run runs[TRAIN_MAXRUNS];
+    double **feat;     /* [runs] */
+    tmap_bbv *bbv;     /* [runs] */
+    tmap_regress_run *runs;
     char **blocks;     /* block names of run 0 (or NULL) */
     char **fnames;     /* split --feature-names */
     size_t nfnames;
@@ -186,10 +215,13 @@ static void train_free(train_data *d)
         free(d->feat[r]);
         tmap_bbv_free(&d->bbv[r]);
     }
+    free(d->feat);
+    free(d->bbv);
+    free(d->runs);
     tmap_names_free(d->fnames, d->nfnames);
 }
 
-/* Splits "a,b,c" into names; the count must be p. */
+/* Splits "a,b,c" into names; the count must be p, and none empty. */
 static tmap_status train_split_names(const char *list, size_t p, train_data *d, tmap_error *err)
 {
     size_t n = 1;
@@ -206,6 +238,8 @@ static tmap_status train_split_names(const char *list, size_t p, train_data *d, 
     for (size_t i = 0; i < n; i++) {
         const char *e = strchr(s, ',');
         size_t len = e ? (size_t)(e - s) : strlen(s);
+        if (!len)
+            return tmap_fail(err, TMAP_ERR_INVALID, "--feature-names: name %zu is empty", i);
         if (!(d->fnames[i] = strndup(s, len)))
             return tmap_fail(err, TMAP_ERR_NOMEM, "out of memory");
         s += len + 1;
@@ -338,6 +372,10 @@ static tmap_status train_cv(const train_opts *o, const train_data *d, json_t *ro
 static tmap_status train_fit(train_opts *o, train_data *d, tmap_predictor *pr, tmap_error *err)
 {
     tmap_status s = o->dir ? train_from_dir(o, err) : TMAP_OK;
+    if (!s && (!(d->feat = calloc(o->nbbv, sizeof *d->feat)) ||
+               !(d->bbv = calloc(o->nbbv, sizeof *d->bbv)) ||
+               !(d->runs = calloc(o->nbbv, sizeof *d->runs))))
+        s = tmap_fail(err, TMAP_ERR_NOMEM, "out of memory for %zu runs", o->nbbv);
     for (size_t i = 0; !s && i < o->nbbv; i++)
         s = train_load_run(o, i, d, err);
     if (!s && o->names)
@@ -350,14 +388,17 @@ static tmap_status train_fit(train_opts *o, train_data *d, tmap_predictor *pr, t
 
 /* Reports the fit and the cross-validation (table or JSON) and writes MODEL;
  * returns the exit code.  JSON is printed only once MODEL is written. */
-static int train_output(const train_opts *o, const train_data *d, const tmap_predictor *pr)
+static int train_output(const tmap_args *a, const train_opts *o, const train_data *d,
+                        const tmap_predictor *pr)
 {
     tmap_error err = {0};
     tmap_status s = TMAP_OK;
-    json_t *root = o->json ? train_json(o, d, pr) : NULL;
-    if (o->json && !root)
+    /* quiet: the cross-validation still runs (and can fail), into a JSON
+     * object left unprinted */
+    json_t *root = a->json || a->quiet ? train_json(o, d, pr) : NULL;
+    if ((a->json || a->quiet) && !root)
         s = tmap_fail(&err, TMAP_ERR_NOMEM, "out of memory");
-    else if (!o->json)
+    else if (!root)
         train_report(pr);
     if (!s)
         s = train_cv(o, d, root, &err);
@@ -367,23 +408,35 @@ static int train_output(const train_opts *o, const train_data *d, const tmap_pre
         json_decref(root);
         return tmap_cli_fail("train", &err);
     }
-    if (o->json)
+    if (a->json)
         return tmap_cli_print_json("train", root);
-    printf("wrote %s\n", o->out);
+    json_decref(root);
+    if (!a->quiet)
+        printf("wrote %s\n", o->out);
     return TMAP_EXIT_OK;
 }
 
 int tmap_cmd_train(int argc, char **argv)
 {
+    static const struct option opts[] = {{"features", required_argument, NULL, OPT_FEATURES},
+                                          {"bbv", required_argument, NULL, OPT_BBV},
+                                          {"kernel", required_argument, NULL, 'k'},
+                                          {"feature-names", required_argument, NULL, OPT_NAMES},
+                                          {"folds", required_argument, NULL, OPT_FOLDS},
+                                          TMAP_ARGS_OUTPUT, TMAP_ARGS_HELP, TMAP_ARGS_QUIET,
+                                          TMAP_ARGS_JSON, {0}};
     train_opts o;
-    int r = train_parse(argc, argv, &o);
-    if (r)
-        return r > 0 ? TMAP_EXIT_OK : (fputs(train_usage, stderr), TMAP_EXIT_USAGE);
+    tmap_args a;
+    tmap_args_init(&a, "train", usage, argc, argv, opts, "k:o:hq");
+    if (train_parse(&a, &o)) {
+        train_opts_free(&o);
+        return a.rc;
+    }
     tmap_error err = {0};
     train_data d = {0};
     tmap_predictor pr = {0};
     tmap_status s = train_fit(&o, &d, &pr, &err);
-    int rc = s ? tmap_cli_fail("train", &err) : train_output(&o, &d, &pr);
+    int rc = s ? tmap_cli_fail("train", &err) : train_output(&a, &o, &d, &pr);
     tmap_predictor_free(&pr);
     train_free(&d);
     train_opts_free(&o);

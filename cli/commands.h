@@ -18,12 +18,16 @@ typedef struct tmap_command {
     const char *summary;
 } tmap_command;
 
-/* Prints "threadmap NAME: message" to stderr and returns the exit code that
- * matches err->status. */
+/* Prints "threadmap NAME: message" to stderr as one line and returns the
+ * exit code that matches err->status.  A message of several lines (NVRTC's
+ * log) is shortened to its first line and first error, saying how many
+ * lines -v would print; _v with verbose prints them all. */
 int tmap_cli_fail(const char *cmd, const tmap_error *err);
+int tmap_cli_fail_v(const char *cmd, const tmap_error *err, int verbose);
 
 /* One line per subcommand; keep alphabetical.  Add yours here and in main.c. */
 int tmap_cmd_bench(int argc, char **argv);
+int tmap_cmd_check(int argc, char **argv);
 int tmap_cmd_cfg(int argc, char **argv);
 int tmap_cmd_device(int argc, char **argv);
 int tmap_cmd_estimate(int argc, char **argv);

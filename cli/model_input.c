@@ -11,9 +11,10 @@
 #include "common/base.h"
 
 const char tmap_mi_help[] =
-    "  --bbv BBV.npy          uint32 [threads, blocks] (sidecar BBV.npy.json optional)\n"
+    "  --bbv BBV.npy          uint32 [threads, blocks] (sidecar BBV.npy.json optional;\n"
+    "                         - reads the BBV from stdin, without a sidecar)\n"
     "  --cfg FILE.ptx         PTX module; with --kernel, block latencies come from its CFG\n"
-    "  --kernel K             the .entry of FILE.ptx\n"
+    "  -k, --kernel K         the .entry of FILE.ptx\n"
     "  --block-latency L.npy  block latencies in cycles, [blocks] (no CFG: SIMD efficiency\n"
     "                         and divergent branches are then unavailable)\n"
     "  --table FILE.tsv       latency table (default: sm_90.tsv from $THREADMAP_DATA or\n"
@@ -23,7 +24,6 @@ const char tmap_mi_help[] =
     "                         instead of its PTX instructions, and counts the code a\n"
     "                         warp may run in parts once per group of its threads\n"
     "                         (docs/model.md); needs --cfg\n"
-    "  --perm PERM.npy        permutation [threads]: slot i runs original thread PERM[i]\n"
     "  --sms N                number of SMs (default 132, H100/H200 SXM)\n"
     "  --block-size S         threads per thread block (default 256)\n"
     "  --blocks-per-sm M      resident blocks per SM (default min(32, 2048 / S); give the\n"
@@ -36,37 +36,32 @@ void tmap_mi_defaults(tmap_mi_opts *o)
     o->block_size = 256;
 }
 
-int tmap_mi_flag(tmap_mi_opts *o, const char *cmd, int argc, char **argv, int *i)
+int tmap_mi_option(tmap_mi_opts *o, tmap_args *a, int c)
 {
-    const char *a = argv[*i];
-    const char **str = !strcmp(a, "--bbv") ? &o->bbv : !strcmp(a, "--cfg") ? &o->cfg
-                     : !strcmp(a, "--kernel") ? &o->kernel : !strcmp(a, "--block-latency") ? &o->lat
-                     : !strcmp(a, "--table") ? &o->table : !strcmp(a, "--perm") ? &o->perm
-                     : !strcmp(a, "--sass") ? &o->sass : NULL;
-    long *num = !strcmp(a, "--sms") ? &o->sms : !strcmp(a, "--block-size") ? &o->block_size
-              : !strcmp(a, "--blocks-per-sm") ? &o->blocks_per_sm : NULL;
-    if (!str && !num)
-        return 0;
-    if (*i + 1 >= argc) {
-        fprintf(stderr, "threadmap %s: %s needs a value\n", cmd, a);
-        return -1;
-    }
-    const char *v = argv[++*i];
-    if (str) {
-        *str = v;
+    const char **str = c == TMAP_OPT_BBV ? &o->bbv : c == TMAP_OPT_CFG ? &o->cfg
+                     : c == TMAP_OPT_LAT ? &o->lat : c == TMAP_OPT_TABLE ? &o->table
+                     : c == TMAP_OPT_PERM ? &o->perm : NULL;
+    long *num = c == TMAP_OPT_SMS ? &o->sms : c == TMAP_OPT_BLOCK_SIZE ? &o->block_size
+              : c == TMAP_OPT_BPS ? &o->blocks_per_sm : NULL;
+    if (c == 'k' || c == TMAP_OPT_SASS) {
+        *(c == 'k' ? &o->kernel : &o->sass) = optarg;
         return 1;
     }
-    return tmap_cli_long(v, 1, 1000000000L, num) ? -1 : 1;
+    if (str) {
+        *str = tmap_args_input(a, optarg);
+        return 1;
+    }
+    if (num)
+        return tmap_args_long(a, 1, 1000000000L, num) ? -1 : 1;
+    return 0;
 }
 
-int tmap_mi_finish(tmap_mi_opts *o, const char *cmd, int need_bbv)
+int tmap_mi_finish(tmap_mi_opts *o, tmap_args *a, int need_bbv)
 {
     if ((need_bbv && !o->bbv) || (o->bbv && !o->cfg == !o->lat) || (!o->cfg != !o->kernel) ||
-        ((o->table || o->sass) && !o->cfg)) {
-        fprintf(stderr, "threadmap %s: give --bbv and either --cfg with --kernel or "
-                        "--block-latency (--table and --sass only with --cfg)\n", cmd);
-        return -1;
-    }
+        ((o->table || o->sass) && !o->cfg))
+        return tmap_args_bad(a, "give --bbv and either --cfg with --kernel or --block-latency "
+                                "(--table and --sass only with --cfg)");
     if (!o->blocks_per_sm) {
         long m = 2048 / o->block_size;
         o->blocks_per_sm = m < 1 ? 1 : m > 32 ? 32 : m;

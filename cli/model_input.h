@@ -7,6 +7,7 @@
 #ifndef TMAP_CLI_MODEL_INPUT_H
 #define TMAP_CLI_MODEL_INPUT_H
 
+#include "cli/args.h"
 #include "threadmap/model.h"
 #include "threadmap.h"
 
@@ -15,16 +16,32 @@ typedef struct tmap_mi_opts {
     long sms, block_size, blocks_per_sm;
 } tmap_mi_opts;
 
+/* getopt codes and option-table entries of the shared flags (--kernel is
+ * 'k'); --perm is estimate's only (TMAP_MI_PERM_OPTION). */
+enum { TMAP_OPT_BBV = TMAP_OPT_JSON + 0x10, TMAP_OPT_CFG, TMAP_OPT_LAT, TMAP_OPT_TABLE,
+       TMAP_OPT_PERM, TMAP_OPT_SASS, TMAP_OPT_SMS, TMAP_OPT_BLOCK_SIZE, TMAP_OPT_BPS };
+#define TMAP_MI_OPTIONS                                            \
+    {"bbv", required_argument, NULL, TMAP_OPT_BBV},                \
+    {"cfg", required_argument, NULL, TMAP_OPT_CFG},                \
+    {"kernel", required_argument, NULL, 'k'},                      \
+    {"block-latency", required_argument, NULL, TMAP_OPT_LAT},      \
+    {"table", required_argument, NULL, TMAP_OPT_TABLE},            \
+    {"sass", required_argument, NULL, TMAP_OPT_SASS},              \
+    {"sms", required_argument, NULL, TMAP_OPT_SMS},                \
+    {"block-size", required_argument, NULL, TMAP_OPT_BLOCK_SIZE},  \
+    {"blocks-per-sm", required_argument, NULL, TMAP_OPT_BPS}
+#define TMAP_MI_PERM_OPTION {"perm", required_argument, NULL, TMAP_OPT_PERM}
+
 /* The flags' help lines, for the subcommands' usage texts. */
 extern const char tmap_mi_help[];
 
 void tmap_mi_defaults(tmap_mi_opts *o);
-/* Takes argv[*i] if it is one of the shared flags (advancing *i past its
- * value): 1 taken, 0 not ours, -1 bad value (message printed). */
-int tmap_mi_flag(tmap_mi_opts *o, const char *cmd, int argc, char **argv, int *i);
-/* Checks the combination and fills defaults; -1 and a message if wrong.
+/* Takes getopt code c (value optarg) if it is one of the shared flags: 1
+ * taken, 0 not ours, -1 bad value (a->rc set). */
+int tmap_mi_option(tmap_mi_opts *o, tmap_args *a, int c);
+/* Checks the combination and fills defaults; -1 (a->rc set) if wrong.
  * need_bbv: the subcommand requires --bbv. */
-int tmap_mi_finish(tmap_mi_opts *o, const char *cmd, int need_bbv);
+int tmap_mi_finish(tmap_mi_opts *o, tmap_args *a, int need_bbv);
 
 /* Everything loaded; freed by tmap_mi_free. */
 typedef struct tmap_mi {

@@ -35,43 +35,32 @@ void tmap_pi_defaults(tmap_pi_opts *o)
     o->scope = "grid";
 }
 
-int tmap_pi_flag(tmap_pi_opts *o, const char *cmd, int argc, char **argv, int *i)
+int tmap_pi_option(tmap_pi_opts *o, tmap_args *a, int c)
 {
-    const char *a = argv[*i], *v = NULL;
-    int r = tmap_cli_take(cmd, "--key", argc, argv, i, &o->key);
-    if (!r) r = tmap_cli_take(cmd, "--scope", argc, argv, i, &o->scope);
-    if (r)
-        return r;
-    if ((r = tmap_cli_take(cmd, "--groupsize", argc, argv, i, &v)) > 0)
-        return tmap_cli_long(v, 32, 1 << 20, &o->groupsize) ? -1 : 1;
-    if ((r = tmap_cli_take(cmd, "--threads", argc, argv, i, &v)) > 0)
-        return tmap_cli_long(v, 1, TMAP_REGROUP_MAX_THREADS, &o->threads) ? -1 : 1;
-    if ((r = tmap_cli_take(cmd, "--threshold", argc, argv, i, &v)) > 0)
-        return tmap_cli_number(cmd, a, v, 0, 0.99, &o->threshold) ? -1 : 1;
-    if ((r = tmap_cli_take(cmd, "--original-ms", argc, argv, i, &v)) > 0) {
+    static const char *const scopes[] = {"grid", "block"};
+    int i;
+    switch (c) {
+    case TMAP_OPT_KEY: o->key = tmap_args_input(a, optarg); return 1;
+    case TMAP_OPT_SCOPE:
+        if (tmap_args_choice(a, scopes, 2, &i))
+            return -1;
+        o->scope = scopes[i];
+        return 1;
+    case TMAP_OPT_GROUPSIZE:
+        if (tmap_args_long(a, 32, 1 << 20, &o->groupsize))
+            return -1;
+        return o->groupsize % 32 ? tmap_args_bad(a, "--groupsize must be a multiple of 32") : 1;
+    case TMAP_OPT_THREADS: return tmap_args_long(a, 1, TMAP_REGROUP_MAX_THREADS, &o->threads) ? -1 : 1;
+    case TMAP_OPT_THRESHOLD: return tmap_args_double(a, 0, 0.99, &o->threshold) ? -1 : 1;
+    case TMAP_OPT_ORIGINAL_MS:
         o->have_original = 1;
-        return tmap_cli_number(cmd, a, v, 0, 1e9, &o->original_ms) ? -1 : 1;
-    }
-    if ((r = tmap_cli_take(cmd, "--launches", argc, argv, i, &v)) > 0)
-        return tmap_cli_number(cmd, a, v, 1, 1e12, &o->launches) ? -1 : 1;
-    if ((r = tmap_cli_take(cmd, "--apply-ms", argc, argv, i, &v)) > 0) {
+        return tmap_args_double(a, 0, 1e9, &o->original_ms) ? -1 : 1;
+    case TMAP_OPT_APPLY_MS:
         o->have_apply = 1;
-        return tmap_cli_number(cmd, a, v, 0, 1e9, &o->apply_ms) ? -1 : 1;
+        return tmap_args_double(a, 0, 1e9, &o->apply_ms) ? -1 : 1;
+    case TMAP_OPT_LAUNCHES: return tmap_args_double(a, 1, 1e12, &o->launches) ? -1 : 1;
+    default: return 0;
     }
-    return r;
-}
-
-int tmap_pi_finish(const tmap_pi_opts *o, const char *cmd)
-{
-    if (strcmp(o->scope, "grid") && strcmp(o->scope, "block")) {
-        fprintf(stderr, "threadmap %s: --scope is grid or block\n", cmd);
-        return -1;
-    }
-    if (o->groupsize % 32) {
-        fprintf(stderr, "threadmap %s: --groupsize must be a multiple of 32\n", cmd);
-        return -1;
-    }
-    return 0;
 }
 
 static tmap_status load_key(const char *path, size_t n, double **key, tmap_error *err)

@@ -18,15 +18,27 @@ typedef struct tmap_pi_opts {
     int have_original, have_apply; /* the times were given */
 } tmap_pi_opts;
 
+/* getopt codes and option-table entries of the plan flags. */
+enum { TMAP_OPT_KEY = TMAP_OPT_JSON + 0x20, TMAP_OPT_SCOPE, TMAP_OPT_GROUPSIZE,
+       TMAP_OPT_THREADS, TMAP_OPT_THRESHOLD, TMAP_OPT_ORIGINAL_MS, TMAP_OPT_APPLY_MS,
+       TMAP_OPT_LAUNCHES };
+#define TMAP_PI_OPTIONS                                              \
+    {"key", required_argument, NULL, TMAP_OPT_KEY},                  \
+    {"scope", required_argument, NULL, TMAP_OPT_SCOPE},              \
+    {"groupsize", required_argument, NULL, TMAP_OPT_GROUPSIZE},      \
+    {"threads", required_argument, NULL, TMAP_OPT_THREADS},          \
+    {"threshold", required_argument, NULL, TMAP_OPT_THRESHOLD},      \
+    {"original-ms", required_argument, NULL, TMAP_OPT_ORIGINAL_MS},  \
+    {"apply-ms", required_argument, NULL, TMAP_OPT_APPLY_MS},        \
+    {"launches", required_argument, NULL, TMAP_OPT_LAUNCHES}
+
 /* The flags' help lines, for the subcommands' usage texts. */
 extern const char tmap_pi_help[];
 
 void tmap_pi_defaults(tmap_pi_opts *o);
-/* Takes argv[*i] if it is one of the plan flags (advancing *i past its
- * value): 1 taken, 0 not ours, -1 bad value (message printed). */
-int tmap_pi_flag(tmap_pi_opts *o, const char *cmd, int argc, char **argv, int *i);
-/* Checks the values that depend on each other; -1 and a message if wrong. */
-int tmap_pi_finish(const tmap_pi_opts *o, const char *cmd);
+/* Takes getopt code c (value optarg) if it is one of the plan flags: 1
+ * taken, 0 not ours, -1 bad value (a->rc set). */
+int tmap_pi_option(tmap_pi_opts *o, tmap_args *a, int c);
 
 /* Loads --key (if given) and runs tmap_plan_make on d's BBV and latencies
  * with the candidates `algos` (0: all). */

@@ -8,62 +8,48 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/cliutil.h"
 #include "cli/commands.h"
 #include "common/base.h"
 
-/* Takes getopt code c with argument arg if it is a shared option: 1 taken,
- * 0 not one of them, -1 too many (a message is printed). */
-static int source_option(tmap_cli_source *s, int c, const char *arg)
+/* Takes getopt code c (value optarg) if it is a shared option: 1 taken, 0
+ * not one of them, -1 too many. */
+static int source_option(tmap_args *a, tmap_cli_input *in, int c)
 {
+    tmap_cli_source *s = &in->src;
     size_t cap = sizeof s->include / sizeof s->include[0];
     switch (c) {
-    case TMAP_OPT_ARCH:
-        s->arch = arg;
-        return 1;
+    case TMAP_OPT_ARCH: s->arch = optarg; return 1;
+    case 'k': in->kernel = optarg; return 1;
+    case 'v': in->verbose = 1; return 1;
     case 'I':
         if (s->ninclude == cap)
             break;
-        s->include[s->ninclude++] = arg;
+        s->include[s->ninclude++] = optarg;
         return 1;
     case TMAP_OPT_OPTION:
         if (s->noption == cap)
             break;
-        s->option[s->noption++] = arg;
+        s->option[s->noption++] = optarg;
         return 1;
     default:
         return 0;
     }
-    fprintf(stderr, "threadmap: more than %zu -I/--option values\n", cap);
-    return -1;
+    return tmap_args_bad(a, "more than %zu %s values", cap, a->opt);
 }
 
-int tmap_cli_input_args(int argc, char **argv, const struct option *opts, const char *shorts,
-                        const char *usage, tmap_cli_opt_fn own, void *ctx, tmap_cli_input *in)
+int tmap_cli_input_args(tmap_args *a, tmap_cli_opt_fn own, void *ctx, tmap_cli_input *in)
 {
     memset(in, 0, sizeof *in);
-    for (int c; (c = getopt_long(argc, argv, shorts, opts, NULL)) != -1;) {
-        int shared = source_option(&in->src, c, optarg);
-        if (shared < 0)
+    for (int c; (c = tmap_args_next(a)) != 0;) {
+        int shared = c < 0 ? -1 : source_option(a, in, c);
+        if (shared < 0 || (!shared && own(a, c, ctx) < 0))
             return -1;
-        if (shared)
-            continue;
-        if (c == 'h') {
-            fputs(usage, stdout);
-            return 1;
-        }
-        if (c == 'k') {
-            in->kernel = optarg;
-        } else if (own(c, optarg, ctx) < 0) {
-            fputs(usage, stderr);
-            return -1;
-        }
     }
-    if (optind != argc - 1) {
-        fputs(usage, stderr);
+    if (tmap_args_operands(a, 1, 1))
         return -1;
-    }
-    in->path = argv[optind];
-    return 0;
+    in->path = tmap_args_input(a, a->argv[optind]);
+    return tmap_args_files(a);
 }
 
 static int is_cuda(const char *path)
@@ -125,24 +111,25 @@ tmap_status tmap_cli_load_source(const char *path, const tmap_cli_source *s,
             st = tmap_fail(err, TMAP_ERR_NOMEM, "out of memory");
     }
     free(text);
+    if (st == TMAP_OK && tmap_ptx_num_kernels(*m) == 0) {
+        tmap_ptx_free(*m);
+        *m = NULL;
+        st = tmap_fail(err, TMAP_ERR_INVALID, "%s: no kernel (.entry / __global__) in it", path);
+    }
     return st;
 }
 
-tmap_status tmap_cli_load_ptx(const char *path, tmap_ptx_module **m, tmap_error *err)
-{
-    return tmap_cli_load_source(path, NULL, NULL, m, NULL, err);
-}
-
-int tmap_cli_each_kernel(const char *cmd, const tmap_cli_input *in, int json,
-                         tmap_cli_kernel_fn fn, void *ctx)
+int tmap_cli_each_kernel(const tmap_args *a, const tmap_cli_input *in, tmap_cli_kernel_fn fn,
+                         void *ctx)
 {
     tmap_error err;
     tmap_ptx_module *m = NULL;
     char *only = NULL;
     const char *path = in->path;
     if (tmap_cli_load_source(path, &in->src, in->kernel, &m, &only, &err) != TMAP_OK)
-        return tmap_cli_fail(cmd, &err);
-    json_t *kernels = json ? json_array() : NULL;
+        return tmap_cli_fail_v(a->cmd, &err, in->verbose);
+    /* quiet: the work is done (and checked), the JSON left unprinted */
+    json_t *kernels = a->json || a->quiet ? json_array() : NULL;
     tmap_status st = TMAP_OK;
     int found = 0;
     for (size_t k = 0; k < tmap_ptx_num_kernels(m) && st == TMAP_OK; k++) {
@@ -154,14 +141,12 @@ int tmap_cli_each_kernel(const char *cmd, const tmap_cli_input *in, int json,
     }
     if (st == TMAP_OK && only && !found)
         st = tmap_fail(&err, TMAP_ERR_INVALID, "%s: no kernel named '%s'", path, only);
-    if (st == TMAP_OK && json) {
-        json_t *doc = json_pack("{s:s, s:O}", "file", path, "kernels", kernels);
-        json_dumpf(doc, stdout, JSON_INDENT(2));
-        printf("\n");
-        json_decref(doc);
-    }
+    int rc = st == TMAP_OK ? TMAP_EXIT_OK : tmap_cli_fail(a->cmd, &err);
+    if (st == TMAP_OK && a->json)
+        rc = tmap_cli_print_json(a->cmd, json_pack("{s:s, s:O}", "file", path, "kernels",
+                                                   kernels));
     json_decref(kernels);
     tmap_ptx_free(m);
     free(only);
-    return st == TMAP_OK ? TMAP_EXIT_OK : tmap_cli_fail(cmd, &err);
+    return rc;
 }

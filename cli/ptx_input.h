@@ -8,6 +8,7 @@
 #include <getopt.h>
 #include <jansson.h>
 
+#include "cli/args.h"
 #include "threadmap.h"
 
 /* The NVRTC options a subcommand accepts: --arch A, -I DIR, --option OPT. */
@@ -20,35 +21,38 @@ typedef struct tmap_cli_source {
 } tmap_cli_source;
 
 /* getopt_long codes of the shared options, and their entries (add
- * TMAP_CLI_SOURCE_OPTIONS to a subcommand's option table, "I:" to its short
+ * TMAP_CLI_SOURCE_OPTIONS to a subcommand's option table, "I:v" to its short
  * options) and usage lines. */
-enum { TMAP_OPT_ARCH = 0x1000, TMAP_OPT_OPTION };
+enum { TMAP_OPT_ARCH = TMAP_OPT_JSON + 1, TMAP_OPT_OPTION };
 #define TMAP_CLI_SOURCE_OPTIONS                                   \
     {"arch", required_argument, NULL, TMAP_OPT_ARCH},             \
     {"include", required_argument, NULL, 'I'},                    \
-    {"option", required_argument, NULL, TMAP_OPT_OPTION}
+    {"option", required_argument, NULL, TMAP_OPT_OPTION},         \
+    {"verbose", no_argument, NULL, 'v'}
 #define TMAP_CLI_SOURCE_USAGE                                                       \
     "  --arch ARCH          .cu input: NVRTC architecture (default compute_90)\n"   \
     "  -I, --include DIR    .cu input: include directory (repeatable)\n"            \
-    "  --option OPT         .cu input: one more NVRTC option, e.g. -lineinfo\n"
+    "  --option OPT         .cu input: one more NVRTC option, e.g. -lineinfo\n"     \
+    "  -v, --verbose        on a failed compilation print NVRTC's whole log, not\n" \
+    "                       one line\n"
 
-/* The operand and shared options of a subcommand on one FILE.{ptx,cu}. */
+/* The operand and shared options of a subcommand on one FILE.{ptx,cu}
+ * ("-": PTX on stdin). */
 typedef struct tmap_cli_input {
     const char *path;
     const char *kernel; /* --kernel NAME; NULL: every kernel */
+    int verbose;        /* -v */
     tmap_cli_source src;
 } tmap_cli_input;
 
-/* Takes a subcommand's own getopt code c with argument arg: 0 taken, -1 a
- * usage error (any message printed; the usage text follows). */
-typedef int (*tmap_cli_opt_fn)(int c, const char *arg, void *ctx);
+/* Takes a subcommand's own getopt code c (value in optarg): 0 taken, -1
+ * stop (a->rc set; tmap_args_bad). */
+typedef int (*tmap_cli_opt_fn)(tmap_args *a, int c, void *ctx);
 
-/* Parses argv with getopt_long (opts and shorts list every option, the
- * shared ones included): the one operand, -k/--kernel and the source
- * options into *in, -h/--help (usage to stdout), the rest through own.
- * 0 run, 1 help printed, -1 usage error (the usage or a message printed). */
-int tmap_cli_input_args(int argc, char **argv, const struct option *opts, const char *shorts,
-                        const char *usage, tmap_cli_opt_fn own, void *ctx, tmap_cli_input *in);
+/* Parses a's argv (initialised with every option, the shared ones
+ * included): the one operand, -k/--kernel, -v and the source options into
+ * *in, the rest through own.  0 run, -1 stop (exit code in a->rc). */
+int tmap_cli_input_args(tmap_args *a, tmap_cli_opt_fn own, void *ctx, tmap_cli_input *in);
 
 /*
  * Reads and parses path: PTX as is, or .cu compiled by NVRTC (then PTX line
@@ -66,13 +70,10 @@ typedef tmap_status (*tmap_cli_kernel_fn)(tmap_ptx_module *m, const char *name,
                                           json_t *kernels, void *ctx, tmap_error *err);
 
 /* Loads in->path (tmap_cli_load_source) and runs fn on each kernel, or on
- * in->kernel only (an error if there is no such kernel); with json, prints
- * {"file": path, "kernels": [...]}.  Returns the exit code; failures are
- * reported as `threadmap CMD: message`. */
-int tmap_cli_each_kernel(const char *cmd, const tmap_cli_input *in, int json,
-                         tmap_cli_kernel_fn fn, void *ctx);
-
-/* PTX only (no kernel name resolution): tmap_cli_load_source with defaults. */
-tmap_status tmap_cli_load_ptx(const char *path, tmap_ptx_module **m, tmap_error *err);
+ * in->kernel only (an error if there is no such kernel); with a->json,
+ * prints {"file": path, "kernels": [...]}; with a->quiet only checks.
+ * Returns the exit code; failures are reported as `threadmap CMD: message`. */
+int tmap_cli_each_kernel(const tmap_args *a, const tmap_cli_input *in, tmap_cli_kernel_fn fn,
+                         void *ctx);
 
 #endif

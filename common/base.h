@@ -42,9 +42,30 @@ void tmap_buf_free(tmap_buf *b);
 /* Reads a whole file into *data (NUL-terminated); *len excludes the NUL. */
 tmap_status tmap_file_read(const char *path, char **data, size_t *len,
                            tmap_error *err);
-/* Writes n bytes to path (via a temporary file renamed into place). */
+/* Writes n bytes to path: through a temporary beside it (unique name)
+ * renamed into place, keeping the mode of a file it replaces; "-" is
+ * stdout, and an existing non-regular file (/dev/null, a FIFO) is written
+ * in place. */
 tmap_status tmap_file_write(const char *path, const void *data, size_t n,
                             tmap_error *err);
+
+/* Files written together: each _add writes a temporary (as tmap_file_write
+ * does), _commit renames them all into place (and frees the set), _abort
+ * removes them.  No file is replaced unless every _add succeeded. */
+#define TMAP_FILE_SET_MAX 8
+typedef struct tmap_file_set {
+    size_t n;
+    char *tmp[TMAP_FILE_SET_MAX], *path[TMAP_FILE_SET_MAX];
+} tmap_file_set;
+tmap_status tmap_file_set_add(tmap_file_set *set, const char *path, const void *data,
+                              size_t n, tmap_error *err);
+tmap_status tmap_file_set_commit(tmap_file_set *set, tmap_error *err);
+void tmap_file_set_abort(tmap_file_set *set);
+
+/* The bytes of tmap_npy_save's file into *out (path names the file in
+ * messages); the caller frees out. */
+tmap_status tmap_npy_encode(const char *path, tmap_npy_dtype dtype, const void *data,
+                            int ndim, const size_t dim[2], tmap_buf *out, tmap_error *err);
 
 /* mkdir -p: creates dir and any missing parents (existing ones are fine). */
 tmap_status tmap_dir_make(const char *dir, tmap_error *err);

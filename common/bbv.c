@@ -84,16 +84,21 @@ tmap_status tmap_bbv_save(const char *path, const tmap_bbv *bbv,
                           const char *const *names, tmap_error *err)
 {
     size_t dim[2] = {bbv->nthreads, bbv->nblocks};
-    tmap_status s = tmap_npy_save_u32(path, bbv->counts, 2, dim, err);
-    if (s)
-        return s;
+    tmap_buf npy = {0};
+    tmap_file_set set = {0};
+    tmap_status s = tmap_npy_encode(path, TMAP_NPY_U4, bbv->counts, 2, dim, &npy, err);
     char *side = tmap_bbv_sidecar_path(path), *text = bbv_sidecar_text(bbv, names);
-    if (!side || !text) {
-        free(side);
-        free(text);
-        return tmap_fail(err, TMAP_ERR_NOMEM, "%s: out of memory writing the sidecar", path);
-    }
-    s = tmap_file_write(side, text, strlen(text), err);
+    if (!s && (!side || !text))
+        s = tmap_fail(err, TMAP_ERR_NOMEM, "%s: out of memory writing the sidecar", path);
+    /* the matrix and its sidecar are replaced together or not at all */
+    if (!s)
+        s = tmap_file_set_add(&set, path, npy.data, npy.len, err);
+    if (!s)
+        s = tmap_file_set_add(&set, side, text, strlen(text), err);
+    if (!s)
+        s = tmap_file_set_commit(&set, err);
+    tmap_file_set_abort(&set);
+    tmap_buf_free(&npy);
     free(side);
     free(text);
     return s;

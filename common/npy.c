@@ -1,5 +1,5 @@
 /*
- * npy.c (instrument/: the base every stage shares) -- reading and writing NumPy .npy files (format 1.0/2.0/3.0, C
+ * npy.c -- reading and writing NumPy .npy files (format 1.0/2.0/3.0, C
  * order, 1-D or 2-D, dtypes |u1 <u4 <i4 <i8 <f4 <f8), and typed loads that
  * convert with range checks.  Every malformed input is a one-line error
  * naming the file and the problem.
@@ -285,8 +285,8 @@ void tmap_npy_array_free(tmap_npy_array *a)
 
 /* ------------------------------------------------------------ writing */
 
-tmap_status tmap_npy_save(const char *path, tmap_npy_dtype dtype, const void *data,
-                          int ndim, const size_t dim[2], tmap_error *err)
+tmap_status tmap_npy_encode(const char *path, tmap_npy_dtype dtype, const void *data,
+                            int ndim, const size_t dim[2], tmap_buf *out, tmap_error *err)
 {
     if (ndim != 1 && ndim != 2)
         return tmap_fail(err, TMAP_ERR_INVALID, "%s: cannot save a %d-D array", path, ndim);
@@ -320,7 +320,17 @@ tmap_status tmap_npy_save(const char *path, tmap_npy_dtype dtype, const void *da
         tmap_buf_free(&b);
         return tmap_fail(err, TMAP_ERR_NOMEM, "%s: out of memory", path);
     }
-    tmap_status s = tmap_file_write(path, b.data, b.len, err);
+    *out = b;
+    return TMAP_OK;
+}
+
+tmap_status tmap_npy_save(const char *path, tmap_npy_dtype dtype, const void *data,
+                          int ndim, const size_t dim[2], tmap_error *err)
+{
+    tmap_buf b = {0};
+    tmap_status s = tmap_npy_encode(path, dtype, data, ndim, dim, &b, err);
+    if (!s)
+        s = tmap_file_write(path, b.data, b.len, err);
     tmap_buf_free(&b);
     return s;
 }

@@ -12,9 +12,11 @@
  * Stable and experimental.  common, instrument, runtime (but its "applying a
  * regrouping" section), model and regroup are the stable API: they change
  * only with the minor version, and then compatibly where possible.
- * latency_tables, pipeline, the bench writers of report, and runtime's
- * "applying a regrouping" are experimental: they will change while the
- * regroup path moves to the GPU (docs/design.md).
+ * latency_tables, pipeline (regroup() and the GPU path with measured
+ * feedback, tmap_regrouper), the bench writers of report, and runtime's
+ * "applying a regrouping" (layouts, the GPU regroup path, timers) are
+ * experimental: they will change while the regroup path settles on the GPU
+ * (docs/design.md, docs/regrouper.md).
  *
  * Conventions, true of every function of the API: functions that can fail
  * return a tmap_status and take a last argument `tmap_error *err` (may be
@@ -36,7 +38,8 @@
 #include "threadmap/model.h"          /* latency tables, metrics, scheduling,
                                          regression and predictors                */
 #include "threadmap/latency_tables.h" /* the latency microbenchmarks              */
-#include "threadmap/regroup.h"        /* Sorting, Greedy, Greedy-Max, key; plan   */
+#include "threadmap/regroup.h"        /* Sorting, Greedy, Greedy-Max, key,
+                                         bin-and-deal; plan                      */
 #include "threadmap/pipeline.h"       /* regroup() before a launch; the measured
                                          pipeline; the evaluation's numbers       */
 #include "threadmap/report.h"         /* the report; the bench writers            */

@@ -82,7 +82,7 @@ static int cmp_float(const void *a, const void *b)
 }
 
 /* One warm-up and three timed launches of the original on the evaluation
- * input: the kernel time that sizes the reps cap. */
+ * input (restored before each): the kernel time that sizes the reps cap. */
 static tmap_status step_probe(kctx *x, double *ms, tmap_error *err)
 {
     tmap_kernel *k = NULL;
@@ -91,7 +91,7 @@ static tmap_status step_probe(kctx *x, double *ms, tmap_error *err)
     tmap_status st = tmap_kernel_load(x->c, x->ptx, x->entry, &k, err);
     if (!st) st = tmap_manifest_generate(x->m, x->cfg->seed, err);
     if (!st) st = tmap_manifest_bind(x->m, x->c, &l, err);
-    if (!st) st = tmap_kernel_time(k, &l, 1, 3, t, err);
+    if (!st) st = tmap_manifest_time(x->m, k, &l, 1, 3, t, err);
     tmap_kernel_free(k);
     if (!st) {
         qsort(t, 3, sizeof *t, cmp_float);

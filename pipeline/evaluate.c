@@ -123,6 +123,43 @@ static tmap_status step_bbv(ctx *x, tmap_error *err)
     return st;
 }
 
+/* One launch, the original (TMAP_MECH_NONE) or regrouped, on the input as
+ * bound (restored first, outside the timed region); ms as in
+ * tmap_regroup_launch. */
+static tmap_status launch_once(ctx *x, const tmap_launch *l, tmap_mechanism m, float ms[3],
+                               tmap_error *err)
+{
+    tmap_status st = tmap_manifest_restore(x->m, err);
+    ms[0] = ms[1] = ms[2] = 0;
+    if (!st && m == TMAP_MECH_NONE)
+        return tmap_kernel_time(x->original, l, 0, 1, &ms[1], err);
+    return st ? st : tmap_regroup_launch(&x->target, l, m, x->perm, ms, err);
+}
+
+/* Medians over reps launches on one fresh input, after the warm-up ones:
+ * the kernel, and applying the regrouping (before + after). */
+static tmap_status time_series(ctx *x, tmap_mechanism m, double *kernel_ms, double *apply_ms,
+                               tmap_error *err)
+{
+    int n = x->o->reps, w = x->o->warmup;
+    double *k = calloc((size_t)n, sizeof *k), *a = calloc((size_t)n, sizeof *a);
+    tmap_launch l;
+    float ms[3];
+    tmap_status st = !k || !a ? tmap_fail(err, TMAP_ERR_NOMEM, "out of memory") : fresh(x, &l, err);
+    for (int i = 0; !st && i < w + n; i++) {
+        st = launch_once(x, &l, m, ms, err);
+        if (i >= w)
+            k[i - w] = ms[1], a[i - w] = ms[0] + ms[2];
+    }
+    if (!st) {
+        *kernel_ms = tmap_median(k, n);
+        *apply_ms = tmap_median(a, n);
+    }
+    free(k);
+    free(a);
+    return st;
+}
+
 /* The original launch: reference outputs, occupancy and median time. */
 static tmap_status step_original(ctx *x, tmap_error *err)
 {
@@ -145,19 +182,8 @@ static tmap_status step_original(ctx *x, tmap_error *err)
         if (!st)
             memcpy(x->reference[i], a->host, bytes);
     }
-    int n = x->o->reps;
-    float *ms = calloc((size_t)n, sizeof *ms);
-    double *v = calloc((size_t)n, sizeof *v);
-    if (!st && (!ms || !v))
-        st = tmap_fail(err, TMAP_ERR_NOMEM, "out of memory");
-    if (!st) st = fresh(x, &l, err);
-    if (!st) st = tmap_kernel_time(x->original, &l, x->o->warmup, n, ms, err);
-    for (int i = 0; !st && i < n; i++)
-        v[i] = ms[i];
-    if (!st)
-        x->e->original_ms = tmap_median(v, n);
-    free(ms);
-    free(v);
+    double apply_ms;
+    if (!st) st = time_series(x, TMAP_MECH_NONE, &x->e->original_ms, &apply_ms, err);
     return st;
 }
 
@@ -175,31 +201,6 @@ static tmap_mechanism pick_mechanism(const ctx *x)
     if (x->o->mechanism >= 0)
         return (tmap_mechanism)x->o->mechanism;
     return tmap_mechanism_choose(&x->e->safety, x->target.narrays > 0);
-}
-
-/* Median over reps of one regrouped launch; apply = before + after. */
-static tmap_status time_regrouped(ctx *x, tmap_mechanism m, double *kernel_ms, double *apply_ms,
-                                  tmap_error *err)
-{
-    int n = x->o->reps;
-    double *k = calloc((size_t)n, sizeof *k), *a = calloc((size_t)n, sizeof *a);
-    tmap_launch l;
-    float ms[3];
-    tmap_status st = !k || !a ? tmap_fail(err, TMAP_ERR_NOMEM, "out of memory") : fresh(x, &l, err);
-    for (int i = 0; !st && i < x->o->warmup; i++)
-        st = tmap_regroup_launch(&x->target, &l, m, x->perm, ms, err);
-    for (int i = 0; !st && i < n; i++) {
-        st = tmap_regroup_launch(&x->target, &l, m, x->perm, ms, err);
-        k[i] = ms[1];
-        a[i] = ms[0] + ms[2];
-    }
-    if (!st) {
-        *kernel_ms = tmap_median(k, n);
-        *apply_ms = tmap_median(a, n);
-    }
-    free(k);
-    free(a);
-    return st;
 }
 
 static tmap_status step_mechanism(ctx *x, tmap_error *err)
@@ -229,7 +230,7 @@ static tmap_status step_mechanism(ctx *x, tmap_error *err)
     st = tmap_cuda_upload(x->cuda, x->perm, id, x->m->threads * sizeof *id, err);
     free(id);
     double k = 0, a = 0;
-    if (!st) st = time_regrouped(x, x->e->mechanism, &k, &a, err);
+    if (!st) st = time_series(x, x->e->mechanism, &k, &a, err);
     x->e->apply_ms = x->e->mechanism == TMAP_MECH_LAYOUT ? a : fmax(0.0, k - x->e->original_ms);
     return st;
 }
@@ -311,7 +312,7 @@ static tmap_status measure_candidate(ctx *x, size_t i, tmap_error *err)
     if (!st)
         e->outputs_equal[i] = outputs_match(x);
     if (!st)
-        st = time_regrouped(x, e->mechanism, &e->measured_ms[i], &e->measured_apply_ms[i], err);
+        st = time_series(x, e->mechanism, &e->measured_ms[i], &e->measured_apply_ms[i], err);
     return st;
 }
 

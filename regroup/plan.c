@@ -15,7 +15,7 @@
 #include "threadmap/regroup.h"
 
 static const char *const names[TMAP_ALGO_COUNT] = {"identity", "sorting", "greedy", "greedy-max",
-                                                   "key"};
+                                                   "key",      "bin-and-deal"};
 
 const char *tmap_algo_name(tmap_algo a) { return a < TMAP_ALGO_COUNT ? names[a] : "?"; }
 
@@ -40,6 +40,7 @@ tmap_status tmap_algo_run(tmap_algo a, const tmap_bbv *bbv, const double *lat,
         if (!key)
             return tmap_fail(err, TMAP_ERR_INVALID, "the key algorithm needs a per-thread key");
         return tmap_regroup_sort_key(key, bbv->nthreads, 1, opts, perm, err);
+    case TMAP_ALGO_BIN_DEAL: return tmap_regroup_bin_deal(bbv, lat, opts, perm, err);
     default: return tmap_fail(err, TMAP_ERR_INVALID, "unknown algorithm %d", (int)a);
     }
 }
@@ -54,7 +55,10 @@ static tmap_status score(tmap_candidate *c, const tmap_bbv *bbv, const double *l
         return tmap_fail(err, TMAP_ERR_NOMEM, "out of memory for a permutation");
     tmap_error e = {0};
     double t0 = (1e3 * tmap_clock_seconds());
-    tmap_status st = tmap_algo_run(c->algo, bbv, lat, o->key, &o->regroup, c->perm, &e);
+    tmap_regroup_opts ro = o->regroup;
+    if (!ro.block_size)
+        ro.block_size = o->model.block_size; /* bin-and-deal needs it in grid scope too */
+    tmap_status st = tmap_algo_run(c->algo, bbv, lat, o->key, &ro, c->perm, &e);
     c->algo_ms = (1e3 * tmap_clock_seconds()) - t0;
     if (st == TMAP_ERR_UNSUPPORTED) {
         snprintf(c->note, sizeof c->note, "%s", e.message);

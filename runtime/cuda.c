@@ -69,6 +69,7 @@ static const sym symbols[] = {
     S(event_destroy, "cuEventDestroy_v2", "cuEventDestroy"),
     S(event_record, "cuEventRecord", NULL),
     S(event_synchronize, "cuEventSynchronize", NULL),
+    S(event_query, "cuEventQuery", NULL),
     S(event_elapsed_time, "cuEventElapsedTime_v2", "cuEventElapsedTime"),
 };
 #undef S

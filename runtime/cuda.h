@@ -46,6 +46,7 @@ typedef struct tmap_cuda_api {
     CUresult (*event_destroy)(CUevent);
     CUresult (*event_record)(CUevent, CUstream);
     CUresult (*event_synchronize)(CUevent);
+    CUresult (*event_query)(CUevent);
     CUresult (*event_elapsed_time)(float *, CUevent, CUevent);
 } tmap_cuda_api;
 

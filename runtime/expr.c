@@ -2,7 +2,8 @@
  * expr.c -- per-thread feature expressions of a manifest: numbers, arrays
  * indexed by the thread (NAME, NAME[t], NAME[t+k], NAME[t-k]), + - * /,
  * unary minus and parentheses.  A recursive-descent evaluator; with
- * `check` set it only validates (no array is read).
+ * `check` set it only validates (no array is read).  Nesting (parentheses
+ * and unary minus) is bounded by EXPR_MAX_DEPTH, so the recursion is too.
  */
 #include <ctype.h>
 #include <stdlib.h>
@@ -12,6 +13,8 @@
 #include "common/base.h"
 #include "runtime/manifest.h"
 
+enum { EXPR_MAX_DEPTH = 256 };
+
 typedef struct ev {
     const tmap_manifest *m;
     const char *s;   /* the whole expression */
@@ -20,6 +23,7 @@ typedef struct ev {
     int check;
     tmap_error *err;
     tmap_status st;  /* first failure; evaluation stops caring after it */
+    int depth;       /* open parentheses and unary minuses around e->p */
 } ev;
 
 static double expr(ev *e);
@@ -33,8 +37,8 @@ static void skip_ws(ev *e)
 static double fail(ev *e, const char *what)
 {
     if (e->st == TMAP_OK)
-        e->st = tmap_fail(e->err, TMAP_ERR_INVALID, "expression '%s' at column %d: %s", e->s,
-                          (int)(e->p - e->s) + 1, what);
+        e->st = tmap_fail(e->err, TMAP_ERR_INVALID, "expression '%.60s%s' at column %td: %s", e->s,
+                          strlen(e->s) > 60 ? "..." : "", e->p - e->s + 1, what);
     return 0;
 }
 
@@ -93,22 +97,34 @@ static double array_ref(ev *e)
     return tmap_elem_get(arr->kind, arr->host, (size_t)i);
 }
 
+static double primary(ev *e);
+
+/* ( expr ) or - primary: one level deeper. */
+static double nested(ev *e)
+{
+    if (e->depth >= EXPR_MAX_DEPTH)
+        return fail(e, "nested more than 256 deep (parentheses and unary minus)");
+    e->depth++;
+    double v;
+    if (*e->p++ == '-') {
+        v = -primary(e);
+    } else {
+        v = expr(e);
+        skip_ws(e);
+        if (*e->p != ')')
+            v = fail(e, "expected ')'");
+        else
+            e->p++;
+    }
+    e->depth--;
+    return v;
+}
+
 static double primary(ev *e)
 {
     skip_ws(e);
-    if (*e->p == '(') {
-        e->p++;
-        double v = expr(e);
-        skip_ws(e);
-        if (*e->p != ')')
-            return fail(e, "expected ')'");
-        e->p++;
-        return v;
-    }
-    if (*e->p == '-') {
-        e->p++;
-        return -primary(e);
-    }
+    if (*e->p == '(' || *e->p == '-')
+        return nested(e);
     if (isdigit((unsigned char)*e->p) || *e->p == '.') {
         char *end;
         double v = strtod(e->p, &end);
@@ -161,13 +177,13 @@ static tmap_status run(ev *e, double *out)
 
 tmap_status tmap_expr_check(const tmap_manifest *m, const char *s, tmap_error *err)
 {
-    ev e = {m, s, s, 0, 1, err, TMAP_OK};
+    ev e = {m, s, s, 0, 1, err, TMAP_OK, 0};
     return run(&e, NULL);
 }
 
 tmap_status tmap_expr_eval(const tmap_manifest *m, const char *s, size_t t, double *out,
                            tmap_error *err)
 {
-    ev e = {m, s, s, t, 0, err, TMAP_OK};
+    ev e = {m, s, s, t, 0, err, TMAP_OK, 0};
     return run(&e, out);
 }

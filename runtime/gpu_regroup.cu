@@ -7,14 +7,18 @@
  *          eq. 11's thread latency sum_b lat[b] * count[b], in double, term
  *          by term in block order with no fused multiply-add: bitwise the
  *          CPU's tmap_predict + tmap_regroup_latency;
- *   sort   the key quantized to single precision (round to nearest: keys
- *          within 1 part in 2^24 tie), its bits mapped so that unsigned
- *          order is the requested order (as regroup/sort_key.c does for
- *          doubles), then a stable 32-bit radix sort of (bits, thread)
- *          pairs: over the grid (CUB's device sort), or per thread block
- *          (one CUDA block sorts each in shared memory: CUB's block sort),
- *          ties by thread index: the permutation that
- *          tmap_regroup_sort_key gives for the quantized keys;
+ *   sort   the key rounded to single precision, then to bfloat16 (8
+ *          significant bits: keys within about 1 part in 256 tie, which
+ *          groups threads of the same work as well and halves the radix
+ *          passes), its 16 bits mapped so that unsigned order is the
+ *          requested order (as regroup/sort_key.c does for doubles), then a
+ *          stable radix sort of (bits, thread) pairs: over the grid (CUB's
+ *          device sort, two 8-bit passes), or per thread block (one CUDA
+ *          block sorts each in shared memory: CUB's block sort), ties by
+ *          thread index: the permutation that tmap_regroup_sort_key gives
+ *          for the rounded keys;
+ *   deal   bin-and-deal: the warps of a grid-sorted order dealt
+ *          round-robin to the thread blocks (see threadmap/runtime.h);
  *   run    cost and sort as one CUDA graph, captured on the first call for
  *          its arguments and relaunched after: one launch instead of the
  *          dozen kernels and the host work of CUB's dispatch.
@@ -24,6 +28,7 @@
  */
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/block/block_radix_sort.cuh>
+#include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
 #include <stdlib.h>
@@ -42,10 +47,13 @@ typedef struct graph_key {
     int descending;
 } graph_key;
 
+/* A sort key: the key rounded to bfloat16 (8 significant bits), ordered. */
+typedef unsigned short key_bits;
+
 struct tmap_gpu_regroup {
     size_t n;                     /* threads */
     double *cost;                 /* [n] eq. 11 */
-    unsigned *bits[2];            /* [n] keys in and out of the sort */
+    key_bits *bits[2];            /* [n] keys in and out of the sort */
     unsigned *thread;             /* [n] 0..n-1, the sort's values in */
     void *temp;                   /* CUB's scratch */
     size_t temp_bytes;
@@ -113,20 +121,21 @@ __global__ void cost_kernel(const double *x, unsigned p, const double *model,
     cost[t] = acc;
 }
 
-/* The key rounded to single precision; the unsigned image of that float,
- * increasing with it (-0 as +0), flipped when descending; the thread's own
- * index as the value. */
-__device__ unsigned order_bits(double key, int descending)
+/* The key rounded to single precision, then to bfloat16 (round to nearest
+ * even: 8 significant bits, keys within about 1 part in 256 tie); the
+ * unsigned image of those 16 bits, increasing with the value (-0 as +0),
+ * flipped when descending. */
+__device__ key_bits order_bits(double key, int descending)
 {
     float x = __double2float_rn(key);
     if (x == 0)
         x = 0.0f;
-    unsigned u = (unsigned)__float_as_uint(x);
-    u = (u >> 31) ? ~u : u ^ 0x80000000u;
-    return descending ? ~u : u;
+    unsigned short u = __bfloat16_as_ushort(__float2bfloat16_rn(x));
+    u = (u >> 15) ? (unsigned short)~u : (unsigned short)(u ^ 0x8000u);
+    return descending ? (key_bits)~u : u;
 }
 
-__global__ void bits_kernel(const double *key, int descending, size_t n, unsigned *bits,
+__global__ void bits_kernel(const double *key, int descending, size_t n, key_bits *bits,
                             unsigned *thread)
 {
     size_t t = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
@@ -146,14 +155,15 @@ template <int ITEMS>
 __global__ void block_sort_kernel(const double *key, int descending, size_t n,
                                   unsigned block_size, unsigned *perm)
 {
-    typedef cub::BlockRadixSort<unsigned, SORT_THREADS, ITEMS, unsigned> sorter;
+    typedef cub::BlockRadixSort<key_bits, SORT_THREADS, ITEMS, unsigned> sorter;
     __shared__ typename sorter::TempStorage temp;
     size_t first = (size_t)blockIdx.x * block_size;
     unsigned len = (unsigned)(n - first < block_size ? n - first : block_size);
-    unsigned bits[ITEMS], thread[ITEMS];
+    key_bits bits[ITEMS];
+    unsigned thread[ITEMS];
     for (int i = 0; i < ITEMS; i++) {
         unsigned k = threadIdx.x * ITEMS + i;
-        bits[i] = k < len ? order_bits(key[first + k], descending) : 0xffffffffu;
+        bits[i] = k < len ? order_bits(key[first + k], descending) : (key_bits)0xffffu;
         thread[i] = (unsigned)(first + k);
     }
     sorter(temp).Sort(bits, thread);
@@ -162,6 +172,28 @@ __global__ void block_sort_kernel(const double *key, int descending, size_t n,
         if (k < len)
             perm[first + k] = thread[i];
     }
+}
+
+/* Bin-and-deal: thread i of the grid takes slot i of the sorted order; its
+ * warp (32 consecutive slots: one warp of this kernel, all lanes active as
+ * n is a multiple of 32) goes whole to block w % nblocks as its warp
+ * w / nblocks, sorted ascending across the lanes (a bitonic network on
+ * shuffles). */
+__global__ void deal_kernel(const unsigned *sorted, size_t n, unsigned block_size,
+                            unsigned *perm)
+{
+    size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    if (i >= n)
+        return;
+    unsigned lane = threadIdx.x & 31, v = sorted[i];
+    for (unsigned k = 2; k <= 32; k <<= 1)
+        for (unsigned j = k >> 1; j > 0; j >>= 1) {
+            unsigned o = __shfl_xor_sync(0xffffffffu, v, j);
+            bool up = !(lane & k), low = !(lane & j);
+            v = (low == up) ? min(v, o) : max(v, o);
+        }
+    size_t w = i / 32, nblocks = n / block_size;
+    perm[(w % nblocks) * block_size + (w / nblocks) * 32 + lane] = v;
 }
 
 static unsigned grid_of(size_t n) { return (unsigned)((n + 255) / 256); }
@@ -185,7 +217,8 @@ extern "C" tmap_status tmap_gpu_regroup_create(tmap_cuda *c, size_t nthreads,
         NULL, g->temp_bytes, g->bits[0], g->bits[1], g->thread, g->thread, (int)nthreads);
     void **bufs[] = {(void **)&g->cost, (void **)&g->bits[0], (void **)&g->bits[1],
                      (void **)&g->thread, &g->temp};
-    size_t sizes[] = {nthreads * sizeof(double), nthreads * 4, nthreads * 4,
+    size_t sizes[] = {nthreads * sizeof(double), nthreads * sizeof(key_bits),
+                      nthreads * sizeof(key_bits),
                       nthreads * sizeof(unsigned), g->temp_bytes};
     for (size_t i = 0; e == cudaSuccess && i < 5; i++)
         e = cudaMalloc(bufs[i], sizes[i] ? sizes[i] : 1);
@@ -295,8 +328,27 @@ extern "C" tmap_status tmap_gpu_regroup_sort(tmap_gpu_regroup *g, uint64_t key, 
     TMAP_CU(cudaGetLastError(), "bits kernel launch");
     size_t bytes = g->temp_bytes;
     TMAP_CU(cub::DeviceRadixSort::SortPairs(g->temp, bytes, g->bits[0], g->bits[1], g->thread,
-                                            out, (int)g->n, 0, 32, s),
+                                            out, (int)g->n, 0, 16, s),
             "cub::DeviceRadixSort::SortPairs");
+    return TMAP_OK;
+}
+
+extern "C" tmap_status tmap_gpu_regroup_deal(tmap_gpu_regroup *g, uint64_t sorted,
+                                             size_t block_size, uint64_t perm, void *stream,
+                                             tmap_error *err)
+{
+    if (!g || !sorted || !perm || sorted == perm)
+        return tmap_fail(err, TMAP_ERR_INVALID, "tmap_gpu_regroup_deal: %s",
+                         sorted == perm && perm ? "sorted and perm are the same array"
+                                                : "an argument is NULL");
+    if (!block_size || block_size % 32 || g->n % block_size)
+        return tmap_fail(err, TMAP_ERR_INVALID, "tmap_gpu_regroup_deal: %zu threads in blocks "
+                         "of %zu: the block size must be a multiple of 32 dividing the threads",
+                         g->n, block_size);
+    deal_kernel<<<grid_of(g->n), 256, 0, (cudaStream_t)stream>>>(
+        (const unsigned *)(uintptr_t)sorted, g->n, (unsigned)block_size,
+        (unsigned *)(uintptr_t)perm);
+    TMAP_CU(cudaGetLastError(), "deal kernel launch");
     return TMAP_OK;
 }
 

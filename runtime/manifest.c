@@ -4,9 +4,13 @@
  * them, per-thread inputs/outputs and features).  The format is in
  * docs/manifest.md; every error names the file and the field.
  */
+#include <assert.h>
+#include <float.h>
 #include <jansson.h>
 #include <libgen.h>
+#include <limits.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,9 +21,31 @@
 
 enum { MAX_NAME = 128 };
 
-static const struct { const char *name; tmap_elem kind; size_t size; } types[] = {
-    {"i32", TMAP_I32, 4}, {"u32", TMAP_U32, 4}, {"i64", TMAP_I64, 8}, {"u64", TMAP_U64, 8},
-    {"f32", TMAP_F32, 4}, {"f64", TMAP_F64, 8}, {"u8", TMAP_U8, 1},   {"i8", TMAP_I8, 1},
+/* Limits of a launch (the CUDA driver's) and of what threadmap handles:
+ * thread indices and permutations are 32-bit; array sizes stay far from
+ * wrapping a size_t in bytes. */
+#define MAX_THREADS (1ull << 32)
+#define MAX_COUNT (1ull << 40)
+#define MAX_SHARED_BYTES 232448u /* 227 KiB: the most any supported GPU gives a block */
+
+/* Each type's range: integers as integers (lo, hi: JSON integers, which
+ * stop at LLONG_MAX) and as doubles (dlo, dhi: the widest range of doubles
+ * that converts without overflow). */
+static const struct {
+    const char *name;
+    tmap_elem kind;
+    size_t size;
+    long long lo, hi;
+    double dlo, dhi;
+} types[] = {
+    {"i32", TMAP_I32, 4, INT32_MIN, INT32_MAX, -2147483648.0, 2147483647.0},
+    {"u32", TMAP_U32, 4, 0, UINT32_MAX, 0, 4294967295.0},
+    {"i64", TMAP_I64, 8, LLONG_MIN, LLONG_MAX, -9223372036854775808.0, 9223372036854774784.0},
+    {"u64", TMAP_U64, 8, 0, LLONG_MAX, 0, 18446744073709549568.0},
+    {"f32", TMAP_F32, 4, 0, 0, -FLT_MAX, FLT_MAX},
+    {"f64", TMAP_F64, 8, 0, 0, -DBL_MAX, DBL_MAX},
+    {"u8", TMAP_U8, 1, 0, UINT8_MAX, 0, 255.0},
+    {"i8", TMAP_I8, 1, INT8_MIN, INT8_MAX, -128.0, 127.0},
 };
 #define NTYPES (sizeof types / sizeof types[0])
 
@@ -51,6 +77,14 @@ double tmap_elem_get(tmap_elem k, const void *base, size_t i)
 
 static int is_float(tmap_elem k) { return k == TMAP_F32 || k == TMAP_F64; }
 
+int tmap_elem_holds(tmap_elem k, double v)
+{
+    assert(types[k].kind == k);
+    if (is_float(k))
+        return v >= types[k].dlo && v <= types[k].dhi;
+    return v == floor(v) && v >= types[k].dlo && v <= types[k].dhi;
+}
+
 void tmap_manifest_free(tmap_manifest *m)
 {
     if (!m)
@@ -59,6 +93,7 @@ void tmap_manifest_free(tmap_manifest *m)
         tmap_marray *a = &m->arrays[i];
         free(a->name), free(a->host), free(a->file);
         tmap_cuda_free(m->bound, a->device);
+        tmap_cuda_free(m->bound, a->pristine);
     }
     for (size_t i = 0; i < m->nfeatures; i++)
         free(m->features[i].name), free(m->features[i].expr);
@@ -77,8 +112,14 @@ typedef struct ctx {
     tmap_error *err;
 } ctx;
 
-static tmap_status bad(ctx *c, const char *field, const char *what)
+static tmap_status bad(ctx *c, const char *field, const char *fmt, ...) TMAP_PRINTF(3, 4);
+static tmap_status bad(ctx *c, const char *field, const char *fmt, ...)
 {
+    char what[TMAP_ERROR_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
     return tmap_fail(c->err, TMAP_ERR_INVALID, "%s: field '%s': %s", c->path, field, what);
 }
 
@@ -94,25 +135,25 @@ static tmap_status get_string(ctx *c, json_t *obj, const char *key, int required
     return TMAP_OK;
 }
 
-static tmap_status get_dim3(ctx *c, json_t *obj, const char *key, unsigned d[3], int *present)
+/* An integer or [x], [x, y] or [x, y, z], each axis in [1, max[axis]]. */
+static tmap_status get_dim3(ctx *c, json_t *obj, const char *key, const unsigned max[3],
+                            unsigned d[3], int *present)
 {
     json_t *v = json_object_get(obj, key);
     d[0] = d[1] = d[2] = 1;
     *present = v != NULL;
     if (!v)
         return TMAP_OK;
-    if (json_is_integer(v)) {
-        if (json_integer_value(v) < 1 || json_integer_value(v) > 0x7fffffff)
-            return bad(c, key, "must be a positive integer");
-        d[0] = (unsigned)json_integer_value(v);
-        return TMAP_OK;
-    }
-    if (!json_is_array(v) || json_array_size(v) < 1 || json_array_size(v) > 3)
+    size_t n = json_is_integer(v) ? 1 : json_array_size(v);
+    if (!json_is_integer(v) && (!json_is_array(v) || n < 1 || n > 3))
         return bad(c, key, "must be an integer or an array of 1 to 3 integers");
-    for (size_t i = 0; i < json_array_size(v); i++) {
-        json_t *e = json_array_get(v, i);
-        if (!json_is_integer(e) || json_integer_value(e) < 1 || json_integer_value(e) > 0x7fffffff)
+    for (size_t i = 0; i < n; i++) {
+        json_t *e = json_is_integer(v) ? v : json_array_get(v, i);
+        if (!json_is_integer(e) || json_integer_value(e) < 1)
             return bad(c, key, "entries must be positive integers");
+        if (json_integer_value(e) > max[i])
+            return bad(c, key, "%c is %lld, at most %u", "xyz"[i], (long long)json_integer_value(e),
+                       max[i]);
         d[i] = (unsigned)json_integer_value(e);
     }
     return TMAP_OK;
@@ -163,6 +204,25 @@ static tmap_status parse_scan(ctx *c, json_t *v, const tmap_manifest *m, tmap_ma
     return bad(c, field, "scan names no earlier array of 'arrays'");
 }
 
+/* The init's first n values (fill value, lo and hi) are values of the
+ * array's type: in range, and integers for an integer type (iota's p[0]
+ * is its largest value).  A powerlaw's bounds are cut and rounded down, so
+ * only their range matters. */
+static tmap_status init_fits(ctx *c, const char *field, const tmap_marray *a, size_t n)
+{
+    static const char *const bounds[] = {"lo", "hi"};
+    for (size_t i = 0; i < n; i++) {
+        double v = a->init == TMAP_INIT_POWERLAW ? floor(a->p[i]) : a->p[i];
+        const char *what = a->init == TMAP_INIT_IOTA   ? "iota's last element"
+                           : a->init == TMAP_INIT_FILL ? "the fill value"
+                                                       : bounds[i];
+        if (!tmap_elem_holds(a->kind, v))
+            return bad(c, field, "%s (%.15g) does not fit type %s", what, a->p[i],
+                       tmap_elem_name(a->kind));
+    }
+    return TMAP_OK;
+}
+
 static tmap_status parse_init(ctx *c, json_t *init, const tmap_manifest *m, tmap_marray *a,
                               const char *field)
 {
@@ -172,7 +232,8 @@ static tmap_status parse_init(ctx *c, json_t *init, const tmap_manifest *m, tmap
     }
     if (json_is_string(init) && !strcmp(json_string_value(init), "iota")) {
         a->init = TMAP_INIT_IOTA;
-        return TMAP_OK;
+        a->p[0] = (double)(a->count - 1); /* the largest value, for init_fits */
+        return init_fits(c, field, a, 1);
     }
     if (!json_is_object(init) || json_object_size(init) != 1)
         return bad(c, field, "init must be \"zeros\", \"iota\", or one of {\"fill\": v}, "
@@ -185,7 +246,7 @@ static tmap_status parse_init(ctx *c, json_t *init, const tmap_manifest *m, tmap
             return bad(c, field, "fill needs a number");
         a->init = TMAP_INIT_FILL;
         a->p[0] = json_number_value(v);
-        return TMAP_OK;
+        return init_fits(c, field, a, 1);
     }
     if (!strcmp(kind, "uniform") || !strcmp(kind, "powerlaw")) {
         size_t want = kind[0] == 'u' ? 2 : 3;
@@ -202,7 +263,7 @@ static tmap_status parse_init(ctx *c, json_t *init, const tmap_manifest *m, tmap
         if (want == 3 && (a->p[0] <= 0 || a->p[2] <= 1.0))
             return bad(c, field, "powerlaw needs lo > 0 and alpha > 1");
         a->init = kind[0] == 'u' ? TMAP_INIT_UNIFORM : TMAP_INIT_POWERLAW;
-        return TMAP_OK;
+        return init_fits(c, field, a, 2);
     }
     if (!strcmp(kind, "raw") || !strcmp(kind, "npy")) {
         if (!json_is_string(v))
@@ -234,10 +295,11 @@ static tmap_status parse_array(ctx *c, json_t *e, size_t i, tmap_manifest *m)
     a->kind = types[type_index(json_string_value(t))].kind;
     if (json_is_string(n) && !strcmp(json_string_value(n), "threads"))
         a->count = m->threads;
-    else if (json_is_integer(n) && json_integer_value(n) > 0)
+    else if (json_is_integer(n) && json_integer_value(n) > 0 &&
+             (uint64_t)json_integer_value(n) <= MAX_COUNT)
         a->count = (size_t)json_integer_value(n);
     else
-        return bad(c, field, "count must be a positive integer or \"threads\"");
+        return bad(c, field, "count must be a positive integer (at most 2^40) or \"threads\"");
     json_t *pt = json_object_get(e, "per_thread");
     if (pt && (!json_is_integer(pt) || json_integer_value(pt) < 0))
         return bad(c, field, "per_thread must be a non-negative integer");
@@ -250,7 +312,7 @@ static tmap_status parse_array(ctx *c, json_t *e, size_t i, tmap_manifest *m)
     a->is_output = r && (!strcmp(r, "output") || !strcmp(r, "inout"));
     if (a->per_thread && !r)
         a->is_input = 1; /* a per-thread array the kernel reads must move with its thread */
-    if (a->per_thread && a->count < a->per_thread * m->threads)
+    if (a->per_thread && a->per_thread > a->count / m->threads) /* count < per_thread * threads */
         return bad(c, field, "count is smaller than per_thread * threads");
     return parse_init(c, json_object_get(e, "init"), m, a, field);
 }
@@ -277,7 +339,49 @@ static tmap_status parse_arrays(ctx *c, json_t *root, tmap_manifest *m)
     return TMAP_OK;
 }
 
-static tmap_status parse_scalar(ctx *c, json_t *e, tmap_marg *g, const char *field)
+/* An integer scalar of type k (in range) in the bytes the launch passes. */
+static void store_int(tmap_marg *g, long long v)
+{
+    if (g->kind == TMAP_I64 || g->kind == TMAP_U64)
+        g->storage.i = v;
+    else if (g->kind == TMAP_U32)
+        g->storage.u32 = (uint32_t)v;
+    else
+        g->storage.i32 = (int32_t)v; /* i32, i8, u8: the low bytes of a 32-bit slot */
+}
+
+/* Checks the value against the type and stores it; "threads" is the
+ * launch's thread count.  JSON integers are taken exactly (64-bit). */
+static tmap_status scalar_value(ctx *c, json_t *v, const tmap_manifest *m, tmap_marg *g,
+                                const char *field)
+{
+    int exact = g->is_threads || json_is_integer(v);
+    long long iv = g->is_threads ? (long long)m->threads : exact ? json_integer_value(v) : 0;
+    g->value = exact ? (double)iv : json_real_value(v);
+    if (!tmap_elem_holds(g->kind, g->value) && (!exact || is_float(g->kind)))
+        return g->value != floor(g->value) && !is_float(g->kind)
+                   ? bad(c, field, "an integer type needs an integer value")
+                   : bad(c, field, "%.15g does not fit type %s", g->value, tmap_elem_name(g->kind));
+    if (g->kind == TMAP_F32 || g->kind == TMAP_F64) {
+        if (g->kind == TMAP_F32)
+            g->storage.f = (float)g->value;
+        else
+            g->storage.d = g->value;
+        return TMAP_OK;
+    }
+    if (!exact && g->value >= 0x1p63) { /* u64 beyond the signed range */
+        g->storage.u = (uint64_t)g->value;
+        return TMAP_OK;
+    }
+    iv = exact ? iv : (long long)g->value;
+    if (iv < types[g->kind].lo || iv > types[g->kind].hi)
+        return bad(c, field, "%lld does not fit type %s", iv, tmap_elem_name(g->kind));
+    store_int(g, iv);
+    return TMAP_OK;
+}
+
+static tmap_status parse_scalar(ctx *c, json_t *e, const tmap_manifest *m, tmap_marg *g,
+                                const char *field)
 {
     if (!json_is_object(e) || json_object_size(e) != 1)
         return bad(c, field, "an argument is an array name or {\"TYPE\": value}");
@@ -288,16 +392,10 @@ static tmap_status parse_scalar(ctx *c, json_t *e, tmap_marg *g, const char *fie
         return bad(c, field, "scalar type must be one of i8 u8 i32 u32 i64 u64 f32 f64");
     g->kind = types[ti].kind;
     g->array = -1;
-    if (json_is_string(v) && !strcmp(json_string_value(v), "threads"))
-        g->value = 0; /* resolved to the thread count once geometry is known */
-    else if (json_is_number(v))
-        g->value = json_number_value(v);
-    else
+    g->is_threads = json_is_string(v) && !strcmp(json_string_value(v), "threads");
+    if (!g->is_threads && !json_is_number(v))
         return bad(c, field, "scalar value must be a number or \"threads\"");
-    g->is_threads = json_is_string(v);
-    if (!is_float(g->kind) && !g->is_threads && g->value != floor(g->value))
-        return bad(c, field, "an integer type needs an integer value");
-    return TMAP_OK;
+    return scalar_value(c, v, m, g, field);
 }
 
 static tmap_status parse_args(ctx *c, json_t *root, tmap_manifest *m)
@@ -322,7 +420,7 @@ static tmap_status parse_args(ctx *c, json_t *root, tmap_manifest *m)
             m->args[i].array = a;
             continue;
         }
-        tmap_status st = parse_scalar(c, e, &m->args[i], field);
+        tmap_status st = parse_scalar(c, e, m, &m->args[i], field);
         if (st != TMAP_OK)
             return st;
     }
@@ -364,17 +462,34 @@ static tmap_status parse_features(ctx *c, json_t *root, tmap_manifest *m)
         m->feature_names[i] = f->name;
         tmap_error e2 = {0};
         if (tmap_expr_check(m, f->expr, &e2) != TMAP_OK)
-            return bad(c, field, e2.message);
+            return bad(c, field, "%s", e2.message);
     }
+    return TMAP_OK;
+}
+
+/* threads = blocks x tpb for a grid given as "threads". */
+static tmap_status grid_for_threads(ctx *c, json_t *t, uint64_t tpb, tmap_manifest *m)
+{
+    if (!json_is_integer(t) || json_integer_value(t) < 1)
+        return bad(c, "threads", "must be a positive integer");
+    uint64_t want = (uint64_t)json_integer_value(t);
+    if (want > MAX_THREADS)
+        return bad(c, "threads", "%llu threads, at most 2^32", (unsigned long long)want);
+    uint64_t blocks = (want + tpb - 1) / tpb;
+    if (blocks > 0x7fffffff)
+        return bad(c, "threads", "%llu blocks of %llu threads: a 1-D grid has at most 2^31 - 1",
+                   (unsigned long long)blocks, (unsigned long long)tpb);
+    m->grid[0] = (unsigned)blocks;
     return TMAP_OK;
 }
 
 static tmap_status parse_geometry(ctx *c, json_t *root, tmap_manifest *m)
 {
+    static const unsigned block_max[3] = {1024, 1024, 64}, grid_max[3] = {0x7fffffff, 65535, 65535};
     int has_block, has_grid;
-    tmap_status st = get_dim3(c, root, "block", m->block, &has_block);
+    tmap_status st = get_dim3(c, root, "block", block_max, m->block, &has_block);
     if (st == TMAP_OK)
-        st = get_dim3(c, root, "grid", m->grid, &has_grid);
+        st = get_dim3(c, root, "grid", grid_max, m->grid, &has_grid);
     if (st != TMAP_OK)
         return st;
     if (!has_block)
@@ -382,22 +497,20 @@ static tmap_status parse_geometry(ctx *c, json_t *root, tmap_manifest *m)
     json_t *t = json_object_get(root, "threads");
     uint64_t tpb = (uint64_t)m->block[0] * m->block[1] * m->block[2];
     if (tpb > 1024)
-        return bad(c, "block", "more than 1024 threads per block");
+        return bad(c, "block", "%llu threads per block, at most 1024", (unsigned long long)tpb);
     if (has_grid == (t != NULL))
         return bad(c, "grid", "give exactly one of 'grid' and 'threads'");
-    if (t) {
-        if (!json_is_integer(t) || json_integer_value(t) < 1)
-            return bad(c, "threads", "must be a positive integer");
-        uint64_t want = (uint64_t)json_integer_value(t);
-        uint64_t blocks = (want + tpb - 1) / tpb;
-        if (blocks > 0x7fffffff)
-            return bad(c, "threads", "too many threads for a 1-D grid");
-        m->grid[0] = (unsigned)blocks;
-    }
-    m->threads = (size_t)((uint64_t)m->grid[0] * m->grid[1] * m->grid[2] * tpb);
+    if (t && (st = grid_for_threads(c, t, tpb, m)) != TMAP_OK)
+        return st;
+    uint64_t blocks = (uint64_t)m->grid[0] * m->grid[1] * m->grid[2]; /* < 2^63 */
+    if (blocks > MAX_THREADS / tpb)
+        return bad(c, t ? "threads" : "grid", "%llu blocks of %llu threads: more than 2^32 threads",
+                   (unsigned long long)blocks, (unsigned long long)tpb);
+    m->threads = (size_t)(blocks * tpb);
     json_t *s = json_object_get(root, "shared_bytes");
-    if (s && (!json_is_integer(s) || json_integer_value(s) < 0))
-        return bad(c, "shared_bytes", "must be a non-negative integer");
+    if (s && (!json_is_integer(s) || json_integer_value(s) < 0 ||
+              json_integer_value(s) > MAX_SHARED_BYTES))
+        return bad(c, "shared_bytes", "must be an integer in [0, %u] (227 KiB)", MAX_SHARED_BYTES);
     m->shared_bytes = s ? (unsigned)json_integer_value(s) : 0;
     return TMAP_OK;
 }
@@ -425,9 +538,6 @@ static tmap_status parse_root(ctx *c, json_t *root, tmap_manifest *m)
             return bad(c, "key", "names no feature of 'features'");
         else if (!strcmp(m->feature_names[i], m->key))
             break;
-    for (size_t i = 0; i < m->nargs; i++)
-        if (m->args[i].is_threads)
-            m->args[i].value = (double)m->threads;
     return TMAP_OK;
 }
 

@@ -13,6 +13,9 @@ typedef enum tmap_elem { TMAP_I32, TMAP_U32, TMAP_I64, TMAP_U64, TMAP_F32, TMAP_
 const char *tmap_elem_name(tmap_elem k);
 size_t tmap_elem_size(tmap_elem k);
 double tmap_elem_get(tmap_elem k, const void *base, size_t i);
+/* v converts to type k without overflow: integers integral and in range,
+ * floats finite and in range (rounded). */
+int tmap_elem_holds(tmap_elem k, double v);
 
 typedef enum tmap_init {
     TMAP_INIT_ZEROS, TMAP_INIT_IOTA, TMAP_INIT_FILL, TMAP_INIT_UNIFORM,
@@ -31,6 +34,7 @@ typedef struct tmap_marray {
     size_t scan_of;   /* scan: index of the (earlier, integer) array summed */
     void *host;       /* count elements once generated */
     uint64_t device;  /* device copy once bound (0 before) */
+    uint64_t pristine; /* the device copy as bound, for restoring (0 before) */
 } tmap_marray;
 
 typedef struct tmap_marg {
@@ -63,7 +67,23 @@ struct tmap_manifest {
     const char **feature_names;
     size_t nfeatures;
     tmap_cuda *bound; /* the driver the device copies belong to */
+    int saved;        /* the pristine copies hold this bind's arrays */
 };
+
+/* Matches the manifest's arguments to the .param list of kernel `entry`
+ * of the PTX text: count, sizes, pointers and scalars (manifest_params.c). */
+tmap_status tmap_manifest_params(const tmap_manifest *m, const char *ptx, const char *entry,
+                                 tmap_error *err);
+
+/* Before a launch of a series on one input: the first call after a bind
+ * saves every array as bound (device copies, allocated once), each later
+ * call puts them back, so each launch sees the input the first one saw
+ * (manifest_launch.c).  Call it before the series' first launch too. */
+tmap_status tmap_manifest_restore(tmap_manifest *m, tmap_error *err);
+/* tmap_kernel_time on restored inputs: warmup untimed launches, then reps
+ * timed ones (ms[reps]), each after tmap_manifest_restore. */
+tmap_status tmap_manifest_time(tmap_manifest *m, tmap_kernel *k, const tmap_launch *l,
+                               int warmup, int reps, float *ms, tmap_error *err);
 
 /* Checks that an expression parses and names known arrays. */
 tmap_status tmap_expr_check(const tmap_manifest *m, const char *expr, tmap_error *err);

@@ -50,21 +50,7 @@ static tmap_status read_raw(const tmap_manifest *m, tmap_marray *a, tmap_error *
     return st;
 }
 
-/* Largest value an integer element type holds exactly (as a double). */
-static double int_max(tmap_elem k)
-{
-    switch (k) {
-    case TMAP_I8: return 127;
-    case TMAP_U8: return 255;
-    case TMAP_I32: return 2147483647.0;
-    case TMAP_U32: return 4294967295.0;
-    default: return 9007199254740992.0; /* 2^53: exact in a double */
-    }
-}
-
-/* Exclusive prefix sum of an earlier (already generated) integer array;
- * a total the element type cannot hold is an error naming the field. */
-/* Stores v as element i of an array of type k (v must fit: elem_fits). */
+/* Stores v as element i of an array of type k (v must fit: tmap_elem_holds). */
 static void elem_put(tmap_elem k, void *base, size_t i, double v)
 {
     switch (k) {
@@ -82,27 +68,20 @@ static void elem_put(tmap_elem k, void *base, size_t i, double v)
 /* v is exactly representable in type k (integers: integral and in range). */
 static int elem_fits(tmap_elem k, double v)
 {
-    static const struct { tmap_elem k; double lo, hi; } r[] = {
-        {TMAP_I8, -128.0, 127.0}, {TMAP_U8, 0, 255.0}, {TMAP_I32, -2147483648.0, 2147483647.0},
-        {TMAP_U32, 0, 4294967295.0}, {TMAP_I64, -9223372036854775808.0, 9223372036854774784.0},
-        {TMAP_U64, 0, 18446744073709549568.0}};
-    if (k == TMAP_F64)
-        return 1;
-    if (k == TMAP_F32)
-        return (double)(float)v == v || v != v;
-    for (size_t j = 0; j < sizeof r / sizeof r[0]; j++)
-        if (r[j].k == k)
-            return v == floor(v) && v >= r[j].lo && v <= r[j].hi;
-    return 0;
+    if (isnan(v) || isinf(v))
+        return k == TMAP_F32 || k == TMAP_F64;
+    return tmap_elem_holds(k, v) && (k != TMAP_F32 || (double)(float)v == v);
 }
 
+/* Exclusive prefix sum of an earlier (already generated) integer array;
+ * a total the element type cannot hold (or a double cannot, exactly) is an
+ * error naming the field. */
 static tmap_status scan(const tmap_manifest *m, tmap_marray *a, tmap_error *err)
 {
     const tmap_marray *s = &m->arrays[a->scan_of];
     double sum = 0;
     for (size_t i = 0; i < a->count; i++) {
-        int is_unsigned = a->kind == TMAP_U8 || a->kind == TMAP_U32 || a->kind == TMAP_U64;
-        if (sum > int_max(a->kind) || sum < (is_unsigned ? 0 : -int_max(a->kind) - 1))
+        if (!tmap_elem_holds(a->kind, sum) || fabs(sum) > 0x1p53)
             return tmap_fail(err, TMAP_ERR_INVALID, "%s: field 'arrays.%s': the scan of %s "
                              "reaches %.0f at element %zu, which %s cannot hold", m->path, a->name,
                              s->name, sum, i, tmap_elem_name(a->kind));
@@ -167,9 +146,10 @@ static void fill(tmap_marray *a, uint64_t seed)
         switch (a->init) {
         case TMAP_INIT_IOTA: v = (double)i; break;
         case TMAP_INIT_FILL: v = a->p[0]; break;
-        case TMAP_INIT_UNIFORM:
+        case TMAP_INIT_UNIFORM: /* cut to [lo, hi]: rounding may step past hi */
             v = integral ? a->p[0] + floor(next_unit(&s) * (a->p[1] - a->p[0] + 1))
                          : a->p[0] + next_unit(&s) * (a->p[1] - a->p[0]);
+            v = fmin(fmax(v, a->p[0]), a->p[1]);
             break;
         case TMAP_INIT_POWERLAW: {
             /* inverse CDF of a Pareto law with exponent alpha, cut at hi */
@@ -193,16 +173,14 @@ tmap_status tmap_manifest_generate(tmap_manifest *m, uint64_t seed, tmap_error *
         if (!a->host && !(a->host = calloc(a->count, tmap_elem_size(a->kind))))
             return tmap_fail(err, TMAP_ERR_NOMEM, "%s: arrays.%s: out of memory for %zu elements",
                              m->path, a->name, a->count);
-        if (a->init == TMAP_INIT_RAW) {
-            tmap_status st = read_raw(m, a, err);
+        if (a->init == TMAP_INIT_RAW || a->init == TMAP_INIT_NPY) {
+            tmap_status st = a->init == TMAP_INIT_RAW ? read_raw(m, a, err) : read_npy(m, a, err);
+            if (st == TMAP_ERR_IO)
+                tmap_error_prefix(err, "%s: field 'arrays.%s'", m->path, a->name);
             if (st != TMAP_OK)
                 return st;
         } else if (a->init == TMAP_INIT_SCAN) {
             tmap_status st = scan(m, a, err);
-            if (st != TMAP_OK)
-                return st;
-        } else if (a->init == TMAP_INIT_NPY) {
-            tmap_status st = read_npy(m, a, err);
             if (st != TMAP_OK)
                 return st;
         } else {
@@ -216,6 +194,18 @@ tmap_status tmap_manifest_generate(tmap_manifest *m, uint64_t seed, tmap_error *
         }
     }
     return TMAP_OK;
+}
+
+/* The arguments matched to the PTX's parameters; on a mismatch the PTX
+ * and entry are freed. */
+static tmap_status checked(const tmap_manifest *m, char **ptx, char **entry, tmap_error *err)
+{
+    tmap_status st = tmap_manifest_params(m, *ptx, *entry, err);
+    if (st) {
+        free(*ptx), free(*entry);
+        *ptx = *entry = NULL;
+    }
+    return st;
 }
 
 tmap_status tmap_manifest_ptx(const tmap_manifest *m, const char *arch, char **ptx,
@@ -237,7 +227,8 @@ tmap_status tmap_manifest_ptx(const tmap_manifest *m, const char *arch, char **p
         if (*entry)
             strcpy(*entry, m->kernel);
         free(path);
-        return *entry ? TMAP_OK : tmap_fail(err, TMAP_ERR_NOMEM, "out of memory");
+        return *entry ? checked(m, ptx, entry, err)
+                      : tmap_fail(err, TMAP_ERR_NOMEM, "out of memory");
     }
     const char *names[] = {m->kernel};
     tmap_compile_opts o = {.arch = arch ? arch : m->arch,
@@ -264,21 +255,7 @@ tmap_status tmap_manifest_ptx(const tmap_manifest *m, const char *arch, char **p
     }
     free(text);
     free(path);
-    return st;
-}
-
-static void store_scalar(tmap_marg *g)
-{
-    switch (g->kind) {
-    case TMAP_I32: g->storage.i32 = (int32_t)g->value; break;
-    case TMAP_U32: g->storage.u32 = (uint32_t)g->value; break;
-    case TMAP_I64: g->storage.i = (int64_t)g->value; break;
-    case TMAP_U64: g->storage.u = (uint64_t)g->value; break;
-    case TMAP_F32: g->storage.f = (float)g->value; break;
-    case TMAP_F64: g->storage.d = g->value; break;
-    case TMAP_U8: g->storage.u32 = (uint8_t)g->value; break;
-    case TMAP_I8: g->storage.i32 = (int8_t)g->value; break;
-    }
+    return st ? st : checked(m, ptx, entry, err);
 }
 
 tmap_status tmap_manifest_bind(tmap_manifest *m, tmap_cuda *c, tmap_launch *l,
@@ -287,6 +264,7 @@ tmap_status tmap_manifest_bind(tmap_manifest *m, tmap_cuda *c, tmap_launch *l,
     if (m->bound && m->bound != c)
         return tmap_fail(err, TMAP_ERR_INVALID, "%s: bound to another driver handle", m->path);
     m->bound = c;
+    m->saved = 0;
     for (size_t i = 0; i < m->narrays; i++) {
         tmap_marray *a = &m->arrays[i];
         size_t bytes = a->count * tmap_elem_size(a->kind);
@@ -305,7 +283,6 @@ tmap_status tmap_manifest_bind(tmap_manifest *m, tmap_cuda *c, tmap_launch *l,
         if (g->array >= 0) {
             m->argv[i] = &m->arrays[g->array].device;
         } else {
-            store_scalar(g);
             m->argv[i] = &g->storage;
         }
     }

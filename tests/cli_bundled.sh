@@ -9,6 +9,8 @@
 # nvdisasm (SASS counts), `estimate --sass` must change only the SIMD
 # efficiency, whose thread and warp instruction totals it prints.
 # `regroup --threads 4` must write the permutation `--threads 1` writes.
+# `train DIR` (the README's command) trains on the recorded folder itself:
+# every run its profile.json lists, with its feature names.
 # Every JSON output states units in its keys (_cycles, _pct, _frac) and none
 # has the old names; the report names the device and mechanism it can know.
 set -euo pipefail
@@ -31,6 +33,7 @@ cmp "$tmp/model.txt" "$tmp/model_j.txt"
   --json > "$tmp/predict.json"
 cmp "$tmp/pred.npy" "$tmp/pred_j.npy"
 cmp "$tmp/pred.npy.json" "$tmp/pred_j.npy.json"
+"$tm" train "$tmp" -o "$tmp/model_dir.txt" --json > "$tmp/train_dir.json"
 "$tm" latency --list > "$tmp/list.tsv"
 "$tm" latency --list --json > "$tmp/list.json"
 # from the source folder: the latency table lies below it, so the report names it relatively
@@ -54,7 +57,7 @@ est = json.load(open(d + "/estimate.json"))
 meas = json.load(open(d + "/measured.json"))
 orig = rep["rows"][0]
 assert rep["threads"] == 65536 and rep["blocks"] == 17, (rep["threads"], rep["blocks"])
-assert [r["name"] for r in rep["rows"]] == ["original", "sorting", "greedy", "greedy-max"]
+assert [r["name"] for r in rep["rows"]] == ["original", "sorting", "greedy", "greedy-max", "bin-and-deal"]
 # keys state their units; the old names are gone from every output
 old = {"bbv_weighted", "bbv_weighted_scheduled", "zero_divergence_bound", "divergent_warp_ratio",
        "simd_efficiency", "gain"}
@@ -118,6 +121,10 @@ assert len(cv["rms_error_per_block"]) == nb and all(map(is_num, cv["rms_error_pe
 tr2 = json.load(open(d + "/train2.json"))
 assert tr2["runs"] == 2 and tr2["threads"] == 2 * 65536 and tr2["feature_names"] == ["f0", "f1", "f2", "f3"]
 assert [(c["kind"], c["folds"]) for c in tr2["cross_validation"]] == [("leave one run out", 2)]
+
+trd = json.load(open(d + "/train_dir.json"))
+assert trd["runs"] == 2 and trd["threads"] == 2 * 65536 and trd["kernel"] == "divergent", trd["runs"]
+assert trd["feature_names"] == ["steps", "cls", "steps_if_cls", "steps_if_not_cls"]
 
 pr = json.load(open(d + "/predict.json"))
 assert pr == {"output": d + "/pred_j.npy", "sidecar": d + "/pred_j.npy.json",

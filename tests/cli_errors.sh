@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # cli_errors.sh BUILD SOURCE -- bad input of every kind given to the
 # `threadmap` command: each must exit 1 with exactly one line on stderr that
-# names the file or field, and never crash; bad usage exits 2 with a first
-# line that says why.
+# names the file or field, and never crash; bad usage exits 2 with one line
+# that says why and points to --help.  Then, for every command, the shared
+# option conventions (tests/cli_options.sh).
 set -uo pipefail
 tm=$1/threadmap src=$2
 tmp=$(mktemp -d)
@@ -16,8 +17,8 @@ expect() {
   "$@" > "$tmp/out" 2> "$tmp/err"
   local rc=$? lines
   lines=$(wc -l < "$tmp/err")
-  # bad usage (2): its first line says why; the usage text may follow
-  [ "$code" -eq 2 ] && lines=$(head -n 1 "$tmp/err" | grep -cF -- "$needle")
+  # bad usage (2): one line that ends with the hint to --help
+  [ "$code" -eq 2 ] && ! grep -q "(see threadmap.*--help)$" "$tmp/err" && lines=0
   if [ "$rc" -ne "$code" ] || [ "$lines" -ne 1 ] || ! grep -qF -- "$needle" "$tmp/err"; then
     echo "FAIL: $* -> exit $rc (want $code), $lines stderr lines (want 1), needle '$needle':"
     sed 's/^/    /' "$tmp/err"
@@ -47,7 +48,7 @@ expect 2 unknown    -- "$tm" frobnicate
 expect 2 --bbv      -- "$tm" estimate
 expect 2 --algo     -- "$tm" regroup --bbv x.npy --block-latency y.npy -o p.npy
 expect 2 "--json goes with --list"   -- "$tm" latency --measure --json
-expect 2 "-q go with --measure"      -- "$tm" latency --list -q
+expect 2 "--base go with --measure"  -- "$tm" latency --list --reps 3
 expect 2 "give -o"                   -- "$tm" train --json --kernel k --bbv b.npy --features f.npy
 expect 2 "give MODEL"                -- "$tm" predict --json --features f.npy -o b.npy
 # a valid BBV and a bad latency table
@@ -64,10 +65,12 @@ if "$tm" device > /dev/null 2>&1; then gpu=1; else gpu=0; fi
 if [ $gpu -eq 0 ]; then
   expect 3 "no CUDA driver" -- "$tm" profile "$src/examples/divergent/manifest.json" -o "$tmp/p"
   expect 3 "no CUDA driver" -- "$tm" run "$src/examples/divergent/manifest.json"
-  expect 3 "no CUDA driver" -- "$tm" estimate --bbv "$tmp/rec/b.npy" --cfg "$src/examples/divergent/recorded/kernel.ptx" --kernel divergent --device
+  expect 3 "no CUDA driver" -- "$tm" estimate --bbv "$tmp/rec/b.npy" --cfg "$src/examples/divergent/recorded/kernel.ptx" --kernel divergent --device 0
   expect 3 "no CUDA driver" -- "$tm" latency --measure -q --only add.s32
 fi
 expect 1 "'block'" -- "$tm" run "$tmp/bad.json"
+
+. "$(dirname "$0")/cli_options.sh"
 
 echo "cli_errors: $passes passed, $fails failed"
 [ "$fails" -eq 0 ]

@@ -3,7 +3,7 @@
  * against the CPU references on the same inputs: each thread's eq. 11
  * latency from its features must equal, bit for bit, tmap_predict followed
  * by the CPU's latency sum; the device sort's permutation must equal
- * tmap_regroup_sort_key's on the keys quantized to single precision, over
+ * tmap_regroup_sort_key's on the keys rounded to bfloat16, over
  * the grid and within thread blocks (a last partial block included),
  * descending and ascending, with many ties; and the one-graph path (cost
  * then sort) must give the same permutation, also when relaunched and when
@@ -49,13 +49,25 @@ static double *cpu_cost(const double *x, double *coef, const double *lat, size_t
     return cost;
 }
 
-/* The CPU's permutation of the keys rounded to single precision. */
+/* key rounded to single precision, then to bfloat16 (round to nearest
+ * even on the 16 dropped bits), as the device sort keys it. */
+static double bf16_round(double key)
+{
+    float f = (float)key;
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    u = (u + 0x7fffu + ((u >> 16) & 1u)) & 0xffff0000u;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+/* The CPU's permutation of the keys as the device sort rounds them. */
 static uint32_t *cpu_sort(const double *key, int descending, size_t block_size)
 {
     uint32_t *want = malloc(N * sizeof *want);
     double *q = malloc(N * sizeof *q);
     for (size_t t = 0; t < N; t++)
-        q[t] = (double)(float)key[t];
+        q[t] = bf16_round(key[t]);
     tmap_regroup_opts o = {32, block_size ? TMAP_REGROUP_BLOCK : TMAP_REGROUP_GRID,
                            block_size, 1};
     TMAP_CHECK(tmap_regroup_sort_key(q, N, descending, &o, want, err));
@@ -152,6 +164,43 @@ static void test_equal_to_cpu(void **state)
     tmap_cuda_close(c);
 }
 
+/* Bin-and-deal: the GPU's deal of a grid order equals the CPU's. */
+static void test_deal_equal_to_cpu(void **state)
+{
+    tmap_cuda *c = test_gpu_or_skip();
+    enum { ND = 400 * 256 };
+    uint64_t s = 7, d_sorted, d_perm;
+    double *key = malloc(ND * sizeof *key);
+    uint32_t *sorted = malloc(ND * sizeof *sorted), *want = malloc(ND * sizeof *want);
+    uint32_t *got = malloc(ND * sizeof *got);
+    for (size_t t = 0; t < ND; t++)
+        key[t] = (double)(int)uniform(&s, 0, 40);
+    tmap_regroup_opts o = {32, TMAP_REGROUP_GRID, 0, 1};
+    TMAP_CHECK(tmap_regroup_sort_key(key, ND, 1, &o, sorted, err));
+    TMAP_CHECK(tmap_regroup_deal(sorted, ND, 256, 32, want, err));
+    tmap_gpu_regroup *g = NULL;
+    TMAP_CHECK(tmap_gpu_regroup_create(c, ND, &g, err));
+    TMAP_CHECK(tmap_cuda_alloc(c, ND * sizeof(uint32_t), &d_sorted, err));
+    TMAP_CHECK(tmap_cuda_alloc(c, ND * sizeof(uint32_t), &d_perm, err));
+    TMAP_CHECK(tmap_cuda_upload(c, d_sorted, sorted, ND * sizeof(uint32_t), err));
+    TMAP_CHECK(tmap_gpu_regroup_deal(g, d_sorted, 256, d_perm, NULL, err));
+    TMAP_CHECK(tmap_gpu_regroup_sync(g, NULL, err));
+    TMAP_CHECK(tmap_cuda_download(c, got, d_perm, ND * sizeof(uint32_t), err));
+    for (size_t i = 0; i < ND; i++)
+        if (got[i] != want[i])
+            fail_msg("deal: slot %zu holds thread %u, the CPU's %u", i, got[i], want[i]);
+    tmap_error e;
+    assert_int_equal(tmap_gpu_regroup_deal(g, d_sorted, 128, d_perm, NULL, &e), TMAP_OK);
+    assert_int_equal(tmap_gpu_regroup_deal(g, d_sorted, 48, d_perm, NULL, &e), TMAP_ERR_INVALID);
+    assert_int_equal(tmap_gpu_regroup_deal(g, d_sorted, 256, d_sorted, NULL, &e),
+                     TMAP_ERR_INVALID);
+    tmap_gpu_regroup_free(g);
+    tmap_cuda_free(c, d_sorted);
+    tmap_cuda_free(c, d_perm);
+    free(key), free(sorted), free(want), free(got);
+    tmap_cuda_close(c);
+}
+
 static void test_bad_arguments(void **state)
 {
     tmap_gpu_regroup *g = (tmap_gpu_regroup *)&g;
@@ -169,6 +218,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_equal_to_cpu),
+        cmocka_unit_test(test_deal_equal_to_cpu),
         cmocka_unit_test(test_bad_arguments),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -4,29 +4,8 @@
  * field.
  */
 #include "tests/testutil.h"
-#include "runtime/manifest.h"
+#include "tests/testmanifest.h"
 #include "threadmap/model.h"
-
-static char *write_tmp(const char *text)
-{
-    static const char tmpl[] = "/tmp/tmap_manifest_XXXXXX";
-    char *path = malloc(sizeof tmpl);
-    memcpy(path, tmpl, sizeof tmpl);
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
-    close(fd);
-    return path;
-}
-
-static tmap_status load_text(const char *text, tmap_manifest **m, tmap_error *e)
-{
-    char *path = write_tmp(text);
-    tmap_status st = tmap_manifest_load(path, m, e);
-    unlink(path);
-    free(path);
-    return st;
-}
 
 static const char *good =
     "{\"source\": \"" TMAP_SOURCE_DIR "/tests/kernels/spmv_csr.cu\", \"kernel\": \"spmv_csr\","
@@ -45,7 +24,7 @@ static void parses_and_generates(void **state)
 {
     tmap_manifest *m;
     tmap_error e = {0};
-    assert_int_equal(load_text(good, &m, &e), TMAP_OK);
+    assert_int_equal(test_load_text(good, &m, &e), TMAP_OK);
     assert_int_equal(m->grid[0], 8); /* ceil(1000 / 128) */
     assert_int_equal(m->threads, 1024);
     assert_int_equal(m->nargs, 6);
@@ -83,8 +62,8 @@ static void generation_is_seeded(void **state)
 {
     tmap_manifest *a, *b;
     tmap_error e = {0};
-    assert_int_equal(load_text(good, &a, &e), TMAP_OK);
-    assert_int_equal(load_text(good, &b, &e), TMAP_OK);
+    assert_int_equal(test_load_text(good, &a, &e), TMAP_OK);
+    assert_int_equal(test_load_text(good, &b, &e), TMAP_OK);
     TMAP_CHECK(tmap_manifest_generate(a, 1, err));
     TMAP_CHECK(tmap_manifest_generate(b, 1, err));
     assert_memory_equal(a->arrays[0].host, b->arrays[0].host, 1024 * 4);
@@ -98,7 +77,7 @@ static void compiles_its_kernel(void **state)
 {
     tmap_manifest *m;
     tmap_error e = {0};
-    assert_int_equal(load_text(good, &m, &e), TMAP_OK);
+    assert_int_equal(test_load_text(good, &m, &e), TMAP_OK);
     char *ptx, *entry;
     TMAP_CHECK(tmap_manifest_ptx(m, NULL, &ptx, &entry, err));
     assert_string_equal(entry, "spmv_csr");
@@ -153,7 +132,7 @@ static void bad_fields_are_named(void **state)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         tmap_manifest *m = NULL;
         tmap_error e = {0};
-        tmap_status st = load_text(cases[i].json, &m, &e);
+        tmap_status st = test_load_text(cases[i].json, &m, &e);
         if (st == TMAP_OK)
             fail_msg("case %zu was accepted", i);
         assert_null(m);
@@ -177,7 +156,7 @@ static void feature_index_out_of_range(void **state)
                     " \"features\": [{\"name\": \"next\", \"expr\": \"a[t+1]\"}]}";
     tmap_manifest *m;
     tmap_error e = {0};
-    assert_int_equal(load_text(j, &m, &e), TMAP_OK);
+    assert_int_equal(test_load_text(j, &m, &e), TMAP_OK);
     TMAP_CHECK(tmap_manifest_generate(m, 1, err));
     double *f = NULL;
     size_t n, p;
@@ -199,8 +178,8 @@ static void array_streams_are_unrelated(void **state)
         "  {\"name\": \"c\", \"type\": \"u32\", \"count\": \"threads\", \"init\": {\"uniform\": [0, 4000000000]}}]}";
     tmap_manifest *m, *m2;
     tmap_error e = {0};
-    assert_int_equal(load_text(j, &m, &e), TMAP_OK);
-    assert_int_equal(load_text(j, &m2, &e), TMAP_OK);
+    assert_int_equal(test_load_text(j, &m, &e), TMAP_OK);
+    assert_int_equal(test_load_text(j, &m2, &e), TMAP_OK);
     TMAP_CHECK(tmap_manifest_generate(m, 1, err));
     TMAP_CHECK(tmap_manifest_generate(m2, 2, err));
     const tmap_manifest *ms[2] = {m, m2};
@@ -236,7 +215,7 @@ static void scan_init_is_exact(void **state)
         " \"features\": [{\"name\": \"rowlen\", \"expr\": \"ptr[t+1] - ptr[t]\"}]}";
     tmap_manifest *m;
     tmap_error e = {0};
-    assert_int_equal(load_text(j, &m, &e), TMAP_OK);
+    assert_int_equal(test_load_text(j, &m, &e), TMAP_OK);
     TMAP_CHECK(tmap_manifest_generate(m, 3, err));
     const int64_t want_ptr[5] = {0, 0, 1, 3, 6};
     const uint32_t want_start[4] = {0, 0, 1, 3};
@@ -254,7 +233,7 @@ static void scan_init_is_exact(void **state)
     char *big = malloc(strlen(j) + 1);
     strcpy(big, j);
     memcpy(strstr(big, "\"count\": 3, \"init\": {\"scan\": \"w\"}") + 9, "4", 1);
-    assert_int_equal(load_text(big, &m2, &e), TMAP_OK);
+    assert_int_equal(test_load_text(big, &m2, &e), TMAP_OK);
     assert_int_equal(tmap_manifest_generate(m2, 3, &e), TMAP_ERR_INVALID);
     assert_non_null(strstr(e.message, "'arrays.wsum'"));
     assert_non_null(strstr(e.message, "element 3"));
@@ -279,7 +258,7 @@ static void scan_init_is_exact(void **state)
         snprintf(text, sizeof text, "{\"source\": \"a.cu\", \"kernel\": \"k\", \"block\": 4, "
                  "\"threads\": 4, \"args\": [], \"arrays\": %s}", bad[i].arrays);
         tmap_manifest *b = NULL;
-        if (load_text(text, &b, &e) == TMAP_OK)
+        if (test_load_text(text, &b, &e) == TMAP_OK)
             fail_msg("bad scan %zu was accepted", i);
         if (!strstr(e.message, bad[i].needle) || !strstr(e.message, "'arrays.p'"))
             fail_msg("bad scan %zu: '%s' does not mention %s", i, e.message, bad[i].needle);

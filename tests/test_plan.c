@@ -37,7 +37,8 @@ static void regrouping_pays_on_two_classes(void **state)
     tmap_plan_opts o = opts();
     tmap_plan p;
     TMAP_CHECK(tmap_plan_make(&b, lat, NULL, &o, &p, err));
-    assert_int_equal(p.n, 4); /* identity, sorting, greedy, greedy-max: no key given */
+    /* identity, sorting, greedy, greedy-max, bin-and-deal: no key given */
+    assert_int_equal(p.n, 5);
     assert_int_not_equal(p.chosen, 0);
     for (size_t i = 1; i < p.n; i++) {
         assert_true(p.cand[i].available);

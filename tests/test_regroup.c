@@ -617,6 +617,57 @@ static void test_bad_arguments(void **state)
     tmap_bbv_free(&b);
 }
 
+/* Bin-and-deal by hand: 256 threads in 4 blocks of 64, groups of 32, the
+ * order 255, 254, ..., 0: group g holds 224 - 32g .. 255 - 32g and goes to
+ * block g % 4 as its group g / 4, its threads ascending. */
+static void test_deal_hand(void **state)
+{
+    uint32_t sorted[256], perm[256];
+    for (uint32_t i = 0; i < 256; i++)
+        sorted[i] = 255 - i;
+    assert_int_equal(tmap_regroup_deal(sorted, 256, 64, 32, perm, NULL), TMAP_OK);
+    assert_int_equal(perm[0], 224);    /* block 0: groups 0 and 4 */
+    assert_int_equal(perm[31], 255);
+    assert_int_equal(perm[32], 96);
+    assert_int_equal(perm[64], 192);   /* block 1: groups 1 and 5 */
+    assert_int_equal(perm[96], 64);
+    assert_int_equal(perm[255], 31);   /* block 3, second: group 7 */
+    for (uint32_t i = 0; i < 256; i++) {
+        uint32_t b = i / 64, j = (i % 64) / 32, g = 4 * j + b;
+        assert_int_equal(perm[i], 224 - 32 * g + i % 32);
+    }
+    tmap_error e;
+    assert_int_equal(tmap_regroup_deal(sorted, 250, 64, 32, perm, &e), TMAP_ERR_UNSUPPORTED);
+    assert_int_equal(tmap_regroup_deal(sorted, 256, 48, 32, perm, &e), TMAP_ERR_UNSUPPORTED);
+    assert_int_equal(tmap_regroup_deal(sorted, 256, 64, 32, sorted, &e), TMAP_ERR_INVALID);
+}
+
+/* Bin-and-deal from BBVs: one heavy thread in 8 per block goes first, whole
+ * warps of heavy threads are spread one per block, and it needs grid scope. */
+static void test_bin_deal(void **state)
+{
+    tmap_bbv b;
+    assert_int_equal(tmap_bbv_create(&b, 512, 1, NULL), TMAP_OK);
+    for (size_t t = 0; t < 512; t++)
+        b.counts[t] = t % 8 == 0 ? 100 : 1; /* 64 heavy threads: two warps */
+    const double lat[1] = {1};
+    tmap_regroup_opts o = {.groupsize = 32, .scope = TMAP_REGROUP_GRID, .block_size = 128};
+    uint32_t perm[512];
+    assert_int_equal(tmap_regroup_bin_deal(&b, lat, &o, perm, NULL), TMAP_OK);
+    assert_int_equal(tmap_regroup_check(perm, 512, &o, NULL), TMAP_OK);
+    for (size_t blk = 0; blk < 4; blk++)
+        for (size_t i = 0; i < 32; i++) {
+            uint32_t t = perm[blk * 128 + i];
+            assert_true(blk < 2 ? t % 8 == 0 : t % 8 != 0); /* heavy warps in blocks 0, 1 */
+            if (i)
+                assert_true(t > perm[blk * 128 + i - 1]);   /* ascending in the warp */
+        }
+    o.scope = TMAP_REGROUP_BLOCK;
+    tmap_error e;
+    assert_int_equal(tmap_regroup_bin_deal(&b, lat, &o, perm, &e), TMAP_ERR_UNSUPPORTED);
+    tmap_bbv_free(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -633,6 +684,8 @@ int main(void)
         cmocka_unit_test(test_sort_key),
         cmocka_unit_test(test_threads_same),
         cmocka_unit_test(test_bad_arguments),
+        cmocka_unit_test(test_deal_hand),
+        cmocka_unit_test(test_bin_deal),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

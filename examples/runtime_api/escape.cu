@@ -1,16 +1,19 @@
-// escape.cu -- threadmap from a CUDA runtime-API program: the regroup path
-// on the GPU in front of a kernel launched with <<<>>>, its overhead counted.
+// escape.cu -- threadmap from a CUDA runtime-API program: regroup() on the
+// GPU in front of a kernel launched with <<<>>>, its overhead counted.
 //
 // The kernel iterates z <- z^2 + c per point (an escape-time fractal): points
 // in the set run all `maxit` iterations, points far outside stop at once, so
-// the warps that mix them diverge.  Before each launch the program computes
-// a key per point on the GPU (the same loop cut at 32 iterations: points
-// still inside get the full count), sorts the threads by it on the GPU
-// (tmap_gpu_regroup_sort), gathers the inputs into that order, launches its
-// own kernel on the gathered copies, and scatters the outputs back
-// (tmap_layout_gather / tmap_layout_scatter): the results are those of the
-// plain launch, byte for byte.  Everything runs on one stream; each launch
-// is timed whole, key to scatter, with CUDA events.
+// the warps that mix them diverge.  The program hands threadmap a key per
+// point (the same loop cut at 32 iterations: points still inside get the
+// full count, computed on the GPU) and its per-thread arrays; the
+// regrouper (tmap_regrouper) tries each candidate on the first real
+// launches -- the original, Sorting over the grid and per thread block,
+// bin-and-deal -- timing each whole (key, device sort, gather, the kernel,
+// scatter) with CUDA events, and keeps the fastest if it beats the original
+// by 3%.  Every launch's results are those of the plain launch, byte for
+// byte.  Then it times launches on a new input each time (key and sort
+// every launch) and on the same input (the remap cache and the persistent
+// layout: kernel and scatter only).
 //
 //   escape [points (default 1048576)] [reps (default 15)]
 #include <cuda_runtime.h>
@@ -90,9 +93,58 @@ static float median(std::vector<float> v)
 struct arrays {
     float *cx, *cy, *mag;
     int *iters;
-    double *key;
-    unsigned *perm;
+    int n;
+    cudaStream_t s;
 };
+
+// The key, as the regrouper asks for it: enqueued on its stream.
+static int key_fn(void *user, uint64_t key, void *stream)
+{
+    arrays *a = (arrays *)user;
+    key_of<<<a->n / kBlock, kBlock, 0, (cudaStream_t)stream>>>(a->cx, a->cy,
+                                                               (double *)(uintptr_t)key, a->n);
+    return cudaGetLastError() != cudaSuccess;
+}
+
+// `reps` launches timed whole with events (after 2 untimed): plain, or
+// through the regrouper with a new signature each launch or the same one.
+enum mode { PLAIN, NEW_INPUT, SAME_INPUT };
+static float timed(arrays &a, tmap_regrouper *r, mode m, int reps, uint64_t *sig)
+{
+    cudaEvent_t e0, e1;
+    cudaEventCreate(&e0), cudaEventCreate(&e1);
+    std::vector<float> t;
+    tmap_error err = {};
+    for (int i = -2; i < reps; i++) {
+        if (m == NEW_INPUT) ++*sig;
+        cudaEventRecord(e0, a.s);
+        if (m != PLAIN && check(tmap_regrouper_begin(r, *sig, a.s, &err), &err)) exit(1);
+        const float *cx = m == PLAIN ? a.cx : (const float *)tmap_regrouper_ptr(r, 0);
+        const float *cy = m == PLAIN ? a.cy : (const float *)tmap_regrouper_ptr(r, 1);
+        int *it = m == PLAIN ? a.iters : (int *)tmap_regrouper_ptr(r, 2);
+        float *mg = m == PLAIN ? a.mag : (float *)tmap_regrouper_ptr(r, 3);
+        escape<<<a.n / kBlock, kBlock, 0, a.s>>>(cx, cy, it, mg, kMaxit, a.n);
+        if (m != PLAIN && check(tmap_regrouper_end(r, a.s, &err), &err)) exit(1);
+        cudaEventRecord(e1, a.s);
+        float ms;
+        if (check(cudaEventSynchronize(e1), "launch") || check(cudaEventElapsedTime(&ms, e0, e1), "timing"))
+            exit(1);
+        if (i >= 0) t.push_back(ms);
+    }
+    cudaEventDestroy(e0), cudaEventDestroy(e1);
+    return median(t);
+}
+
+static bool same_as(arrays &a, const std::vector<int> &iters, const std::vector<float> &mag)
+{
+    std::vector<int> gi(a.n);
+    std::vector<float> gm(a.n);
+    cudaMemcpy(gi.data(), a.iters, a.n * 4, cudaMemcpyDeviceToHost);
+    cudaMemcpy(gm.data(), a.mag, a.n * 4, cudaMemcpyDeviceToHost);
+    cudaMemset(a.iters, 0, a.n * 4);
+    cudaMemset(a.mag, 0, a.n * 4);
+    return gi == iters && !memcmp(gm.data(), mag.data(), a.n * 4);
+}
 
 int main(int argc, char **argv)
 {
@@ -107,80 +159,59 @@ int main(int argc, char **argv)
     if (check(tmap_cuda_open(0, &c, &err), &err) || check(tmap_cuda_info(c, &dev, &err), &err))
         return 3;
     arrays a;
-    cudaStream_t s;
-    cudaEvent_t e0, e1;
+    a.n = n;
     if (check(cudaMalloc(&a.cx, n * 4), "cudaMalloc") || check(cudaMalloc(&a.cy, n * 4), "cudaMalloc") ||
         check(cudaMalloc(&a.mag, n * 4), "cudaMalloc") || check(cudaMalloc(&a.iters, n * 4), "cudaMalloc") ||
-        check(cudaMalloc(&a.key, n * 8), "cudaMalloc") || check(cudaMalloc(&a.perm, n * 4), "cudaMalloc") ||
-        check(cudaStreamCreate(&s), "cudaStreamCreate") || check(cudaEventCreate(&e0), "cudaEventCreate") ||
-        check(cudaEventCreate(&e1), "cudaEventCreate"))
+        check(cudaStreamCreate(&a.s), "cudaStreamCreate"))
         return 1;
-    int grid = n / kBlock, maxit = kMaxit;
-    points<<<grid, kBlock, 0, s>>>(a.cx, a.cy, n);
+    points<<<n / kBlock, kBlock, 0, a.s>>>(a.cx, a.cy, n);
 
-    // The plain launch, timed.
-    std::vector<float> plain, whole;
-    for (int r = -2; r < reps; r++) {
-        cudaEventRecord(e0, s);
-        escape<<<grid, kBlock, 0, s>>>(a.cx, a.cy, a.iters, a.mag, maxit, n);
-        cudaEventRecord(e1, s);
-        float ms;
-        if (check(cudaEventSynchronize(e1), "escape") || check(cudaEventElapsedTime(&ms, e0, e1), "timing"))
-            return 1;
-        if (r >= 0) plain.push_back(ms);
-    }
-    std::vector<int> want_iters(n), got_iters(n);
-    std::vector<float> want_mag(n), got_mag(n);
+    uint64_t sig = 1;
+    float plain = timed(a, NULL, PLAIN, reps, &sig);
+    std::vector<int> want_iters(n);
+    std::vector<float> want_mag(n);
     cudaMemcpy(want_iters.data(), a.iters, n * 4, cudaMemcpyDeviceToHost);
     cudaMemcpy(want_mag.data(), a.mag, n * 4, cudaMemcpyDeviceToHost);
-    cudaMemset(a.iters, 0, n * 4);
-    cudaMemset(a.mag, 0, n * 4);
+    same_as(a, want_iters, want_mag); // clears the outputs
 
-    // threadmap: made once -- the sort's scratch and the pooled copies.
-    tmap_gpu_regroup *g = NULL;
-    tmap_layout *y = NULL;
+    // threadmap: made once -- the sort's scratch, the pooled copies, the timers.
     void *args[] = {&a.cx, &a.cy, &a.iters, &a.mag};
-    tmap_launch l = {{(unsigned)grid, 1, 1}, {(unsigned)kBlock, 1, 1}, 0, args, 4};
+    tmap_launch l = {{(unsigned)(n / kBlock), 1, 1}, {(unsigned)kBlock, 1, 1}, 0, args, 4};
     tmap_thread_array moved[] = {{0, 4, 1, 1, 0}, {1, 4, 1, 1, 0}, {2, 4, 1, 0, 1}, {3, 4, 1, 0, 1}};
-    if (check(tmap_gpu_regroup_create(c, n, &g, &err), &err) ||
-        check(tmap_layout_create(c, &l, moved, 4, &y, &err), &err))
+    tmap_regrouper_opts o = {};
+    o.scope = TMAP_REGROUP_GRID, o.key = key_fn, o.key_user = &a;
+    tmap_regrouper *r = NULL;
+    if (check(tmap_regrouper_create(c, &l, moved, 4, &o, &r, &err), &err))
         return 1;
-    const float *rcx = (const float *)tmap_layout_copy_ptr(y, 0);
-    const float *rcy = (const float *)tmap_layout_copy_ptr(y, 1);
-    int *riters = (int *)tmap_layout_copy_ptr(y, 2);
-    float *rmag = (float *)tmap_layout_copy_ptr(y, 3);
-    uint64_t key = (uint64_t)(uintptr_t)a.key, perm = (uint64_t)(uintptr_t)a.perm;
-
-    // Each launch, regrouped: key, sort, gather, the kernel, scatter.
-    for (int r = -2; r < reps; r++) {
-        cudaEventRecord(e0, s);
-        key_of<<<grid, kBlock, 0, s>>>(a.cx, a.cy, a.key, n);
-        if (check(tmap_gpu_regroup_sort(g, key, 1, 0, perm, s, &err), &err) ||
-            check(tmap_layout_gather(y, perm, s, &err), &err))
+    // The trial: real launches (each checked), a new input signature each.
+    bool same = true;
+    for (int i = 0; tmap_regrouper_chosen(r) < 0 && i < 64; i++) {
+        if (check(tmap_regrouper_begin(r, ++sig, a.s, &err), &err)) return 1;
+        escape<<<n / kBlock, kBlock, 0, a.s>>>((const float *)tmap_regrouper_ptr(r, 0),
+                                                (const float *)tmap_regrouper_ptr(r, 1),
+                                                (int *)tmap_regrouper_ptr(r, 2),
+                                                (float *)tmap_regrouper_ptr(r, 3), kMaxit, n);
+        if (check(tmap_regrouper_end(r, a.s, &err), &err) ||
+            check(tmap_regrouper_poll(r, 1, a.s, &err), &err))
             return 1;
-        escape<<<grid, kBlock, 0, s>>>(rcx, rcy, riters, rmag, maxit, n);
-        if (check(tmap_layout_scatter(y, perm, s, &err), &err))
-            return 1;
-        cudaEventRecord(e1, s);
-        float ms;
-        if (check(cudaEventSynchronize(e1), "regrouped launch") || check(cudaEventElapsedTime(&ms, e0, e1), "timing"))
-            return 1;
-        if (r >= 0) whole.push_back(ms);
+        same = same_as(a, want_iters, want_mag) && same;
     }
-    cudaMemcpy(got_iters.data(), a.iters, n * 4, cudaMemcpyDeviceToHost);
-    cudaMemcpy(got_mag.data(), a.mag, n * 4, cudaMemcpyDeviceToHost);
-    bool same = got_iters == want_iters && !memcmp(got_mag.data(), want_mag.data(), n * 4);
+    float fresh = timed(a, r, NEW_INPUT, reps, &sig);
+    same = same_as(a, want_iters, want_mag) && same;
+    float cached = timed(a, r, SAME_INPUT, reps, &sig);
+    same = same_as(a, want_iters, want_mag) && same;
 
-    float t0 = median(plain), t1 = median(whole);
     printf("device: %s, %d SMs, driver %d.%d\n", dev.name, dev.sms, dev.driver_version / 1000,
            (dev.driver_version % 1000) / 10);
     printf("points: %d, %d iterations at most; medians of %d launches (CUDA events)\n", n, kMaxit, reps);
-    printf("plain launch:                                   %.3f ms\n", t0);
-    printf("regrouped, key + sort + gather + kernel + scatter: %.3f ms\n", t1);
-    printf("saved per launch, overhead counted: %.3f ms (%.2fx)\n", t0 - t1, t0 / t1);
-    printf("outputs equal to the plain launch's: %s\n", same ? "yes" : "NO");
-    tmap_layout_free(y);
-    tmap_gpu_regroup_free(g);
+    printf("trial: %s\n", tmap_regrouper_why(r));
+    printf("plain launch:                                        %.3f ms\n", plain);
+    printf("through the regrouper, a new input each launch:      %.3f ms (%.2fx, saved %.3f ms)\n", fresh,
+           plain / fresh, plain - fresh);
+    printf("through the regrouper, the same input (cached):      %.3f ms (%.2fx, saved %.3f ms)\n", cached,
+           plain / cached, plain - cached);
+    printf("outputs of every launch equal to the plain launch's: %s\n", same ? "yes" : "NO");
+    tmap_regrouper_free(r);
     tmap_cuda_close(c);
     return same ? 0 : 1;
 }

@@ -10,6 +10,8 @@
 #ifndef THREADMAP_PIPELINE_H
 #define THREADMAP_PIPELINE_H
 
+#include <stdio.h>
+
 #include "threadmap/regroup.h"
 
 #ifdef __cplusplus
@@ -96,6 +98,46 @@ typedef struct tmap_eval {
 tmap_status tmap_evaluate(tmap_cuda *c, tmap_manifest *m, const tmap_eval_opts *o,
                           tmap_eval *out, tmap_error *err);
 void tmap_eval_free(tmap_eval *e);
+
+/* ------------------------------------------------ checking a manifest */
+
+#define TMAP_CHECK_MAX_FINDINGS 8
+
+/* What tmap_pipeline_check found.  A finding is a problem with the
+ * manifest (it would fail or pass wrong data on the GPU); the safety
+ * analysis' verdict is information, not a finding. */
+typedef struct tmap_check {
+    char manifest[1024];
+    char entry[256];          /* the PTX entry name ("" if not compiled) */
+    int loaded, compiled, generated, features_done, safety_done;
+    unsigned grid[3], block[3], shared_bytes;
+    size_t threads, nargs, narrays, nfeatures;
+    double bytes;             /* the arrays' device memory */
+    uint64_t seed;
+    tmap_safety safety;       /* when safety_done */
+    size_t nfindings;         /* at most TMAP_CHECK_MAX_FINDINGS are kept */
+    tmap_error findings[TMAP_CHECK_MAX_FINDINGS];
+} tmap_check;
+
+/*
+ * Everything short of a launch, without a GPU: loads the manifest, compiles
+ * its kernel (NVRTC, the manifest's arch or compute_90) and matches the
+ * arguments to its .param list, generates the arrays from `seed`, evaluates
+ * every feature for every thread (indices within their arrays), and runs
+ * the safety analysis.  Steps that depend on a failed one are skipped.
+ * Returns TMAP_OK when nothing was found, else the first finding's status
+ * with its message in err; *out is filled either way.
+ */
+tmap_status tmap_pipeline_check(const char *manifest, uint64_t seed, tmap_check *out,
+                                tmap_error *err);
+/* tmap_cuda_open for the pipeline of a manifest: without a GPU or driver
+ * (TMAP_ERR_NO_DEVICE), the manifest is checked (seed: its input) and its
+ * first finding, if any, is returned instead, so that errors in the
+ * manifest are not hidden behind the missing GPU. */
+tmap_status tmap_pipeline_open(const char *manifest, uint64_t seed, int ordinal, tmap_cuda **out,
+                               tmap_error *err);
+/* Prints a check as text, or JSON (docs/cli.md, `threadmap check`). */
+tmap_status tmap_check_print(const tmap_check *c, int json, FILE *out, tmap_error *err);
 
 /* ----------------------------------------------------- profiling folder */
 
@@ -312,6 +354,83 @@ typedef struct tmap_bench_cfg {
 tmap_status tmap_bench_kernel_run(tmap_cuda *c, const tmap_device_info *d, const char *manifest,
                                   const tmap_bench_cfg *cfg, size_t index, tmap_bench_kernel *out,
                                   tmap_error *err);
+
+/*
+ * The regrouper: regroup() on the GPU with measured feedback (experimental;
+ * docs/regrouper.md).  Made once per kernel launch shape; before each launch
+ * it either leaves the launch alone or computes a key per thread (the
+ * caller's `key` function enqueues it on the stream), sorts the threads by
+ * it on the GPU, gathers the per-thread arrays into the new order; after
+ * the launch it scatters the outputs back, so the caller sees the original
+ * launch's results.  The model proposes, the GPU decides: the first
+ * launches try each candidate `trial_launches` times, timed with CUDA
+ * events read later without waiting (no extra launches: every trial launch
+ * is a real one with the right results); then the candidate of least
+ * median time is kept if it beats the original's by `threshold`, and
+ * otherwise every later launch is left alone.
+ *
+ * Remap cache and persistent layout (zheng2020 5.2): `signature` names the
+ * input; while it is unchanged (and not 0), the last permutation is reused
+ * (no key, no sort) and, when the previous launch was regrouped the same
+ * way, the copies are still in the regrouped order (the kernel updated them
+ * and the scatter wrote them back), so nothing is gathered either.  Change
+ * the signature whenever anything other than the kernel changes an array
+ * or the data the key is computed from.
+ */
+typedef enum tmap_regrouper_cand {
+    TMAP_REGROUPER_ORIGINAL,    /* the launch left alone */
+    TMAP_REGROUPER_SORT_GRID,   /* threads sorted by key, heaviest first, over the grid */
+    TMAP_REGROUPER_SORT_BLOCK,  /* the same within each thread block */
+    TMAP_REGROUPER_BIN_DEAL,    /* grid order dealt across the thread blocks */
+    TMAP_REGROUPER_COUNT
+} tmap_regrouper_cand;
+
+const char *tmap_regrouper_cand_name(tmap_regrouper_cand c);
+
+/* Writes one double per thread (the work it will do, larger: heavier) into
+ * the device array `key`, enqueued on `stream`; returns 0 or a CUDA error. */
+typedef int (*tmap_regrouper_key_fn)(void *user, uint64_t key, void *stream);
+
+typedef struct tmap_regrouper_opts {
+    tmap_regroup_scope scope;       /* GRID allows every candidate, BLOCK only
+                                       those that keep threads in their block
+                                       (what the safety analysis allows) */
+    unsigned candidates;            /* bits 1u << cand; 0: all the scope allows */
+    int trial_launches;             /* timed launches per candidate; 0: 3 */
+    double threshold;               /* 0: 0.03 (3% faster than the original) */
+    tmap_regrouper_key_fn key;      /* the key: the caller's function, or */
+    void *key_user;
+    const tmap_predictor *model;    /* without `key`: each thread's eq. 11 latency
+                                       from eq. 1 on the GPU (tmap_gpu_regroup_cost) */
+    const double *lat;              /* with model: [model->nblocks] block latencies */
+    uint64_t features;              /* with model: device double [threads][nfeatures],
+                                       read at each launch that needs a key */
+} tmap_regrouper_opts;
+
+typedef struct tmap_regrouper tmap_regrouper;
+
+/* l: the launch's shape and arguments (array pointers are read here and
+ * must stay where they are); arrays: its per-thread arrays. */
+tmap_status tmap_regrouper_create(tmap_cuda *c, const tmap_launch *l,
+                                  const tmap_thread_array *arrays, size_t narrays,
+                                  const tmap_regrouper_opts *o, tmap_regrouper **out,
+                                  tmap_error *err);
+void tmap_regrouper_free(tmap_regrouper *r);
+/* Before the caller's own launch on `stream`: then launch with array i at
+ * tmap_regrouper_ptr(r, i), then call tmap_regrouper_end. */
+tmap_status tmap_regrouper_begin(tmap_regrouper *r, uint64_t signature, void *stream,
+                                 tmap_error *err);
+uint64_t tmap_regrouper_ptr(const tmap_regrouper *r, size_t i);
+tmap_status tmap_regrouper_end(tmap_regrouper *r, void *stream, tmap_error *err);
+/* begin, the kernel (driver API, l's arguments with the arrays replaced), end. */
+tmap_status tmap_regrouper_launch(tmap_regrouper *r, tmap_kernel *k, uint64_t signature,
+                                  void *stream, tmap_error *err);
+/* Reads the trial times that are in (wait: first waits for the stream). */
+tmap_status tmap_regrouper_poll(tmap_regrouper *r, int wait, void *stream, tmap_error *err);
+/* The candidate kept, or -1 while on trial; `why` the decision in words
+ * with every candidate's median time. */
+int tmap_regrouper_chosen(const tmap_regrouper *r);
+const char *tmap_regrouper_why(const tmap_regrouper *r);
 
 #ifdef __cplusplus
 }

@@ -101,6 +101,24 @@ tmap_status tmap_regroup_greedy_max(const tmap_bbv *bbv, const double *lat,
                                     uint32_t *perm, tmap_error *err);
 
 
+/* Bin-and-deal (threadmap's own; docs/regroup.md): `sorted`, an order of
+ * all nthreads threads, heaviest first, is cut into groups of groupsize
+ * consecutive threads, and group g goes to thread block g mod B (of the
+ * B = nthreads / block_size blocks) as its group g / B: every block gets a
+ * balanced share of the work, the lower blocks (dispatched first) the
+ * heavier group of each round.  Inside a group threads are in ascending
+ * index.  TMAP_ERR_UNSUPPORTED unless every thread block is full and
+ * holds whole groups.  sorted and perm must not overlap. */
+tmap_status tmap_regroup_deal(const uint32_t *sorted, size_t nthreads, size_t block_size,
+                              size_t groupsize, uint32_t *perm, tmap_error *err);
+
+/* Bin-and-deal from BBVs: threads ordered by Lat_t (eq. 11), heaviest
+ * first (stable), then dealt.  Needs grid scope and opts->block_size (the
+ * launch's threads per block, in either scope). */
+tmap_status tmap_regroup_bin_deal(const tmap_bbv *bbv, const double *lat,
+                                  const tmap_regroup_opts *opts, uint32_t *perm,
+                                  tmap_error *err);
+
 /* Checks that perm (nthreads entries) is a permutation of 0..nthreads-1 that
  * respects opts->scope; TMAP_ERR_INVALID naming the first fault otherwise. */
 tmap_status tmap_regroup_check(const uint32_t *perm, size_t nthreads,
@@ -115,11 +133,13 @@ typedef enum tmap_algo {
     TMAP_ALGO_GREEDY,
     TMAP_ALGO_GREEDY_MAX,
     TMAP_ALGO_KEY,       /* sort by a user key, descending (CUB binning, JDS...) */
+    TMAP_ALGO_BIN_DEAL,  /* Lat_t order dealt across thread blocks (grid scope) */
     TMAP_ALGO_COUNT
 } tmap_algo;
 
 const char *tmap_algo_name(tmap_algo a);
-/* "identity", "sorting", "greedy", "greedy-max", "key"; -1 if unknown. */
+/* "identity", "sorting", "greedy", "greedy-max", "key", "bin-and-deal";
+ * -1 if unknown. */
 int tmap_algo_parse(const char *name);
 
 /* Runs one algorithm: perm (caller's, nthreads entries). key: one value per

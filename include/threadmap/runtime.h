@@ -159,7 +159,9 @@ void tmap_manifest_free(tmap_manifest *m);
 const char *tmap_manifest_name(const tmap_manifest *m);
 
 /* Compiles the manifest's source (or reads its PTX) for `arch` (NULL: the
- * manifest's own, else compute_90).  *ptx and *entry (the PTX entry name)
+ * manifest's own, else compute_90) and matches the arguments to the
+ * kernel's .param list (count, sizes, pointers and scalars: an error names
+ * the argument and the parameter).  *ptx and *entry (the PTX entry name)
  * are malloc'ed. */
 tmap_status tmap_manifest_ptx(const tmap_manifest *m, const char *arch, char **ptx,
                               char **entry, tmap_error *err);
@@ -278,11 +280,11 @@ uint64_t tmap_layout_copy_ptr(const tmap_layout *y, size_t i);
  * and the CPU's thread latency give.
  *
  * tmap_gpu_regroup_sort: perm (device u32 [nthreads]) sorts the threads
- * stably by key (device double [nthreads]) quantized to single precision
- * (keys within 1 part in 2^24 tie), descending or not, ties by thread
- * index: over the grid (block_size 0) or within each thread block of
- * block_size threads: tmap_regroup_sort_key's permutation of the
- * quantized keys.
+ * stably by key (device double [nthreads]) rounded to single precision and
+ * then to bfloat16 (8 significant bits, round to nearest even: keys within
+ * about 1 part in 256 tie), descending or not, ties by thread index: over
+ * the grid (block_size 0) or within each thread block of block_size
+ * threads: tmap_regroup_sort_key's permutation of the rounded keys.
  *
  * tmap_gpu_regroup_run: cost then sort by it (descending: the heaviest
  * threads first), as one CUDA graph launch on `stream`; the graph is
@@ -306,6 +308,28 @@ tmap_status tmap_gpu_regroup_run(tmap_gpu_regroup *g, uint64_t features, int des
                                  size_t block_size, uint64_t perm, void *stream,
                                  tmap_error *err);
 tmap_status tmap_gpu_regroup_sync(tmap_gpu_regroup *g, void *stream, tmap_error *err);
+
+/* Bin-and-deal on the GPU: `sorted` (device u32 [nthreads], a grid-scope
+ * order, heaviest first) cut into warps of 32 threads, dealt round-robin
+ * to the thread blocks of block_size threads (warp w of the order to block
+ * w mod nblocks, as its warp w / nblocks), so that every block gets a
+ * balanced share and the lower blocks, dispatched first, the heavier
+ * warps; inside each warp the threads in ascending index.  perm receives
+ * the result: tmap_regroup_deal's permutation.  nthreads must be a
+ * multiple of block_size and block_size of 32. */
+tmap_status tmap_gpu_regroup_deal(tmap_gpu_regroup *g, uint64_t sorted, size_t block_size,
+                                  uint64_t perm, void *stream, tmap_error *err);
+
+/* A stretch of a stream timed by two CUDA events (experimental), read
+ * later without waiting: start, stop, then poll until *ready (then *ms
+ * holds the time and the timer may be started again). */
+typedef struct tmap_timer tmap_timer;
+
+tmap_status tmap_timer_create(tmap_cuda *c, tmap_timer **out, tmap_error *err);
+void tmap_timer_free(tmap_timer *t);
+tmap_status tmap_timer_start(tmap_timer *t, void *stream, tmap_error *err);
+tmap_status tmap_timer_stop(tmap_timer *t, void *stream, tmap_error *err);
+tmap_status tmap_timer_poll(tmap_timer *t, int *ready, float *ms, tmap_error *err);
 
 /* Reference redirection at run time: parses `ptx`, redirects `kernel`,
  * prints and loads it.  Set D with tmap_redirect_set before launching (until

@@ -1,0 +1,320 @@
+/*
+ * regrouper.c -- regroup() on the GPU with measured feedback: the
+ * candidates (the original launch, Sorting over the grid or per thread
+ * block, bin-and-deal) each run the first few real launches, timed with
+ * events read later without waiting; the fastest is kept if it beats the
+ * original by the threshold (trial.c decides).  A regrouped launch is key
+ * (the caller's), device sort, fused gather, the kernel on the copies,
+ * fused scatter, all on the caller's stream; the remap cache skips key and
+ * sort, and the persistent layout the gather, while the input's signature
+ * is unchanged.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/base.h"
+#include "pipeline/trial.h"
+#include "threadmap/pipeline.h"
+
+#define MAX_TIMERS (TMAP_TRIAL_MAX_CAND * TMAP_TRIAL_MAX_REPS)
+
+struct tmap_regrouper {
+    tmap_cuda *cuda;
+    tmap_launch launch;         /* the caller's, args copied into `args` */
+    void **args;
+    uint64_t *orig;             /* [narrays] the caller's array pointers */
+    uint64_t *vals;             /* [narrays] what the kernel gets this launch */
+    const tmap_thread_array *arrays;
+    size_t narrays, nthreads, block_size;
+    tmap_layout *layout;
+    tmap_gpu_regroup *gpu;
+    uint64_t key, perm, sorted; /* device: double [n], u32 [n], u32 [n] */
+    tmap_regrouper_opts opts;   /* model and lat: the caller's, read at create */
+    tmap_regrouper_cand cand[TMAP_REGROUPER_COUNT]; /* trial index -> candidate */
+    tmap_trial trial;
+    tmap_timer *timer[MAX_TIMERS];
+    int timer_cand[MAX_TIMERS];  /* trial index of a pending timer, -1: free */
+    int now, now_timer;          /* this launch: trial index, timer or -1 */
+    int perm_for;                /* trial index the permutation was made for, -1: none */
+    uint64_t signature;          /* of the input the permutation was made for */
+    int gathered;                /* the copies hold the arrays in perm's order */
+    char why[512];
+};
+
+static const char *const names[TMAP_REGROUPER_COUNT] = {"original", "sorting (grid)",
+                                                 "sorting (thread block)", "bin-and-deal"};
+
+const char *tmap_regrouper_cand_name(tmap_regrouper_cand c)
+{
+    return c < TMAP_REGROUPER_COUNT ? names[c] : "?";
+}
+
+/* The candidates this launch and scope allow, the original first. */
+static int candidates(tmap_regrouper *r, tmap_error *err)
+{
+    unsigned want = r->opts.candidates ? r->opts.candidates | 1u : ~0u;
+    int bs_ok = r->block_size >= 32 && r->block_size <= 1024;
+    int deal_ok = r->block_size % 32 == 0 && r->nthreads % r->block_size == 0;
+    int grid = r->opts.scope == TMAP_REGROUP_GRID, n = 0;
+    for (int c = 0; c < TMAP_REGROUPER_COUNT; c++) {
+        int ok = c == TMAP_REGROUPER_ORIGINAL || (c == TMAP_REGROUPER_SORT_GRID && grid) ||
+                 (c == TMAP_REGROUPER_SORT_BLOCK && bs_ok) || (c == TMAP_REGROUPER_BIN_DEAL && grid && deal_ok);
+        if (ok && (want & (1u << c)))
+            r->cand[n++] = (tmap_regrouper_cand)c;
+    }
+    return n;
+}
+
+static tmap_status check_opts(const tmap_launch *l, const tmap_regrouper_opts *o,
+                              size_t narrays, tmap_error *err)
+{
+    if (!l || !o || !narrays)
+        return tmap_fail(err, TMAP_ERR_INVALID, "tmap_regrouper_create: %s",
+                         !narrays ? "no per-thread arrays to move"
+                                  : "the launch or the options are NULL");
+    if (!o->key == !o->model || (o->model && (!o->lat || !o->features || !o->model->coef)))
+        return tmap_fail(err, TMAP_ERR_INVALID, "tmap_regrouper_create: give the key as a "
+                         "function, or as a model with its block latencies and device features");
+    if (o->scope != TMAP_REGROUP_GRID && o->scope != TMAP_REGROUP_BLOCK)
+        return tmap_fail(err, TMAP_ERR_INVALID, "tmap_regrouper_create: unknown scope %d",
+                         (int)o->scope);
+    if (o->trial_launches < 0 || o->trial_launches > TMAP_TRIAL_MAX_REPS)
+        return tmap_fail(err, TMAP_ERR_INVALID, "tmap_regrouper_create: trial_launches %d "
+                         "(0 to %d)", o->trial_launches, TMAP_TRIAL_MAX_REPS);
+    return TMAP_OK;
+}
+
+/* Device buffers and the caller's launch, copied. */
+static tmap_status make(tmap_regrouper *r, tmap_cuda *c, const tmap_launch *l,
+                        const tmap_thread_array *arrays, size_t narrays, tmap_error *err)
+{
+    r->cuda = c, r->launch = *l, r->arrays = arrays, r->narrays = narrays;
+    r->nthreads = (size_t)tmap_launch_threads(l), r->block_size = tmap_launch_block_size(l);
+    r->args = calloc(l->nargs ? l->nargs : 1, sizeof *r->args);
+    r->orig = calloc(narrays, sizeof *r->orig);
+    r->vals = calloc(narrays, sizeof *r->vals);
+    if (!r->args || !r->orig || !r->vals)
+        return tmap_fail(err, TMAP_ERR_NOMEM, "tmap_regrouper_create: out of memory");
+    memcpy(r->args, l->args, l->nargs * sizeof *r->args);
+    r->launch.args = r->args;
+    for (size_t i = 0; i < narrays; i++) {
+        if (arrays[i].arg >= l->nargs)
+            return tmap_fail(err, TMAP_ERR_INVALID, "tmap_regrouper_create: array %zu is "
+                             "argument %u of %zu", i, arrays[i].arg, l->nargs);
+        memcpy(&r->orig[i], l->args[arrays[i].arg], sizeof r->orig[i]);
+        r->args[arrays[i].arg] = &r->vals[i];
+    }
+    tmap_status st = tmap_layout_create(c, l, arrays, narrays, &r->layout, err);
+    if (!st)
+        st = tmap_gpu_regroup_create(c, r->nthreads, &r->gpu, err);
+    if (!st && r->opts.model)
+        st = tmap_gpu_regroup_model(r->gpu, r->opts.model->coef, r->opts.lat,
+                                    r->opts.model->nblocks, r->opts.model->nfeatures, err);
+    if (!st)
+        st = tmap_cuda_alloc(c, r->nthreads * sizeof(double), &r->key, err);
+    if (!st)
+        st = tmap_cuda_alloc(c, r->nthreads * sizeof(uint32_t), &r->perm, err);
+    if (!st)
+        st = tmap_cuda_alloc(c, r->nthreads * sizeof(uint32_t), &r->sorted, err);
+    return st;
+}
+
+tmap_status tmap_regrouper_create(tmap_cuda *c, const tmap_launch *l,
+                                  const tmap_thread_array *arrays, size_t narrays,
+                                  const tmap_regrouper_opts *o, tmap_regrouper **out,
+                                  tmap_error *err)
+{
+    if (out)
+        *out = NULL;
+    if (!c || !out || !arrays)
+        return tmap_fail(err, TMAP_ERR_INVALID, "tmap_regrouper_create: an argument is NULL");
+    tmap_status st = check_opts(l, o, narrays, err);
+    if (st)
+        return st;
+    tmap_regrouper *r = calloc(1, sizeof *r);
+    if (!r)
+        return tmap_fail(err, TMAP_ERR_NOMEM, "tmap_regrouper_create: out of memory");
+    r->opts = *o;
+    r->perm_for = -1, r->now_timer = -1;
+    for (int i = 0; i < MAX_TIMERS; i++)
+        r->timer_cand[i] = -1;
+    st = make(r, c, l, arrays, narrays, err);
+    int n = st ? 0 : candidates(r, err);
+    if (!st)
+        st = tmap_trial_init(&r->trial, n, o->trial_launches ? o->trial_launches : 3,
+                             o->threshold > 0 ? o->threshold : 0.03, err);
+    for (int i = 0; !st && i < n * r->trial.reps; i++)
+        st = tmap_timer_create(c, &r->timer[i], err);
+    if (st) {
+        tmap_regrouper_free(r);
+        return st;
+    }
+    snprintf(r->why, sizeof r->why, "on trial: %d candidates, %d timed launches each", n,
+             r->trial.reps);
+    *out = r;
+    return TMAP_OK;
+}
+
+void tmap_regrouper_free(tmap_regrouper *r)
+{
+    if (!r)
+        return;
+    for (int i = 0; i < MAX_TIMERS; i++)
+        tmap_timer_free(r->timer[i]);
+    uint64_t bufs[] = {r->key, r->perm, r->sorted};
+    for (size_t i = 0; i < 3; i++)
+        if (bufs[i])
+            tmap_cuda_free(r->cuda, bufs[i]);
+    tmap_gpu_regroup_free(r->gpu);
+    tmap_layout_free(r->layout);
+    free(r->args);
+    free(r->orig);
+    free(r->vals);
+    free(r);
+}
+
+/* The decision in words, once the trial is over. */
+static void explain(tmap_regrouper *r)
+{
+    const tmap_trial *t = &r->trial;
+    int n = snprintf(r->why, sizeof r->why, "%s: ", names[r->cand[t->chosen]]);
+    for (int c = 0; c < t->ncand && n < (int)sizeof r->why; c++)
+        n += snprintf(r->why + n, sizeof r->why - n, "%s%s %.3f ms", c ? ", " : "",
+                      names[r->cand[c]], t->median_ms[c]);
+    if (n < (int)sizeof r->why)
+        snprintf(r->why + n, sizeof r->why - n,
+                 " (median of %d launches each, regrouping counted whole); %s", t->reps,
+                 t->chosen ? "regroup every launch"
+                           : "none beats the original by the threshold: leave launches alone");
+}
+
+tmap_status tmap_regrouper_poll(tmap_regrouper *r, int wait, void *stream, tmap_error *err)
+{
+    if (!r)
+        return tmap_fail(err, TMAP_ERR_INVALID, "tmap_regrouper_poll: NULL regrouper");
+    tmap_status st = wait ? tmap_gpu_regroup_sync(r->gpu, stream, err) : TMAP_OK;
+    for (int i = 0; !st && i < MAX_TIMERS; i++) {
+        int ready = 0;
+        float ms = 0;
+        if (r->timer_cand[i] < 0 || i == r->now_timer)
+            continue;
+        st = tmap_timer_poll(r->timer[i], &ready, &ms, err);
+        if (!st && ready) {
+            tmap_trial_record(&r->trial, r->timer_cand[i], ms);
+            r->timer_cand[i] = -1;
+            if (r->trial.chosen >= 0)
+                explain(r);
+        }
+    }
+    return st;
+}
+
+/* The permutation for trial index i on the current input, into r->perm. */
+static tmap_status permute(tmap_regrouper *r, int i, void *stream, tmap_error *err)
+{
+    uint64_t key = r->key;
+    if (r->opts.model) {
+        tmap_status st = tmap_gpu_regroup_cost(r->gpu, r->opts.features, stream, err);
+        if (st)
+            return st;
+        key = tmap_gpu_regroup_cost_ptr(r->gpu);
+    } else if (r->opts.key(r->opts.key_user, key, stream)) {
+        return tmap_fail(err, TMAP_ERR_CUDA, "tmap_regrouper: the key function failed");
+    }
+    switch (r->cand[i]) {
+    case TMAP_REGROUPER_SORT_GRID:
+        return tmap_gpu_regroup_sort(r->gpu, key, 1, 0, r->perm, stream, err);
+    case TMAP_REGROUPER_SORT_BLOCK:
+        return tmap_gpu_regroup_sort(r->gpu, key, 1, r->block_size, r->perm, stream, err);
+    case TMAP_REGROUPER_BIN_DEAL: {
+        tmap_status st = tmap_gpu_regroup_sort(r->gpu, key, 1, 0, r->sorted, stream, err);
+        return st ? st : tmap_gpu_regroup_deal(r->gpu, r->sorted, r->block_size, r->perm, stream,
+                                               err);
+    }
+    default: return tmap_fail(err, TMAP_ERR_INVALID, "tmap_regrouper: bad candidate");
+    }
+}
+
+/* A regrouped launch's preparation: key and sort unless cached, gather
+ * unless the copies are already in this order. */
+static tmap_status prepare(tmap_regrouper *r, uint64_t signature, void *stream, tmap_error *err)
+{
+    tmap_status st = TMAP_OK;
+    if (r->perm_for != r->now || !signature || signature != r->signature) {
+        r->perm_for = -1, r->gathered = 0;
+        st = permute(r, r->now, stream, err);
+        if (st)
+            return st;
+        r->perm_for = r->now, r->signature = signature;
+    }
+    if (!r->gathered)
+        st = tmap_layout_gather(r->layout, r->perm, stream, err);
+    r->gathered = !st;
+    for (size_t i = 0; i < r->narrays; i++)
+        r->vals[i] = tmap_layout_copy_ptr(r->layout, i);
+    return st;
+}
+
+static int free_timer(const tmap_regrouper *r)
+{
+    for (int i = 0; i < MAX_TIMERS; i++)
+        if (r->timer[i] && r->timer_cand[i] < 0)
+            return i;
+    return -1;
+}
+
+tmap_status tmap_regrouper_begin(tmap_regrouper *r, uint64_t signature, void *stream,
+                                 tmap_error *err)
+{
+    if (!r)
+        return tmap_fail(err, TMAP_ERR_INVALID, "tmap_regrouper_begin: NULL regrouper");
+    tmap_status st = tmap_regrouper_poll(r, 0, stream, err);
+    int timed = 0;
+    if (st)
+        return st;
+    r->now = tmap_trial_next(&r->trial, &timed);
+    r->now_timer = timed ? free_timer(r) : -1;
+    if (r->now_timer >= 0) {
+        r->timer_cand[r->now_timer] = r->now;
+        st = tmap_timer_start(r->timer[r->now_timer], stream, err);
+    }
+    if (!st && r->cand[r->now] != TMAP_REGROUPER_ORIGINAL)
+        return prepare(r, signature, stream, err);
+    r->gathered = 0; /* the kernel updates the caller's arrays: the copies go stale */
+    memcpy(r->vals, r->orig, r->narrays * sizeof *r->vals);
+    return st;
+}
+
+uint64_t tmap_regrouper_ptr(const tmap_regrouper *r, size_t i)
+{
+    return r && i < r->narrays ? r->vals[i] : 0;
+}
+
+tmap_status tmap_regrouper_end(tmap_regrouper *r, void *stream, tmap_error *err)
+{
+    if (!r)
+        return tmap_fail(err, TMAP_ERR_INVALID, "tmap_regrouper_end: NULL regrouper");
+    tmap_status st = TMAP_OK;
+    if (r->cand[r->now] != TMAP_REGROUPER_ORIGINAL)
+        st = tmap_layout_scatter(r->layout, r->perm, stream, err);
+    if (!st && r->now_timer >= 0)
+        st = tmap_timer_stop(r->timer[r->now_timer], stream, err);
+    r->now_timer = -1;
+    return st;
+}
+
+tmap_status tmap_regrouper_launch(tmap_regrouper *r, tmap_kernel *k, uint64_t signature,
+                                  void *stream, tmap_error *err)
+{
+    tmap_status st = tmap_regrouper_begin(r, signature, stream, err);
+    if (!st)
+        st = tmap_kernel_enqueue(k, &r->launch, stream, err);
+    return st ? st : tmap_regrouper_end(r, stream, err);
+}
+
+int tmap_regrouper_chosen(const tmap_regrouper *r)
+{
+    return r && r->trial.chosen >= 0 ? (int)r->cand[r->trial.chosen] : -1;
+}
+
+const char *tmap_regrouper_why(const tmap_regrouper *r) { return r ? r->why : ""; }
