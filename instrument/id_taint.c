@@ -17,6 +17,7 @@
  * use of a tainted register is classified by tmap_id_use.
  */
 #include "instrument/id_taint.h"
+#include "instrument/call_links.h"
 #include "instrument/values.h"
 
 #include <stdlib.h>
@@ -127,6 +128,7 @@ static void token_positions(const tmap_ptx_stmt *s, tokpos *pos)
 
 typedef struct analysis {
     const tmap_ptx_func *f;
+    const tmap_call_links *links;
     tmap_values vals;  /* registers of one class share their flags */
     uint8_t *flags;    /* per class (a register index) */
     tokpos *pos;      /* scratch, one per token of the longest instruction */
@@ -233,7 +235,9 @@ static int is_index(analysis *a, const char *t)
 static int is_fixed(analysis *a, const tmap_ptx_tok *t)
 {
     const tmap_value *v = tmap_values_of(&a->vals, t->text);
-    return t->kind == TMAP_TOK_NUMBER || (t->kind == TMAP_TOK_REG && v && !(v->flags & TMAP_V_UNFIXED));
+    return t->kind == TMAP_TOK_NUMBER ||
+           (t->kind == TMAP_TOK_REG && v && !(v->flags & TMAP_V_UNFIXED) &&
+            !(flags_of(a, t->text) & REG_TAINT)); /* a .param that carries an id */
 }
 
 /* A bounds check: setp/set comparing an index with a fixed value
@@ -258,6 +262,8 @@ static int use_of(analysis *a, const tmap_ptx_stmt *s, op_class c)
     case OP_CVT:
         return cvt_to_float(s->text) ? TMAP_USE_FLOAT : -1;
     case OP_STORE:
+        if (tmap_call_links_passes(a->links, s))
+            return -1; /* followed into the callee or back to the caller */
         return opcode_is(s->text, "st") && strstr(s->text, ".param") ? TMAP_USE_CALL
                                                                       : TMAP_USE_STORE;
     case OP_ATOMIC:
@@ -304,30 +310,67 @@ static int collect_uses(analysis *a, tmap_id_uses *u)
     return 0;
 }
 
-tmap_status tmap_id_taint(const tmap_ptx_module *m, const tmap_ptx_func *f, tmap_id_uses *uses,
-                          tmap_error *err)
+/* Applies the call links in the forward (taint: from -> to) or backward
+ * (index: to -> from) direction; *changed is set when a flag was added. */
+static void cross_calls(analysis *as, const tmap_call_links *l, int backward, int *changed)
 {
-    analysis a = {0};
-    a.f = f;
-    tmap_status st = tmap_values_compute(m, f, &a.vals, err);
+    uint8_t want = backward ? REG_INDEX : REG_TAINT;
+    for (size_t i = 0; i < l->n; i++) {
+        const tmap_call_link *k = &l->link[i];
+        analysis *src = &as[backward ? k->to : k->from], *dst = &as[backward ? k->from : k->to];
+        uint8_t *fl = flags_at(dst, backward ? k->from_reg : k->to_reg);
+        if (fl && !(*fl & want) && (flags_of(src, backward ? k->to_reg : k->from_reg) & want)) {
+            *fl |= want;
+            *changed = 1;
+        }
+    }
+}
+
+/* The forward taint, then the backward index propagation, each to a fixed
+ * point over all functions and the links between them. */
+static int settle(analysis *as, size_t n, const tmap_call_links *l)
+{
+    for (int backward = 0; backward < 2; backward++)
+        for (int changed = 1; changed;) {
+            changed = 0;
+            for (size_t i = 0; i < n; i++)
+                if (propagate(&as[i], backward, &changed))
+                    return -1;
+            cross_calls(as, l, backward, &changed);
+        }
+    return 0;
+}
+
+tmap_status tmap_id_taint(const tmap_ptx_module *m, const tmap_ptx_func *const *funcs, size_t n,
+                          tmap_id_uses *uses, tmap_error *err)
+{
+    tmap_call_links links;
+    tmap_status st = tmap_call_links_find(m, funcs, n, &links, err);
     if (st != TMAP_OK)
         return st;
-    a.flags = calloc(a.vals.nregs + 1, 1);
-    int bad = !a.flags || seed_indices(&a);
-    for (int changed = 1; !bad && changed;) {
-        changed = 0;
-        bad = propagate(&a, 0, &changed);
+    analysis *as = calloc(n + 1, sizeof *as);
+    int bad = !as;
+    for (size_t i = 0; !bad && i < n && st == TMAP_OK; i++) {
+        as[i].f = funcs[i];
+        as[i].links = &links;
+        st = tmap_values_compute(m, funcs[i], &as[i].vals, err);
+        if (st == TMAP_OK)
+            bad = !(as[i].flags = calloc(as[i].vals.nregs + 1, 1)) || seed_indices(&as[i]);
     }
-    for (int changed = 1; !bad && changed;) {
-        changed = 0;
-        bad = propagate(&a, 1, &changed);
+    if (!bad && st == TMAP_OK)
+        bad = settle(as, n, &links);
+    for (size_t i = 0; !bad && st == TMAP_OK && i < n; i++)
+        bad = collect_uses(&as[i], uses);
+    for (size_t i = 0; as && i < n; i++) {
+        tmap_values_free(&as[i].vals);
+        free(as[i].flags);
+        free(as[i].pos);
     }
-    if (!bad)
-        bad = collect_uses(&a, uses);
-    tmap_values_free(&a.vals);
-    free(a.flags);
-    free(a.pos);
+    free(as);
+    tmap_call_links_free(&links);
+    if (st != TMAP_OK)
+        return st;
     return bad ? tmap_fail(err, TMAP_ERR_NOMEM, "%s: out of memory analyzing %s", m->file,
-                           f->name)
+                           funcs[0]->name)
                : TMAP_OK;
 }

@@ -321,13 +321,18 @@ tmap_status tmap_safety_analyze(const tmap_ptx_module *m, const char *kernel, tm
         st = tmap_fail(err, TMAP_ERR_NOMEM, "%s: out of memory analyzing %s", m->file, kernel);
     else
         sc->m = m;
+    const tmap_ptx_func **funcs = calloc(cfg->nfuncs, sizeof *funcs);
+    if (!funcs && st == TMAP_OK)
+        st = tmap_fail(err, TMAP_ERR_NOMEM, "%s: out of memory analyzing %s", m->file, kernel);
     for (size_t i = 0; st == TMAP_OK && i < cfg->nfuncs; i++) {
-        const tmap_ptx_func *f = tmap_ptx_find_func(m, cfg->funcs[i].name);
-        scan_func(sc, f);
-        st = tmap_id_taint(m, f, &uses, err);
-        if (st == TMAP_OK)
-            st = tmap_thread_arrays_find(m, f, &sc->arrays, &sc->narrays, &sc->caparrays, err);
+        funcs[i] = tmap_ptx_find_func(m, cfg->funcs[i].name);
+        scan_func(sc, funcs[i]);
+        st = tmap_thread_arrays_find(m, funcs[i], &sc->arrays, &sc->narrays, &sc->caparrays,
+                                     err);
     }
+    if (st == TMAP_OK)
+        st = tmap_id_taint(m, funcs, cfg->nfuncs, &uses, err);
+    free(funcs);
     if (st == TMAP_OK) {
         memset(out, 0, sizeof *out);
         conclude(sc, &uses, out);
