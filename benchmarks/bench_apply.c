@@ -117,20 +117,9 @@ int main(int argc, char **argv)
 {
     int reps = 21;
     long max_threads = 10000000;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--reps") && i + 1 < argc)
-            reps = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--max-threads") && i + 1 < argc)
-            max_threads = atol(argv[++i]);
-        else {
-            fprintf(stderr, "usage: bench_apply [--reps R] [--max-threads N]\n");
-            return strcmp(argv[i], "--help") ? 2 : 0;
-        }
-    }
-    if (reps < 1 || max_threads < 1) {
-        fprintf(stderr, "bench_apply: --reps and --max-threads must be positive\n");
-        return 2;
-    }
+    int rc = bench_sweep_args(argc, argv, "bench_apply", &reps, &max_threads);
+    if (rc >= 0)
+        return rc;
     tmap_error e = {0};
     tmap_cuda *c = NULL;
     tmap_device_info d;

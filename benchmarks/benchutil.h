@@ -26,6 +26,29 @@ static inline float bench_median(float *v, int n)
     return n % 2 ? v[n / 2] : 0.5f * (v[n / 2 - 1] + v[n / 2]);
 }
 
+/* The sweep options of bench_apply and bench_gpu_regroup: --reps R and
+ * --max-threads N.  Returns -1 to go on, else the exit code (0 after
+ * --help, 2 on bad usage). */
+static inline int bench_sweep_args(int argc, char **argv, const char *name, int *reps,
+                                   long *max_threads)
+{
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--reps") && i + 1 < argc)
+            *reps = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--max-threads") && i + 1 < argc)
+            *max_threads = atol(argv[++i]);
+        else {
+            fprintf(stderr, "usage: %s [--reps R] [--max-threads N]\n", name);
+            return strcmp(argv[i], "--help") ? 2 : 0;
+        }
+    }
+    if (*reps < 1 || *max_threads < 1) {
+        fprintf(stderr, "%s: --reps and --max-threads must be positive\n", name);
+        return 2;
+    }
+    return -1;
+}
+
 static inline void bench_banner(FILE *out, const tmap_device_info *d, const char *prefix)
 {
     fprintf(out, "%sdevice: %s (sm_%d%d), %d SMs, SM clock %d MHz, memory clock %d MHz\n", prefix,

@@ -82,14 +82,16 @@ void tmap_mi_free(tmap_mi *d)
     memset(d, 0, sizeof *d);
 }
 
-/* The BBV sidecar's block names, when present, must be the CFG's. */
-static tmap_status check_names(const tmap_mi *d, tmap_error *err)
+/* The BBV's columns must be the CFG's blocks, and so must the sidecar's
+ * block names when there is one. */
+static tmap_status check_names(const tmap_mi_opts *o, const tmap_mi *d, tmap_error *err)
 {
-    if (!d->names || !d->cfg)
-        return TMAP_OK;
     if (d->cfg->nblocks != d->bbv.nblocks)
-        return tmap_fail(err, TMAP_ERR_INVALID, "the BBV has %zu blocks but the CFG has %zu",
-                         d->bbv.nblocks, d->cfg->nblocks);
+        return tmap_fail(err, TMAP_ERR_INVALID,
+                         "%s: %zu columns, but kernel %s of %s has %zu blocks", o->bbv,
+                         d->bbv.nblocks, o->kernel, o->cfg, d->cfg->nblocks);
+    if (!d->names)
+        return TMAP_OK;
     for (size_t b = 0; b < d->bbv.nblocks; b++)
         if (strcmp(d->names[b], d->cfg->blocks[b].name))
             return tmap_fail(err, TMAP_ERR_INVALID,
@@ -138,7 +140,7 @@ static tmap_status from_cfg(const tmap_mi_opts *o, tmap_mi *d, tmap_error *err)
     if (!s && o->sass)
         s = sass_weights(o, text, d, err);
     free(text);
-    return s ? s : check_names(d, err);
+    return s ? s : check_names(o, d, err);
 }
 
 static tmap_status load_perm(const tmap_mi_opts *o, tmap_mi *d, tmap_error *err)
@@ -166,6 +168,8 @@ tmap_status tmap_mi_load(const tmap_mi_opts *o, tmap_mi *d, tmap_error *err)
         if (!s && dim[0] != d->bbv.nblocks)
             s = tmap_fail(err, TMAP_ERR_INVALID, "%s: %zu block latencies for a BBV of %zu blocks",
                           o->lat, dim[0], d->bbv.nblocks);
+        if (!s)
+            s = tmap_lat_check(d->lat, dim[0], o->lat, err);
     }
     if (!s && o->perm)
         s = load_perm(o, d, err);

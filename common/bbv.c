@@ -19,6 +19,9 @@
 tmap_status tmap_bbv_create(tmap_bbv *bbv, size_t nthreads, size_t nblocks,
                             tmap_error *err)
 {
+    tmap_status absent = TMAP_NEED(err, bbv);
+    if (absent)
+        return absent;
     memset(bbv, 0, sizeof *bbv);
     if (nblocks && nthreads > ((size_t)-1) / sizeof(uint32_t) / nblocks)
         return tmap_fail(err, TMAP_ERR_INVALID, "BBV matrix %zu x %zu is too large",
@@ -52,6 +55,8 @@ void tmap_names_free(char **names, size_t n)
 
 char *tmap_bbv_sidecar_path(const char *path)
 {
+    if (!path)
+        return NULL;
     size_t n = strlen(path);
     char *p = malloc(n + 6);
     if (p)
@@ -83,6 +88,9 @@ static char *bbv_sidecar_text(const tmap_bbv *bbv, const char *const *names)
 tmap_status tmap_bbv_save(const char *path, const tmap_bbv *bbv,
                           const char *const *names, tmap_error *err)
 {
+    tmap_status absent = TMAP_NEED(err, path, bbv);
+    if (absent)
+        return absent;
     size_t dim[2] = {bbv->nthreads, bbv->nblocks};
     tmap_buf npy = {0};
     tmap_file_set set = {0};
@@ -146,6 +154,9 @@ static tmap_status bbv_sidecar_names(json_t *root, const char *side, const tmap_
 tmap_status tmap_bbv_load(const char *path, tmap_bbv *bbv, char ***names,
                           tmap_error *err)
 {
+    tmap_status absent = TMAP_NEED(err, path, bbv);
+    if (absent)
+        return absent;
     size_t dim[2];
     uint32_t *counts;
     memset(bbv, 0, sizeof *bbv);

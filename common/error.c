@@ -1,6 +1,6 @@
 /*
  * error.c -- status names, setting an error, prefixing its message with a
- * context (a file name, a kernel).
+ * context (a file name, a kernel), refusing NULL pointer arguments.
  */
 #include "common/base.h"
 
@@ -36,6 +36,20 @@ tmap_status tmap_fail(tmap_error *err, tmap_status status, const char *fmt, ...)
         va_end(ap);
     }
     return status;
+}
+
+tmap_status tmap_need(tmap_error *err, const char *func, const char *names, size_t n,
+                      const void *const *ptrs)
+{
+    for (size_t i = 0; i < n; i++) {
+        size_t len = strcspn(names, ",");
+        if (!ptrs[i])
+            return tmap_fail(err, TMAP_ERR_INVALID, "%s: argument '%.*s' is NULL", func,
+                             (int)len, names);
+        names += len + (names[len] == ',');
+        names += strspn(names, " ");
+    }
+    return TMAP_OK;
 }
 
 void tmap_error_prefix(tmap_error *err, const char *fmt, ...)

@@ -14,8 +14,20 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-tmap_status tmap_file_read(const char *path, char **data, size_t *len,
-                           tmap_error *err)
+/* The input bound: $THREADMAP_MAX_INPUT_MB when set to a positive number,
+ * else TMAP_FILE_MAX. */
+size_t tmap_file_max(void)
+{
+    const char *env = getenv("THREADMAP_MAX_INPUT_MB");
+    char *end;
+    unsigned long long mb = env ? strtoull(env, &end, 10) : 0;
+    if (!env || !*env || *end || mb == 0 || mb > ((size_t)-1 >> 20))
+        return TMAP_FILE_MAX;
+    return (size_t)mb << 20;
+}
+
+tmap_status tmap_file_read_max(const char *path, size_t max, char **data, size_t *len,
+                               tmap_error *err)
 {
     FILE *f = fopen(path, "rb");
     if (!f)
@@ -24,24 +36,34 @@ tmap_status tmap_file_read(const char *path, char **data, size_t *len,
     tmap_buf b = {0};
     char chunk[65536];
     size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
+    while (!b.oom && b.len <= max && (n = fread(chunk, 1, sizeof chunk, f)) > 0)
         tmap_buf_put(&b, chunk, n);
     int bad = ferror(f);
     fclose(f);
-    if (bad) {
-        tmap_buf_free(&b);
-        return tmap_fail(err, TMAP_ERR_IO, "%s: read error", path);
-    }
-    if (b.oom) {
-        tmap_buf_free(&b);
-        return tmap_fail(err, TMAP_ERR_NOMEM, "%s: out of memory reading file", path);
-    }
-    if (!b.data)
+    tmap_status s = TMAP_OK;
+    if (bad)
+        s = tmap_fail(err, TMAP_ERR_IO, "%s: read error", path);
+    else if (b.oom)
+        s = tmap_fail(err, TMAP_ERR_NOMEM, "%s: out of memory reading file", path);
+    else if (b.len > max)
+        s = tmap_fail(err, TMAP_ERR_IO,
+                      "%s: larger than the %zu MiB an input may have "
+                      "(THREADMAP_MAX_INPUT_MB raises it)", path, max >> 20);
+    else if (!b.data)
         tmap_buf_put(&b, "", 0);
+    if (s || b.oom) {
+        tmap_buf_free(&b);
+        return s ? s : tmap_fail(err, TMAP_ERR_NOMEM, "%s: out of memory", path);
+    }
     *data = b.data;
     if (len)
         *len = b.len;
     return TMAP_OK;
+}
+
+tmap_status tmap_file_read(const char *path, char **data, size_t *len, tmap_error *err)
+{
+    return tmap_file_read_max(path, tmap_file_max(), data, len, err);
 }
 
 /* Writes all n bytes to fd; 0 or -1 (errno set). */

@@ -213,6 +213,9 @@ static tmap_status npy_header(npy_cursor *c, tmap_npy_array *a, tmap_error *err)
 tmap_status tmap_npy_parse(const void *bytes, size_t len, const char *name,
                            tmap_npy_array *out, tmap_error *err)
 {
+    tmap_status absent = TMAP_NEED(err, bytes, name, out);
+    if (absent)
+        return absent;
     const unsigned char *b = bytes;
     memset(out, 0, sizeof *out);
     if (len < 10 || memcmp(b, npy_magic, sizeof npy_magic))
@@ -242,11 +245,15 @@ tmap_status tmap_npy_parse(const void *bytes, size_t len, const char *name,
     npy_skip_ws(&c);
     if (c.p != c.end)
         return tmap_fail(err, TMAP_ERR_FORMAT, "%s: .npy header: text after the dict", name);
-    size_t item = npy_itemsize(a.dtype);
-    if (a.dim[1] && a.dim[0] > ((size_t)-1) / item / a.dim[1])
-        return tmap_fail(err, TMAP_ERR_FORMAT, "%s: shape (%zu, %zu) is too large", name,
-                         a.dim[0], a.dim[1]);
-    size_t need = a.dim[0] * a.dim[1] * item, have = len - off - hlen;
+    size_t item = npy_itemsize(a.dtype), have = len - off - hlen;
+    /* Bounds what callers allocate per row or column: no dimension exceeds
+     * the file's size, not even that of an empty array (shape (2^32-1, 0)). */
+    if (a.dim[0] > len || a.dim[1] > len ||
+        (a.dim[1] && a.dim[0] > ((size_t)-1) / item / a.dim[1]))
+        return tmap_fail(err, TMAP_ERR_FORMAT,
+                         "%s: shape (%zu, %zu) does not fit a file of %zu bytes", name,
+                         a.dim[0], a.dim[1], len);
+    size_t need = a.dim[0] * a.dim[1] * item;
     if (have < need)
         return tmap_fail(err, TMAP_ERR_FORMAT,
                          "%s: truncated data: shape needs %zu bytes, file has %zu", name, need,
@@ -264,6 +271,9 @@ tmap_status tmap_npy_parse(const void *bytes, size_t len, const char *name,
 
 tmap_status tmap_npy_read(const char *path, tmap_npy_array *out, tmap_error *err)
 {
+    tmap_status absent = TMAP_NEED(err, path, out);
+    if (absent)
+        return absent;
     char *bytes;
     size_t len;
     memset(out, 0, sizeof *out);
@@ -290,7 +300,10 @@ tmap_status tmap_npy_encode(const char *path, tmap_npy_dtype dtype, const void *
 {
     if (ndim != 1 && ndim != 2)
         return tmap_fail(err, TMAP_ERR_INVALID, "%s: cannot save a %d-D array", path, ndim);
-    size_t rows = dim[0], cols = ndim == 2 ? dim[1] : 1, item = npy_itemsize(dtype);
+    size_t item = npy_itemsize(dtype);
+    if (!item)
+        return tmap_fail(err, TMAP_ERR_INVALID, "%s: unknown dtype %d", path, (int)dtype);
+    size_t rows = dim[0], cols = ndim == 2 ? dim[1] : 1;
     if (cols && rows > ((size_t)-1) / item / cols)
         return tmap_fail(err, TMAP_ERR_INVALID, "%s: array too large", path);
     char dict[160];
@@ -473,6 +486,9 @@ static tmap_status npy_load(const char *path, tmap_npy_rank rank, size_t size,
 tmap_status tmap_npy_load_u32(const char *path, tmap_npy_rank rank, uint32_t **data,
                               size_t dim[2], tmap_error *err)
 {
+    tmap_status absent = TMAP_NEED(err, path, data, dim);
+    if (absent)
+        return absent;
     void *v = NULL;
     tmap_status s = npy_load(path, rank, sizeof **data, npy_to_u32, &v, dim, err);
     return s ? s : (*data = v, TMAP_OK);
@@ -481,6 +497,9 @@ tmap_status tmap_npy_load_u32(const char *path, tmap_npy_rank rank, uint32_t **d
 tmap_status tmap_npy_load_i64(const char *path, tmap_npy_rank rank, int64_t **data,
                               size_t dim[2], tmap_error *err)
 {
+    tmap_status absent = TMAP_NEED(err, path, data, dim);
+    if (absent)
+        return absent;
     void *v = NULL;
     tmap_status s = npy_load(path, rank, sizeof **data, npy_to_i64, &v, dim, err);
     return s ? s : (*data = v, TMAP_OK);
@@ -489,6 +508,9 @@ tmap_status tmap_npy_load_i64(const char *path, tmap_npy_rank rank, int64_t **da
 tmap_status tmap_npy_load_f64(const char *path, tmap_npy_rank rank, double **data,
                               size_t dim[2], tmap_error *err)
 {
+    tmap_status absent = TMAP_NEED(err, path, data, dim);
+    if (absent)
+        return absent;
     void *v = NULL;
     tmap_status s = npy_load(path, rank, sizeof **data, npy_to_f64, &v, dim, err);
     return s ? s : (*data = v, TMAP_OK);

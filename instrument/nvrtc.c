@@ -5,7 +5,6 @@
 #include <nvrtc.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "threadmap/instrument.h"
 #include "common/base.h"
@@ -42,26 +41,21 @@ static void opt_free(optlist *o)
     free(o->v);
 }
 
-/* The toolkit's include folders, ';'-separated as CMake lists them, each
- * with its cccl/ subfolder where one exists (CUDA 13 moved libcu++ and CUB
- * there, and <cooperative_groups.h> needs them), as the toolkit's nvcc does:
- * so that kernels may include <cuda_fp16.h>, <cooperative_groups.h>... */
+/* The toolkit's include folders, ':'-separated (CMakeLists.txt lists them,
+ * cccl/ included): so that kernels may include <cuda_fp16.h>,
+ * <cooperative_groups.h>... */
 static int add_toolkit_includes(optlist *o, const char *dirs)
 {
     char dir[4096];
     for (const char *p = dirs; *p;) {
-        size_t n = strcspn(p, ";");
-        if (n > 0 && n < sizeof dir - 8) {
+        size_t n = strcspn(p, ":");
+        if (n > 0 && n < sizeof dir) {
             memcpy(dir, p, n);
             dir[n] = '\0';
             if (opt_add(o, "-I", dir))
                 return -1;
-            struct stat st;
-            memcpy(dir + n, "/cccl", 6);
-            if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode) && opt_add(o, "-I", dir))
-                return -1;
         }
-        p += n + (p[n] == ';');
+        p += n + (p[n] == ':');
     }
     return 0;
 }
@@ -145,6 +139,9 @@ static tmap_status fetch_names(nvrtcProgram prog, const char *file,
         if (r != NVRTC_SUCCESS)
             return tmap_fail(err, TMAP_ERR_INVALID, "%s: no kernel named '%s' (%s)",
                              file, opts->names[i], nvrtcGetErrorString(r));
+        if (!low)
+            return tmap_fail(err, TMAP_ERR_NVRTC, "%s: NVRTC gave no lowered name for kernel '%s'",
+                             file, opts->names[i]);
         out->names[i] = strdup(opts->names[i]);
         out->lowered[i] = strdup(low);
         if (!out->names[i] || !out->lowered[i])
@@ -167,14 +164,35 @@ static tmap_status add_names(nvrtcProgram prog, const char *file,
     return TMAP_OK;
 }
 
+/* NVRTC takes a 0xFF byte (EOF as a char) for the end of the source, even
+ * in a comment: what follows, kernels included, would be lost unsaid. */
+static tmap_status check_bytes(const char *source, const char *file, tmap_error *err)
+{
+    const char *ff = strchr(source, '\xff');
+    if (!ff)
+        return TMAP_OK;
+    unsigned line = 1;
+    for (const char *p = source; p < ff; p++)
+        line += *p == '\n';
+    return tmap_fail(err, TMAP_ERR_INVALID,
+                     "%s:%u: byte 0xFF: NVRTC would take it for the end of the source and "
+                     "drop the rest", file, line);
+}
+
 tmap_status tmap_compile(const char *source, const char *filename,
                          const tmap_compile_opts *opts, tmap_compiled *out,
                          tmap_error *err)
 {
+    tmap_status absent = TMAP_NEED(err, source, out);
+    if (absent)
+        return absent;
     const char *file = filename ? filename : "<source>";
     memset(out, 0, sizeof *out);
     if (!source)
         return tmap_fail(err, TMAP_ERR_INVALID, "%s: no source given", file);
+    tmap_status bytes = check_bytes(source, file, err);
+    if (bytes)
+        return bytes;
     nvrtcProgram prog;
     nvrtcResult r = nvrtcCreateProgram(&prog, source, file, 0, NULL, NULL);
     if (r != NVRTC_SUCCESS)
@@ -207,6 +225,8 @@ done:
 
 const char *tmap_compiled_lowered(const tmap_compiled *c, const char *name)
 {
+    if (!c || !name)
+        return NULL;
     for (size_t i = 0; i < c->nnames; i++)
         if (!strcmp(c->names[i], name))
             return c->lowered[i];

@@ -56,10 +56,15 @@ static void print_head(tmap_buf *b, const tmap_ptx_func *f)
     }
 }
 
+/* Tabs stop at TMAP_PTX_INDENT_MAX levels, so that output stays linear in
+ * the input however deep its braces nest. */
+#define TMAP_PTX_INDENT_MAX 8
+
 static void indent(tmap_buf *b, int depth)
 {
-    for (int i = 0; i <= depth; i++)
-        tmap_buf_put(b, "\t", 1);
+    static const char tabs[TMAP_PTX_INDENT_MAX] = "\t\t\t\t\t\t\t\t";
+    int n = depth + 1 < 1 ? 1 : depth + 1 > TMAP_PTX_INDENT_MAX ? TMAP_PTX_INDENT_MAX : depth + 1;
+    tmap_buf_put(b, tabs, (size_t)n);
 }
 
 static void print_stmt(tmap_buf *b, const tmap_ptx_stmt *s, int *depth)

@@ -10,7 +10,9 @@
 #include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "threadmap/instrument.h"
@@ -36,6 +38,9 @@ static int try_dir(const char *dir, size_t dirlen, const char *name, char *out, 
 
 tmap_status tmap_sass_tool_find(const char *name, char *path, size_t size, tmap_error *err)
 {
+    tmap_status absent = TMAP_NEED(err, name, path);
+    if (absent)
+        return absent;
     char env[64];
     snprintf(env, sizeof env, "TMAP_%s", name);
     for (char *c = env; *c; c++)
@@ -71,8 +76,43 @@ tmap_status tmap_sass_tool_find(const char *name, char *path, size_t size, tmap_
                                               : " (the PyPI package nvidia-cuda-nvdisasm has it)");
 }
 
+/* Seconds a tool may run: $TMAP_TOOL_TIMEOUT when a positive number, else
+ * TMAP_TOOL_TIMEOUT_DEFAULT. */
+#define TMAP_TOOL_TIMEOUT_DEFAULT 120.0
+
+static double tool_timeout(void)
+{
+    const char *env = getenv("TMAP_TOOL_TIMEOUT");
+    char *end;
+    double t = env ? strtod(env, &end) : 0;
+    return env && *env && !*end && t > 0 && t < 1e9 ? t : TMAP_TOOL_TIMEOUT_DEFAULT;
+}
+
+/* Waits for pid (its own process group) until `limit` seconds have passed,
+ * then kills the group: 1 finished (*status set), 0 killed, -1 wait failed. */
+static int wait_bounded(pid_t pid, double limit, int *status)
+{
+    double end = tmap_clock_seconds() + limit;
+    long nap = 1000000; /* ns, doubling to 50 ms */
+    for (;;) {
+        pid_t r = waitpid(pid, status, WNOHANG);
+        if (r == pid)
+            return 1;
+        if (r < 0 && errno != EINTR)
+            return -1;
+        if (tmap_clock_seconds() >= end) {
+            kill(-pid, SIGKILL);
+            waitpid(pid, status, 0);
+            return 0;
+        }
+        struct timespec ts = {0, nap};
+        nanosleep(&ts, NULL);
+        nap = nap < 50000000 ? 2 * nap : nap;
+    }
+}
+
 /* Runs argv with stdout to out_path (NULL: the log) and stderr to a log
- * that is quoted in the error when the tool fails. */
+ * that is quoted in the error when the tool fails or runs past its time. */
 static tmap_status run_tool(char *const argv[], const char *out_path, tmap_error *err)
 {
     char log[] = "/tmp/tmap_sass_log_XXXXXX";
@@ -89,14 +129,24 @@ static tmap_status run_tool(char *const argv[], const char *out_path, tmap_error
         posix_spawn_file_actions_addopen(&fa, 1, out_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
     else
         posix_spawn_file_actions_adddup2(&fa, 2, 1);
+    posix_spawnattr_t at; /* its own process group: a timeout kills all of it */
+    posix_spawnattr_init(&at);
+    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP);
+    posix_spawnattr_setpgroup(&at, 0);
     pid_t pid;
-    int rc = posix_spawn(&pid, argv[0], &fa, NULL, argv, environ);
+    int rc = posix_spawn(&pid, argv[0], &fa, &at, argv, environ);
     posix_spawn_file_actions_destroy(&fa);
-    int status = 0;
+    posix_spawnattr_destroy(&at);
+    int status = 0, done = 0;
+    double limit = tool_timeout();
     tmap_status st = TMAP_OK;
     if (rc != 0)
         st = tmap_fail(err, TMAP_ERR_IO, "cannot run %s: %s", argv[0], strerror(rc));
-    else if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    else if ((done = wait_bounded(pid, limit, &status)) == 0)
+        st = tmap_fail(err, TMAP_ERR_IO,
+                       "%s did not finish in %g s and was stopped (TMAP_TOOL_TIMEOUT sets the "
+                       "limit in seconds)", argv[0], limit);
+    else if (done < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
         char *text = NULL;
         tmap_file_read(log, &text, NULL, NULL);
         st = tmap_fail(err, TMAP_ERR_IO, "%s failed: %.1500s", argv[0], text ? text : "");
@@ -546,6 +596,9 @@ static tmap_status nounroll(const char *ptx, tmap_buf *out, tmap_error *err)
 tmap_status tmap_sass_block_counts(const char *ptx, const tmap_cfg *cfg, const char *arch,
                                    double *counts, tmap_sass_splits *splits, tmap_error *err)
 {
+    tmap_status absent = TMAP_NEED(err, ptx, cfg, arch, counts);
+    if (absent)
+        return absent;
     char ptxas[1024], nvdisasm[1024];
     tmap_status st = tmap_sass_tool_find("ptxas", ptxas, sizeof ptxas, err);
     if (!st)

@@ -189,12 +189,15 @@ static const tmap_latency_probe probes[] = {
 
 const tmap_latency_probe *tmap_latency_probes(size_t *count)
 {
-    *count = sizeof probes / sizeof probes[0];
+    if (count)
+        *count = sizeof probes / sizeof probes[0];
     return probes;
 }
 
 const tmap_latency_probe *tmap_latency_find(const char *opcode)
 {
+    if (!opcode)
+        return NULL;
     for (size_t i = 0; i < sizeof probes / sizeof probes[0]; i++)
         for (int j = 0; j < 2; j++)
             if (probes[i].opcodes[j] && !strcmp(probes[i].opcodes[j], opcode))

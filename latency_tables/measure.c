@@ -27,6 +27,8 @@ static double spread_of(const double *sorted, int n, double med)
 int tmap_latency_check(double t_short, double t_long, double *per_step, char *note,
                        size_t note_size)
 {
+    if (!per_step || (!note && note_size))
+        return 0;
     const double steps = TMAP_LATENCY_LONG - TMAP_LATENCY_SHORT;
     *per_step = (t_long - t_short) / steps;
     if (!(t_short > 0) || !(t_long > 0)) {
@@ -276,6 +278,9 @@ tmap_status tmap_latency_measure_results(tmap_cuda *c, const tmap_latency_measur
                                          tmap_latency_result **results, size_t *count,
                                          tmap_error *err)
 {
+    tmap_status absent = TMAP_NEED(err, c, results, count);
+    if (absent)
+        return absent;
     *results = NULL;
     *count = 0;
     int reps = o && o->reps ? o->reps : DEFAULT_REPS;

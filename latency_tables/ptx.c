@@ -220,6 +220,9 @@ tmap_status tmap_latency_probe_ptx(const tmap_latency_probe *b, unsigned steps,
 tmap_status tmap_latency_ptx(const char *opcode, unsigned steps, const char *arch,
                              char **ptx, tmap_error *err)
 {
+    tmap_status absent = TMAP_NEED(err, opcode, ptx);
+    if (absent)
+        return absent;
     *ptx = NULL;
     const tmap_latency_probe *b = tmap_latency_find(opcode);
     if (!b)

@@ -163,15 +163,20 @@ void tmap_latency_table_format(const tmap_device_info *info, const char *date,
                                const tmap_latency_result *r, size_t n,
                                const struct tmap_lat_table *base, tmap_buf *out)
 {
+    locale_t old = tmap_locale_c();
     put_header(out, info, date);
     put_results(out, r, n);
     put_base_opcodes(out, r, n, base);
     put_classes(out, r, n, base);
+    tmap_locale_restore(old);
 }
 
 tmap_status tmap_latency_measure(tmap_cuda *c, const tmap_latency_measure_opts *o,
                                  char **table_text, tmap_error *err)
 {
+    tmap_status absent = TMAP_NEED(err, c, table_text);
+    if (absent)
+        return absent;
     tmap_device_info info;
     tmap_buf b = {0};
     tmap_latency_result *r = NULL;

@@ -118,7 +118,7 @@ static int lat_number(const char *s, double *v)
     char *end;
     if (!*s)
         return 0;
-    *v = strtod(s, &end);
+    *v = tmap_strtod(s, &end);
     return *end == '\0' && isfinite(*v);
 }
 
@@ -155,12 +155,12 @@ static tmap_status lat_parse_line(char *line, const char *name, unsigned lineno,
     if (!lat_number(f[1], &e->latency))
         return tmap_fail(err, TMAP_ERR_FORMAT, "%s:%u: latency '%s' is not a number", name,
                          lineno, f[1]);
-    if (e->latency < 0)
-        return tmap_fail(err, TMAP_ERR_FORMAT, "%s:%u: negative latency %g", name, lineno,
-                         e->latency);
+    if (e->latency < 0 || e->latency > TMAP_LAT_MAX)
+        return tmap_fail(err, TMAP_ERR_FORMAT, "%s:%u: latency %g is not in [0, %g] cycles",
+                         name, lineno, e->latency, TMAP_LAT_MAX);
     if (!strcmp(f[2], "-"))
         e->issue = -1;
-    else if (!lat_number(f[2], &e->issue) || e->issue <= 0)
+    else if (!lat_number(f[2], &e->issue) || e->issue <= 0 || e->issue > TMAP_LAT_MAX)
         return tmap_fail(err, TMAP_ERR_FORMAT,
                          "%s:%u: issue interval '%s' is not a positive number or '-'", name,
                          lineno, f[2]);
@@ -205,6 +205,9 @@ static tmap_status lat_line(tmap_lat_table *t, size_t *cap, char *s, char *e,
 tmap_status tmap_lat_parse(const char *text, size_t len, const char *name,
                            tmap_lat_table **out, tmap_error *err)
 {
+    tmap_status absent = TMAP_NEED(err, text, name, out);
+    if (absent)
+        return absent;
     tmap_lat_table *t = calloc(1, sizeof *t);
     char *copy = malloc(len + 1);
     if (!t || !copy) {
@@ -247,6 +250,9 @@ tmap_status tmap_lat_parse(const char *text, size_t len, const char *name,
 
 tmap_status tmap_lat_load(const char *path, tmap_lat_table **out, tmap_error *err)
 {
+    tmap_status absent = TMAP_NEED(err, path, out);
+    if (absent)
+        return absent;
     char *text;
     size_t len;
     tmap_status s = tmap_file_read(path, &text, &len, err);
@@ -273,6 +279,9 @@ const char *tmap_lat_device(const tmap_lat_table *t) { return t->device; }
 tmap_status tmap_lat_default_path(const char *arch, char *buf, size_t size,
                                   tmap_error *err)
 {
+    tmap_status absent = TMAP_NEED(err, arch, buf);
+    if (absent)
+        return absent;
     const char *dirs[3] = {getenv("THREADMAP_DATA"), NULL, NULL};
 #ifdef TMAP_DATADIR_BUILD
     dirs[1] = TMAP_DATADIR_BUILD;
@@ -536,6 +545,9 @@ static int lat_try_root(const tmap_lat_table *t, const lat_opcode *o, tmap_lat_l
 tmap_status tmap_lat_lookup_opcode(const tmap_lat_table *t, const char *opcode,
                                    tmap_lat_lookup *out, tmap_error *err)
 {
+    tmap_status absent = TMAP_NEED(err, t, opcode, out);
+    if (absent)
+        return absent;
     lat_opcode o;
     tmap_status s = lat_split(opcode, &o, err);
     if (s)
@@ -590,9 +602,25 @@ static int lat_cmp_fallback(const void *a, const void *b)
     return strcmp(((const tmap_lat_fallback *)a)->opcode, ((const tmap_lat_fallback *)b)->opcode);
 }
 
+tmap_status tmap_lat_check(const double *lat, size_t n, const char *name, tmap_error *err)
+{
+    tmap_status absent = TMAP_NEED(err, lat, name);
+    if (absent)
+        return absent;
+    for (size_t b = 0; b < n; b++)
+        if (!(lat[b] >= 0 && lat[b] <= TMAP_LAT_MAX))
+            return tmap_fail(err, TMAP_ERR_INVALID,
+                             "%s: block latency %zu = %g is not in [0, %g] cycles", name, b,
+                             lat[b], TMAP_LAT_MAX);
+    return TMAP_OK;
+}
+
 tmap_status tmap_lat_blocks(const tmap_lat_table *t, const tmap_cfg *cfg, double **lat,
                             tmap_lat_report *report, tmap_error *err)
 {
+    tmap_status absent = TMAP_NEED(err, t, cfg, lat);
+    if (absent)
+        return absent;
     tmap_lat_report r = {0};
     size_t cap = 0;
     double *v = calloc(cfg->nblocks ? cfg->nblocks : 1, sizeof *v);
@@ -616,6 +644,12 @@ tmap_status tmap_lat_blocks(const tmap_lat_table *t, const tmap_cfg *cfg, double
             v[b] += how.latency;
         }
     }
+    tmap_status s = tmap_lat_check(v, cfg->nblocks, "the latency table's block sums", err);
+    if (s) {
+        free(v);
+        tmap_lat_report_free(&r);
+        return s;
+    }
     if (r.n > 1)
         qsort(r.items, r.n, sizeof *r.items, lat_cmp_fallback);
     if (report)
@@ -638,6 +672,8 @@ void tmap_lat_report_free(tmap_lat_report *r)
 
 const char *tmap_lat_class_of(const char *opcode)
 {
+    if (!opcode)
+        return "default";
     lat_opcode o;
     if (lat_split(opcode, &o, NULL) != TMAP_OK)
         return "default";
@@ -647,11 +683,13 @@ const char *tmap_lat_class_of(const char *opcode)
 size_t tmap_lat_num_classes(void) { return LAT_NCLASSES; }
 const char *tmap_lat_class_name(size_t i) { return i < LAT_NCLASSES ? lat_classes[i].name : NULL; }
 
-size_t tmap_lat_num_entries(const tmap_lat_table *t) { return t->n; }
+size_t tmap_lat_num_entries(const tmap_lat_table *t) { return t ? t->n : 0; }
 
 void tmap_lat_entry(const tmap_lat_table *t, size_t i, const char **key, double *latency,
                     double *issue, const char **source)
 {
+    if (!t || i >= t->n || !key || !latency || !issue || !source)
+        return;
     const lat_entry *e = &t->e[i];
     *key = e->key;
     *latency = e->latency;

@@ -19,6 +19,9 @@
 tmap_status tmap_perm_check(const uint32_t *perm, size_t n, const char *name,
                             tmap_error *err)
 {
+    tmap_status absent = TMAP_NEED(err, perm, name);
+    if (absent)
+        return absent;
     unsigned char *seen = calloc(n ? n : 1, 1);
     if (!seen)
         return tmap_fail(err, TMAP_ERR_NOMEM, "%s: out of memory", name);
@@ -409,15 +412,14 @@ static tmap_status metrics_check(const tmap_bbv *bbv, const double *lat,
     if (bbv->nthreads > UINT32_MAX)
         return tmap_fail(err, TMAP_ERR_INVALID, "%zu threads: at most 2^32-1 supported",
                          bbv->nthreads);
-    for (size_t b = 0; b < bbv->nblocks; b++)
-        if (!(lat[b] >= 0) || !isfinite(lat[b]))
-            return tmap_fail(err, TMAP_ERR_INVALID, "block latency %zu = %g is not finite and >= 0",
-                             b, lat[b]);
+    tmap_status s = tmap_lat_check(lat, bbv->nblocks, "metrics", err);
+    if (s)
+        return s;
     for (size_t b = 0; p->simd_weights && b < bbv->nblocks; b++)
         if (!(p->simd_weights[b] >= 0) || !isfinite(p->simd_weights[b]))
             return tmap_fail(err, TMAP_ERR_INVALID, "SIMD weight %zu = %g is not finite and >= 0",
                              b, p->simd_weights[b]);
-    tmap_status s = split_check(bbv->nblocks, p, err);
+    s = split_check(bbv->nblocks, p, err);
     if (!s && perm)
         s = tmap_perm_check(perm, bbv->nthreads, "permutation", err);
     return s;
@@ -526,12 +528,16 @@ tmap_status tmap_metrics_compute(const tmap_bbv *bbv, const double *lat,
                                  const tmap_model_params *params, tmap_metrics *out,
                                  tmap_error *err)
 {
+    tmap_status absent = TMAP_NEED(err, bbv, lat, params, out);
+    if (absent)
+        return absent;
     memset(out, 0, sizeof *out);
-    tmap_status s = metrics_check(bbv, lat, perm, params, err);
+    /* the CFG's block count first: lat has as many entries as it has blocks */
+    tmap_status s = cfg ? br_validate(cfg, bbv->nblocks, err) : TMAP_OK;
+    if (!s)
+        s = metrics_check(bbv, lat, perm, params, err);
     if (!s && (!params->nsms || !params->blocks_per_sm))
         s = tmap_fail(err, TMAP_ERR_INVALID, "#SM and blocks per SM must be at least 1");
-    if (!s && cfg)
-        s = br_validate(cfg, bbv->nblocks, err);
     if (s)
         return s;
     br_info br = {0};

@@ -60,6 +60,9 @@ static tmap_status pred_check_name(const char *path, const char *what, size_t i,
 tmap_status tmap_predictor_save(const char *path, const tmap_predictor *p,
                                 tmap_error *err)
 {
+    tmap_status absent = TMAP_NEED(err, path, p);
+    if (absent)
+        return absent;
     tmap_status s = pred_check_name(path, "kernel name", 0, p->kernel, err);
     if (!s && !*p->kernel)
         s = tmap_fail(err, TMAP_ERR_INVALID, "%s: the predictor has no kernel name", path);
@@ -70,6 +73,7 @@ tmap_status tmap_predictor_save(const char *path, const tmap_predictor *p,
     if (s)
         return s;
     tmap_buf buf = {0};
+    locale_t old = tmap_locale_c();
     tmap_buf_printf(&buf, PRED_MAGIC "\nversion %d\nkernel %s\ncfg_hash %016" PRIx64
                           "\nnblocks %zu\nnfeatures %zu\n",
                     PRED_VERSION, p->kernel, p->cfg_hash, p->nblocks, p->nfeatures);
@@ -88,6 +92,7 @@ tmap_status tmap_predictor_save(const char *path, const tmap_predictor *p,
         tmap_buf_printf(&buf, "fit %zu %.17g %.17g %zu\n", b, p->r2[b], p->rms[b], p->rank[b]);
     if (!buf.oom)
         tmap_buf_printf(&buf, "checksum %016" PRIx64 "\n", pred_fnv(buf.data, buf.len));
+    tmap_locale_restore(old);
     if (buf.oom) {
         tmap_buf_free(&buf);
         return tmap_fail(err, TMAP_ERR_NOMEM, "%s: out of memory", path);
@@ -151,7 +156,7 @@ static tmap_status pred_size(pred_reader *r, const char *tok, size_t *v, tmap_er
 static tmap_status pred_double(pred_reader *r, const char *tok, double *v, tmap_error *err)
 {
     char *end;
-    *v = strtod(tok, &end);
+    *v = tmap_strtod(tok, &end);
     if (!*tok || *end || !isfinite(*v))
         return tmap_fail(err, TMAP_ERR_FORMAT, "%s:%u: '%s' is not a finite number", r->path,
                          r->line, tok);
@@ -313,6 +318,9 @@ tmap_status tmap_predictor_load(const char *path, const char *kernel, size_t nbl
                                 const char *const *block_names, tmap_predictor *out,
                                 tmap_error *err)
 {
+    tmap_status absent = TMAP_NEED(err, path, out);
+    if (absent)
+        return absent;
     memset(out, 0, sizeof *out);
     char *text;
     size_t len;

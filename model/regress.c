@@ -163,6 +163,10 @@ static tmap_status fit_prepare(fit_ctx *f, const design *d, const size_t *rows, 
         return tmap_fail(err, TMAP_ERR_INVALID,
                          "regression needs at least %zu threads for %zu coefficients, got %zu",
                          f->ncols, f->ncols, n);
+    /* GSL's default handler aborts the process (on a failed allocation, for
+     * one); off, GSL returns codes, which every call here checks.  The
+     * handler is process-wide: model.h says so to the host. */
+    gsl_set_error_handler_off();
     f->X = gsl_matrix_alloc(n, f->ncols);
     f->cov = gsl_matrix_alloc(f->ncols, f->ncols);
     f->y = gsl_vector_alloc(n);
@@ -265,6 +269,9 @@ tmap_status tmap_regress_fit(const tmap_regress_run *runs, size_t nruns,
                              const char *const *feature_names,
                              tmap_predictor *out, tmap_error *err)
 {
+    tmap_status absent = TMAP_NEED(err, runs, out);
+    if (absent)
+        return absent;
     memset(out, 0, sizeof *out);
     design d;
     tmap_status s = design_build(runs, nruns, nfeatures, &d, err);
@@ -316,6 +323,9 @@ static uint32_t regress_predict_one(const double *coef, size_t p, const double *
 tmap_status tmap_predict(const tmap_predictor *p, const double *features,
                          size_t nthreads, tmap_bbv *out, tmap_error *err)
 {
+    tmap_status absent = TMAP_NEED(err, p, features, out);
+    if (absent)
+        return absent;
     for (size_t i = 0; i < nthreads * p->nfeatures; i++)
         if (!isfinite(features[i]))
             return tmap_fail(err, TMAP_ERR_INVALID, "feature %zu of thread %zu is not finite",
@@ -372,6 +382,9 @@ tmap_status tmap_regress_cv(const tmap_regress_run *runs, size_t nruns,
                             size_t nfeatures, size_t k, int by_run,
                             tmap_cv_result *out, tmap_error *err)
 {
+    tmap_status absent = TMAP_NEED(err, runs, out);
+    if (absent)
+        return absent;
     memset(out, 0, sizeof *out);
     if (by_run && nruns < 2)
         return tmap_fail(err, TMAP_ERR_INVALID,

@@ -70,6 +70,8 @@ double tmap_bench_peak_gbps(int mem_clock_khz, int bus_width_bits)
 
 int tmap_bench_find(const tmap_bench_kernel *k, const char *name)
 {
+    if (!k || !name)
+        return -1;
     for (size_t i = 0; i < k->noptions; i++)
         if (!strcmp(k->opt[i].name, name))
             return (int)i;
@@ -86,11 +88,11 @@ static void derive_option(tmap_bench_option *o, const tmap_bench_option *orig, i
     int measured = o->available && isfinite(o->kernel_ms) && o->kernel_ms > 0;
     o->valid = measured && o->outputs_equal == 1;
     /* the original runs as written: no prediction, algorithm or apply */
-    double per_perm = o == orig ? 0 : or0(predict_ms) + or0(o->algo_ms);
+    double per_perm = o == orig ? 0 : (o->on_gpu ? 0 : or0(predict_ms)) + or0(o->algo_ms);
     o->total_ms = measured ? o->kernel_ms + (o == orig ? 0 : or0(o->apply_ms)) + per_perm / launches : NAN;
     o->speedup_kernel = measured && t0 > 0 ? t0 / o->kernel_ms : NAN;
     o->speedup_total = measured && t0 > 0 ? t0 / o->total_ms : NAN;
-    int avail = o->available;
+    int avail = o->available && !o->on_gpu;
     const tmap_metrics *m0 = &orig->m, *m = &o->m;
     o->predicted[TMAP_BM_WEIGHTED] = avail ? tmap_bench_improvement(m0->bbv_weighted, m->bbv_weighted) : NAN;
     o->predicted[TMAP_BM_SCHEDULED] =
@@ -145,6 +147,8 @@ static void kernel_choice(tmap_bench_kernel *k)
 
 void tmap_bench_derive(tmap_bench_kernel *k, int launches, double peak_gbps)
 {
+    if (!k)
+        return;
     if (launches < 1)
         launches = 1;
     if (!k->noptions)
@@ -182,7 +186,8 @@ static void summarize_errors(const tmap_bench_run *r, tmap_bench_summary *s)
     }
 }
 
-/* Speedups of one algorithm over the divergent kernels where it is valid. */
+/* Speedups of one algorithm (NULL: the option regroup() chose) over the
+ * divergent kernels where it is valid. */
 static void summarize_speedup(const tmap_bench_run *r, const char *algo, tmap_bench_speedup *sp)
 {
     double vk[r->nkernels + 1], vt[r->nkernels + 1], sum = 0;
@@ -192,7 +197,7 @@ static void summarize_speedup(const tmap_bench_run *r, const char *algo, tmap_be
         const tmap_bench_kernel *k = &r->k[i];
         if (!k->ok || !k->divergent)
             continue;
-        int j = tmap_bench_find(k, algo);
+        int j = algo ? tmap_bench_find(k, algo) : k->chosen;
         if (j < 0 || !k->opt[j].valid) {
             sp->missing++;
             continue;
@@ -211,6 +216,8 @@ static void summarize_speedup(const tmap_bench_run *r, const char *algo, tmap_be
 
 void tmap_bench_summarize(tmap_bench_run *r, tmap_bench_summary *s)
 {
+    if (!r || !s)
+        return;
     memset(s, 0, sizeof *s);
     for (size_t i = 0; i < r->nkernels; i++) {
         tmap_bench_kernel *k = &r->k[i];
@@ -230,4 +237,11 @@ void tmap_bench_summarize(tmap_bench_run *r, tmap_bench_summary *s)
     summarize_errors(r, s);
     for (int a = 0; a < TMAP_BENCH_NALGOS; a++)
         summarize_speedup(r, tmap_bench_algos[a], &s->speedup[a]);
+    summarize_speedup(r, NULL, &s->regroup);
+    s->regroup_min = NAN, s->regroup_min_kernel = -1;
+    for (size_t i = 0; i < r->nkernels; i++) {
+        const tmap_bench_option *c = &r->k[i].opt[r->k[i].chosen];
+        if (r->k[i].ok && c->valid && !(c->speedup_total >= s->regroup_min))
+            s->regroup_min = c->speedup_total, s->regroup_min_kernel = (int)i;
+    }
 }

@@ -2,8 +2,9 @@
  * evaluate.c -- the pipeline of one manifest input on the GPU: BBVs,
  * latencies, safety, the plan, then every (or the chosen) regrouping
  * applied for real, its outputs compared with the original's and its time
- * measured.  Each step is one small function; tmap_evaluate runs them in
- * order.
+ * measured; then regroup() on the GPU with measured feedback (the
+ * regrouper) when a model gives it its key.  Each step is one small
+ * function; tmap_evaluate runs them in order.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -32,6 +33,8 @@ typedef struct ctx {
     tmap_kernel *original, *redirected;
     void **reference;     /* host copies of the output arrays after the original launch */
     uint64_t perm;        /* device buffer, u32 [threads] */
+    tmap_predictor pred;  /* with a model: the predictor, and the input's features */
+    double *features;     /* [threads][pred.nfeatures] */
 } ctx;
 
 static tmap_status step_static(ctx *x, tmap_error *err)
@@ -72,23 +75,20 @@ static tmap_status predicted_bbv(ctx *x, tmap_error *err)
 {
     tmap_eval *e = x->e;
     const char **names = malloc((e->cfg->nblocks + 1) * sizeof *names);
-    tmap_predictor p = {0};
-    double *f = NULL;
+    tmap_predictor *p = &x->pred;
     size_t n, q;
     if (!names)
         return tmap_fail(err, TMAP_ERR_NOMEM, "out of memory");
     for (size_t b = 0; b < e->cfg->nblocks; b++)
         names[b] = e->cfg->blocks[b].name;
-    tmap_status st = tmap_predictor_load(x->o->model_path, e->entry, e->cfg->nblocks, names, &p, err);
-    if (!st) st = tmap_manifest_features(x->m, &f, &n, &q, NULL, err);
-    if (!st && q != p.nfeatures)
+    tmap_status st = tmap_predictor_load(x->o->model_path, e->entry, e->cfg->nblocks, names, p, err);
+    if (!st) st = tmap_manifest_features(x->m, &x->features, &n, &q, NULL, err);
+    if (!st && q != p->nfeatures)
         st = tmap_fail(err, TMAP_ERR_INVALID, "%s has %zu features, the manifest %zu",
-                       x->o->model_path, p.nfeatures, q);
-    if (!st) st = tmap_predict(&p, f, n, &e->bbv, err);
+                       x->o->model_path, p->nfeatures, q);
+    if (!st) st = tmap_predict(p, x->features, n, &e->bbv, err);
     snprintf(e->origin, sizeof e->origin, "predicted by %s from the input's features (seed %llu)",
              x->o->model_path, (unsigned long long)x->o->seed);
-    tmap_predictor_free(&p);
-    free(f);
     free(names);
     return st;
 }
@@ -189,6 +189,8 @@ static tmap_status step_original(ctx *x, tmap_error *err)
 
 tmap_mechanism tmap_mechanism_choose(const tmap_safety *s, int have_arrays)
 {
+    if (!s)
+        return TMAP_MECH_NONE;
     if (s->scope == TMAP_SAFE_NONE || s->scope == TMAP_SAFE_WARPS)
         return TMAP_MECH_NONE;
     if (s->layout_ok && have_arrays)
@@ -336,24 +338,160 @@ static tmap_status step_measure(ctx *x, tmap_error *err)
     return TMAP_OK;
 }
 
+/* Why the GPU path cannot run on this evaluation, or NULL. */
+static const char *gpu_blocker(const ctx *x)
+{
+    const tmap_safety *s = &x->e->safety;
+    if (!x->o->model_path)
+        return "it takes its key from a trained model (--model)";
+    if (x->e->mechanism == TMAP_MECH_NONE)
+        return "no mechanism keeps this kernel's results (see the safety analysis)";
+    if (!(s->layout_ok && x->target.narrays) && !s->redirect_ok)
+        return "neither the layout transform nor redirection is safe for this kernel";
+    return NULL;
+}
+
+/* One launch through the regrouper on the restored input, timed whole
+ * when t is given. */
+static tmap_status gpu_launch(ctx *x, tmap_regrouper *r, uint64_t sig, tmap_timer *t, float *ms,
+                              tmap_error *err)
+{
+    int ready = 0;
+    tmap_status st = tmap_manifest_restore(x->m, err);
+    if (!st && t) st = tmap_timer_start(t, NULL, err);
+    if (!st) st = tmap_regrouper_launch(r, x->original, sig, NULL, err);
+    if (!st && t) st = tmap_timer_stop(t, NULL, err);
+    if (!st) st = tmap_regrouper_poll(r, 1, NULL, err);
+    if (!st && t) st = tmap_timer_poll(t, &ready, ms, err);
+    return st;
+}
+
+/* Median per-launch time over reps launches (after one untimed), a new
+ * input signature each (fresh) or the same one. */
+static tmap_status gpu_series(ctx *x, tmap_regrouper *r, tmap_timer *t, int fresh, uint64_t *sig,
+                              double *out, tmap_error *err)
+{
+    int n = x->o->reps;
+    double *v = calloc((size_t)n, sizeof *v);
+    tmap_status st = v ? TMAP_OK : tmap_fail(err, TMAP_ERR_NOMEM, "out of memory");
+    for (int i = -1; !st && i < n; i++) {
+        float ms = 0;
+        *sig += fresh || i < 0;
+        st = gpu_launch(x, r, *sig, i < 0 ? NULL : t, &ms, err);
+        if (i >= 0)
+            v[i] = ms;
+    }
+    if (!st)
+        *out = tmap_median(v, (size_t)n);
+    free(v);
+    return st;
+}
+
+static int updates_an_input(const tmap_manifest *m)
+{
+    for (size_t i = 0; i < m->narrays; i++)
+        if (m->arrays[i].is_input && m->arrays[i].is_output)
+            return 1;
+    return 0;
+}
+
+/* regroup() on the GPU: the trial on real launches, then the chosen path
+ * timed with a new input each launch and with the same one. */
+static tmap_status gpu_measure(ctx *x, tmap_regrouper *r, tmap_timer *t, tmap_error *err)
+{
+    tmap_eval *e = x->e;
+    uint64_t sig = 0;
+    tmap_status st = TMAP_OK;
+    for (int i = 0; !st && tmap_regrouper_chosen(r) < 0 && i < 64; i++)
+        st = gpu_launch(x, r, ++sig, NULL, NULL, err);
+    if (!st && tmap_regrouper_chosen(r) < 0)
+        st = tmap_fail(err, TMAP_ERR_CUDA, "the regrouper's trial did not finish");
+    if (!st) e->gpu_outputs_equal = outputs_match(x);
+    if (!st) st = gpu_series(x, r, t, 1, &sig, &e->gpu_fresh_ms, err);
+    if (!st && !updates_an_input(x->m))
+        st = gpu_series(x, r, t, 0, &sig, &e->gpu_cached_ms, err);
+    if (!st && e->gpu_outputs_equal)
+        e->gpu_outputs_equal = outputs_match(x);
+    if (!st) {
+        e->gpu_ran = 1;
+        snprintf(e->gpu_chosen, sizeof e->gpu_chosen, "%s", tmap_regrouper_chosen_name(r));
+        snprintf(e->gpu_note, sizeof e->gpu_note, "%s", tmap_regrouper_why(r));
+    }
+    return st;
+}
+
+static tmap_status step_gpu(ctx *x, tmap_error *err)
+{
+    tmap_eval *e = x->e;
+    const char *why = gpu_blocker(x);
+    if (why) {
+        snprintf(e->gpu_note, sizeof e->gpu_note, "not run: %s", why);
+        return TMAP_OK;
+    }
+    tmap_launch l;
+    uint64_t f = 0;
+    tmap_regrouper *r = NULL;
+    tmap_timer *t = NULL;
+    size_t bytes = x->m->threads * x->pred.nfeatures * sizeof(double);
+    int block = x->o->scope >= 0 ? x->o->scope == TMAP_REGROUP_BLOCK
+                                 : e->safety.scope == TMAP_SAFE_BLOCK;
+    int layout = e->safety.layout_ok && x->target.narrays, mech = x->o->mechanism;
+    tmap_regrouper_opts o = {.scope = block ? TMAP_REGROUP_BLOCK : TMAP_REGROUP_GRID,
+                             .model = &x->pred, .lat = e->lat};
+    tmap_status st = TMAP_OK;
+    if (e->safety.redirect_ok && mech != TMAP_MECH_LAYOUT && !x->redirected)
+        st = tmap_redirect_load(x->cuda, x->ptx, e->entry, &x->redirected, err);
+    if (e->safety.redirect_ok && mech != TMAP_MECH_LAYOUT)
+        o.redirected = x->redirected;
+    if (mech == TMAP_MECH_REDIRECT)
+        layout = 0;
+    if (!st) st = fresh(x, &l, err);
+    if (!st) st = tmap_cuda_alloc(x->cuda, bytes ? bytes : 8, &f, err);
+    if (!st) st = tmap_cuda_upload(x->cuda, f, x->features, bytes, err);
+    o.features = f;
+    if (!st) st = tmap_regrouper_create(x->cuda, &l, layout ? x->target.arrays : NULL,
+                                        layout ? x->target.narrays : 0, &o, &r, err);
+    if (st == TMAP_ERR_UNSUPPORTED) { /* built without nvcc: say so, go on */
+        snprintf(e->gpu_note, sizeof e->gpu_note, "not run: %s", err ? err->message : "no GPU path");
+        st = TMAP_OK;
+    } else {
+        if (!st) st = tmap_timer_create(x->cuda, &t, err);
+        if (!st) st = gpu_measure(x, r, t, err);
+    }
+    tmap_timer_free(t);
+    tmap_regrouper_free(r);
+    if (f)
+        tmap_cuda_free(x->cuda, f);
+    if (st)
+        tmap_error_prefix(err, "the GPU path");
+    return st;
+}
+
 tmap_status tmap_evaluate(tmap_cuda *c, tmap_manifest *m, const tmap_eval_opts *o,
                           tmap_eval *out, tmap_error *err)
 {
+    tmap_status absent = TMAP_NEED(err, c, m, o, out);
+    if (absent)
+        return absent;
     memset(out, 0, sizeof *out);
     for (int i = 0; i < TMAP_ALGO_COUNT; i++)
         out->measured_ms[i] = out->measured_apply_ms[i] = NAN, out->outputs_equal[i] = -1;
+    out->gpu_fresh_ms = out->gpu_cached_ms = NAN, out->gpu_outputs_equal = -1;
     if (o->reps < 1 || o->warmup < 0)
         return tmap_fail(err, TMAP_ERR_INVALID, "evaluate: reps must be >= 1 and warmup >= 0");
-    ctx x = {c, m, o, out, NULL, {0}, NULL, NULL, NULL, NULL, 0};
+    ctx x = {.cuda = c, .m = m, .o = o, .e = out};
     tmap_status st = step_static(&x, err);
     if (!st) st = step_bbv(&x, err);
     if (!st) st = step_original(&x, err);
     if (!st) st = step_mechanism(&x, err);
     if (!st) st = step_plan(&x, err);
     if (!st) st = step_measure(&x, err);
+    if (!st) st = step_gpu(&x, err);
     for (size_t i = 0; x.reference && i < m->narrays; i++)
         free(x.reference[i]);
     free(x.reference);
+    tmap_predictor_free(&x.pred);
+    free(x.features);
     free(x.arrays);
     free(x.ptx);
     tmap_cuda_free(c, x.perm);
@@ -366,6 +504,8 @@ tmap_status tmap_evaluate(tmap_cuda *c, tmap_manifest *m, const tmap_eval_opts *
 
 void tmap_eval_free(tmap_eval *e)
 {
+    if (!e)
+        return;
     free(e->entry);
     tmap_cfg_free(e->cfg);
     free(e->lat);

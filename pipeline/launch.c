@@ -12,6 +12,9 @@
 tmap_status tmap_regroup_launch(const tmap_regroup_target *t, const tmap_launch *l,
                                 tmap_mechanism m, uint64_t perm, float ms[3], tmap_error *err)
 {
+    tmap_status absent = TMAP_NEED(err, t, l, ms);
+    if (absent)
+        return absent;
     ms[0] = ms[1] = ms[2] = 0;
     if (m == TMAP_MECH_LAYOUT && t->layout)
         return tmap_layout_apply(t->layout, t->original, l, perm, NULL, ms, err);
@@ -28,6 +31,9 @@ tmap_status tmap_regroup(const tmap_regroup_target *t, const tmap_launch *l, tma
                          const tmap_plan_opts *o, uint64_t perm, tmap_plan *plan, float ms[3],
                          tmap_error *err)
 {
+    tmap_status absent = TMAP_NEED(err, t, l, bbv, lat, o, plan, ms);
+    if (absent)
+        return absent;
     tmap_status st = tmap_plan_make(bbv, lat, cfg, o, plan, err);
     if (st)
         return st;

@@ -1,7 +1,8 @@
 /*
  * regrouper.c -- regroup() on the GPU with measured feedback: the
- * candidates (the original launch, Sorting over the grid or per thread
- * block, bin-and-deal) each run the first few real launches, timed with
+ * candidates (the original launch; Sorting over the grid or per thread
+ * block and bin-and-deal, each by layout transform and, given a redirected
+ * kernel, by redirection) each run the first few real launches, timed with
  * events read later without waiting; the fastest is kept if it beats the
  * original by the threshold (trial.c decides).  A regrouped launch is key
  * (the caller's), device sort, fused gather, the kernel on the copies,
@@ -18,6 +19,14 @@
 
 #define MAX_TIMERS (TMAP_TRIAL_MAX_CAND * TMAP_TRIAL_MAX_REPS)
 
+/* A candidate: an algorithm, applied by moving the arrays (layout
+ * transform) or by the redirected kernel reading the permutation. */
+typedef struct choice {
+    tmap_regrouper_cand algo;
+    int redirect;
+    char name[48];
+} choice;
+
 struct tmap_regrouper {
     tmap_cuda *cuda;
     tmap_launch launch;         /* the caller's, args copied into `args` */
@@ -30,7 +39,7 @@ struct tmap_regrouper {
     tmap_gpu_regroup *gpu;
     uint64_t key, perm, sorted; /* device: double [n], u32 [n], u32 [n] */
     tmap_regrouper_opts opts;   /* model and lat: the caller's, read at create */
-    tmap_regrouper_cand cand[TMAP_REGROUPER_COUNT]; /* trial index -> candidate */
+    choice cand[TMAP_TRIAL_MAX_CAND]; /* trial index -> candidate */
     tmap_trial trial;
     tmap_timer *timer[MAX_TIMERS];
     int timer_cand[MAX_TIMERS];  /* trial index of a pending timer, -1: free */
@@ -49,18 +58,33 @@ const char *tmap_regrouper_cand_name(tmap_regrouper_cand c)
     return c < TMAP_REGROUPER_COUNT ? names[c] : "?";
 }
 
-/* The candidates this launch and scope allow, the original first. */
-static int candidates(tmap_regrouper *r, tmap_error *err)
+static void add(tmap_regrouper *r, int *n, tmap_regrouper_cand algo, int redirect)
+{
+    choice *c = &r->cand[(*n)++];
+    c->algo = algo, c->redirect = redirect;
+    snprintf(c->name, sizeof c->name, "%s%s", names[algo], redirect ? ", redirected" : "");
+}
+
+/* The candidates this launch, scope and the mechanisms given allow, the
+ * original first; each algorithm by layout transform (with arrays to
+ * move) and by redirection (with a redirected kernel). */
+static int candidates(tmap_regrouper *r)
 {
     unsigned want = r->opts.candidates ? r->opts.candidates | 1u : ~0u;
     int bs_ok = r->block_size >= 32 && r->block_size <= 1024;
     int deal_ok = r->block_size % 32 == 0 && r->nthreads % r->block_size == 0;
     int grid = r->opts.scope == TMAP_REGROUP_GRID, n = 0;
-    for (int c = 0; c < TMAP_REGROUPER_COUNT; c++) {
-        int ok = c == TMAP_REGROUPER_ORIGINAL || (c == TMAP_REGROUPER_SORT_GRID && grid) ||
-                 (c == TMAP_REGROUPER_SORT_BLOCK && bs_ok) || (c == TMAP_REGROUPER_BIN_DEAL && grid && deal_ok);
-        if (ok && (want & (1u << c)))
-            r->cand[n++] = (tmap_regrouper_cand)c;
+    add(r, &n, TMAP_REGROUPER_ORIGINAL, 0);
+    for (int redirect = 0; redirect < 2; redirect++) {
+        if (redirect ? !r->opts.redirected : !r->narrays)
+            continue;
+        for (int c = 1; c < TMAP_REGROUPER_COUNT; c++) {
+            int ok = (c == TMAP_REGROUPER_SORT_GRID && grid) ||
+                     (c == TMAP_REGROUPER_SORT_BLOCK && bs_ok) ||
+                     (c == TMAP_REGROUPER_BIN_DEAL && grid && deal_ok);
+            if (ok && (want & (1u << c)))
+                add(r, &n, (tmap_regrouper_cand)c, redirect);
+        }
     }
     return n;
 }
@@ -68,10 +92,10 @@ static int candidates(tmap_regrouper *r, tmap_error *err)
 static tmap_status check_opts(const tmap_launch *l, const tmap_regrouper_opts *o,
                               size_t narrays, tmap_error *err)
 {
-    if (!l || !o || !narrays)
+    if (!l || !o || (!narrays && !o->redirected))
         return tmap_fail(err, TMAP_ERR_INVALID, "tmap_regrouper_create: %s",
-                         !narrays ? "no per-thread arrays to move"
-                                  : "the launch or the options are NULL");
+                         l && o ? "no per-thread arrays to move and no redirected kernel"
+                                : "the launch or the options are NULL");
     if (!o->key == !o->model || (o->model && (!o->lat || !o->features || !o->model->coef)))
         return tmap_fail(err, TMAP_ERR_INVALID, "tmap_regrouper_create: give the key as a "
                          "function, or as a model with its block latencies and device features");
@@ -104,7 +128,7 @@ static tmap_status make(tmap_regrouper *r, tmap_cuda *c, const tmap_launch *l,
         memcpy(&r->orig[i], l->args[arrays[i].arg], sizeof r->orig[i]);
         r->args[arrays[i].arg] = &r->vals[i];
     }
-    tmap_status st = tmap_layout_create(c, l, arrays, narrays, &r->layout, err);
+    tmap_status st = narrays ? tmap_layout_create(c, l, arrays, narrays, &r->layout, err) : TMAP_OK;
     if (!st)
         st = tmap_gpu_regroup_create(c, r->nthreads, &r->gpu, err);
     if (!st && r->opts.model)
@@ -116,6 +140,8 @@ static tmap_status make(tmap_regrouper *r, tmap_cuda *c, const tmap_launch *l,
         st = tmap_cuda_alloc(c, r->nthreads * sizeof(uint32_t), &r->perm, err);
     if (!st)
         st = tmap_cuda_alloc(c, r->nthreads * sizeof(uint32_t), &r->sorted, err);
+    if (!st && r->opts.redirected) /* it reads D from r->perm at every launch */
+        st = tmap_redirect_set(r->opts.redirected, r->perm, err);
     return st;
 }
 
@@ -126,7 +152,7 @@ tmap_status tmap_regrouper_create(tmap_cuda *c, const tmap_launch *l,
 {
     if (out)
         *out = NULL;
-    if (!c || !out || !arrays)
+    if (!c || !out || (!arrays && narrays))
         return tmap_fail(err, TMAP_ERR_INVALID, "tmap_regrouper_create: an argument is NULL");
     tmap_status st = check_opts(l, o, narrays, err);
     if (st)
@@ -139,7 +165,7 @@ tmap_status tmap_regrouper_create(tmap_cuda *c, const tmap_launch *l,
     for (int i = 0; i < MAX_TIMERS; i++)
         r->timer_cand[i] = -1;
     st = make(r, c, l, arrays, narrays, err);
-    int n = st ? 0 : candidates(r, err);
+    int n = st ? 0 : candidates(r);
     if (!st)
         st = tmap_trial_init(&r->trial, n, o->trial_launches ? o->trial_launches : 3,
                              o->threshold > 0 ? o->threshold : 0.03, err);
@@ -177,10 +203,10 @@ void tmap_regrouper_free(tmap_regrouper *r)
 static void explain(tmap_regrouper *r)
 {
     const tmap_trial *t = &r->trial;
-    int n = snprintf(r->why, sizeof r->why, "%s: ", names[r->cand[t->chosen]]);
+    int n = snprintf(r->why, sizeof r->why, "%s: ", r->cand[t->chosen].name);
     for (int c = 0; c < t->ncand && n < (int)sizeof r->why; c++)
-        n += snprintf(r->why + n, sizeof r->why - n, "%s%s %.3f ms", c ? ", " : "",
-                      names[r->cand[c]], t->median_ms[c]);
+        n += snprintf(r->why + n, sizeof r->why - n, "%s%s %.3f ms", c ? "; " : "",
+                      r->cand[c].name, t->median_ms[c]);
     if (n < (int)sizeof r->why)
         snprintf(r->why + n, sizeof r->why - n,
                  " (median of %d launches each, regrouping counted whole); %s", t->reps,
@@ -221,7 +247,7 @@ static tmap_status permute(tmap_regrouper *r, int i, void *stream, tmap_error *e
     } else if (r->opts.key(r->opts.key_user, key, stream)) {
         return tmap_fail(err, TMAP_ERR_CUDA, "tmap_regrouper: the key function failed");
     }
-    switch (r->cand[i]) {
+    switch (r->cand[i].algo) {
     case TMAP_REGROUPER_SORT_GRID:
         return tmap_gpu_regroup_sort(r->gpu, key, 1, 0, r->perm, stream, err);
     case TMAP_REGROUPER_SORT_BLOCK:
@@ -235,8 +261,8 @@ static tmap_status permute(tmap_regrouper *r, int i, void *stream, tmap_error *e
     }
 }
 
-/* A regrouped launch's preparation: key and sort unless cached, gather
- * unless the copies are already in this order. */
+/* A regrouped launch's preparation: key and sort unless cached; by layout
+ * transform, the gather unless the copies are already in this order. */
 static tmap_status prepare(tmap_regrouper *r, uint64_t signature, void *stream, tmap_error *err)
 {
     tmap_status st = TMAP_OK;
@@ -246,6 +272,11 @@ static tmap_status prepare(tmap_regrouper *r, uint64_t signature, void *stream, 
         if (st)
             return st;
         r->perm_for = r->now, r->signature = signature;
+    }
+    if (r->cand[r->now].redirect) {
+        r->gathered = 0; /* the kernel updates the caller's arrays */
+        memcpy(r->vals, r->orig, r->narrays * sizeof *r->vals);
+        return TMAP_OK;
     }
     if (!r->gathered)
         st = tmap_layout_gather(r->layout, r->perm, stream, err);
@@ -263,11 +294,8 @@ static int free_timer(const tmap_regrouper *r)
     return -1;
 }
 
-tmap_status tmap_regrouper_begin(tmap_regrouper *r, uint64_t signature, void *stream,
-                                 tmap_error *err)
+static tmap_status begin(tmap_regrouper *r, uint64_t signature, void *stream, tmap_error *err)
 {
-    if (!r)
-        return tmap_fail(err, TMAP_ERR_INVALID, "tmap_regrouper_begin: NULL regrouper");
     tmap_status st = tmap_regrouper_poll(r, 0, stream, err);
     int timed = 0;
     if (st)
@@ -278,11 +306,22 @@ tmap_status tmap_regrouper_begin(tmap_regrouper *r, uint64_t signature, void *st
         r->timer_cand[r->now_timer] = r->now;
         st = tmap_timer_start(r->timer[r->now_timer], stream, err);
     }
-    if (!st && r->cand[r->now] != TMAP_REGROUPER_ORIGINAL)
+    if (!st && r->cand[r->now].algo != TMAP_REGROUPER_ORIGINAL)
         return prepare(r, signature, stream, err);
     r->gathered = 0; /* the kernel updates the caller's arrays: the copies go stale */
     memcpy(r->vals, r->orig, r->narrays * sizeof *r->vals);
     return st;
+}
+
+tmap_status tmap_regrouper_begin(tmap_regrouper *r, uint64_t signature, void *stream,
+                                 tmap_error *err)
+{
+    if (!r)
+        return tmap_fail(err, TMAP_ERR_INVALID, "tmap_regrouper_begin: NULL regrouper");
+    if (r->opts.redirected)
+        return tmap_fail(err, TMAP_ERR_INVALID, "tmap_regrouper_begin: with a redirected "
+                         "kernel, launch through tmap_regrouper_launch");
+    return begin(r, signature, stream, err);
 }
 
 uint64_t tmap_regrouper_ptr(const tmap_regrouper *r, size_t i)
@@ -295,7 +334,7 @@ tmap_status tmap_regrouper_end(tmap_regrouper *r, void *stream, tmap_error *err)
     if (!r)
         return tmap_fail(err, TMAP_ERR_INVALID, "tmap_regrouper_end: NULL regrouper");
     tmap_status st = TMAP_OK;
-    if (r->cand[r->now] != TMAP_REGROUPER_ORIGINAL)
+    if (r->cand[r->now].algo != TMAP_REGROUPER_ORIGINAL && !r->cand[r->now].redirect)
         st = tmap_layout_scatter(r->layout, r->perm, stream, err);
     if (!st && r->now_timer >= 0)
         st = tmap_timer_stop(r->timer[r->now_timer], stream, err);
@@ -306,15 +345,24 @@ tmap_status tmap_regrouper_end(tmap_regrouper *r, void *stream, tmap_error *err)
 tmap_status tmap_regrouper_launch(tmap_regrouper *r, tmap_kernel *k, uint64_t signature,
                                   void *stream, tmap_error *err)
 {
-    tmap_status st = tmap_regrouper_begin(r, signature, stream, err);
+    if (!r || !k)
+        return tmap_fail(err, TMAP_ERR_INVALID, "tmap_regrouper_launch: %s is NULL",
+                         r ? "the kernel" : "the regrouper");
+    tmap_status st = begin(r, signature, stream, err);
     if (!st)
-        st = tmap_kernel_enqueue(k, &r->launch, stream, err);
+        st = tmap_kernel_enqueue(r->cand[r->now].redirect ? r->opts.redirected : k, &r->launch,
+                                 stream, err);
     return st ? st : tmap_regrouper_end(r, stream, err);
 }
 
 int tmap_regrouper_chosen(const tmap_regrouper *r)
 {
-    return r && r->trial.chosen >= 0 ? (int)r->cand[r->trial.chosen] : -1;
+    return r && r->trial.chosen >= 0 ? (int)r->cand[r->trial.chosen].algo : -1;
+}
+
+const char *tmap_regrouper_chosen_name(const tmap_regrouper *r)
+{
+    return r && r->trial.chosen >= 0 ? r->cand[r->trial.chosen].name : "";
 }
 
 const char *tmap_regrouper_why(const tmap_regrouper *r) { return r ? r->why : ""; }

@@ -21,6 +21,8 @@ const char *tmap_algo_name(tmap_algo a) { return a < TMAP_ALGO_COUNT ? names[a] 
 
 int tmap_algo_parse(const char *name)
 {
+    if (!name)
+        return -1;
     for (int i = 0; i < TMAP_ALGO_COUNT; i++)
         if (!strcmp(name, names[i]))
             return i;
@@ -31,6 +33,9 @@ tmap_status tmap_algo_run(tmap_algo a, const tmap_bbv *bbv, const double *lat,
                           const double *key, const tmap_regroup_opts *opts, uint32_t *perm,
                           tmap_error *err)
 {
+    tmap_status absent = TMAP_NEED(err, bbv, opts, perm);
+    if (absent)
+        return absent;
     switch (a) {
     case TMAP_ALGO_IDENTITY: return tmap_regroup_identity(bbv->nthreads, perm, err);
     case TMAP_ALGO_SORTING: return tmap_regroup_sort(bbv, opts, perm, err);
@@ -150,6 +155,9 @@ static void decide(tmap_plan *p, const tmap_plan_opts *o)
 tmap_status tmap_plan_make(const tmap_bbv *bbv, const double *lat, const tmap_cfg *cfg,
                            const tmap_plan_opts *o, tmap_plan *out, tmap_error *err)
 {
+    tmap_status absent = TMAP_NEED(err, bbv, lat, o, out);
+    if (absent)
+        return absent;
     memset(out, 0, sizeof *out);
     if (o->threshold < 0 || o->threshold >= 1 || o->original_ms < 0 || o->apply_ms < 0 ||
         o->launches < 0)
@@ -176,6 +184,8 @@ tmap_status tmap_plan_make(const tmap_bbv *bbv, const double *lat, const tmap_cf
 
 void tmap_plan_free(tmap_plan *p)
 {
+    if (!p)
+        return;
     for (size_t i = 0; i < p->n; i++) {
         free(p->cand[i].perm);
         tmap_metrics_free(&p->cand[i].m);

@@ -10,8 +10,6 @@
 #include "threadmap/regroup.h"
 #include "common/base.h"
 
-#define TMAP_REGROUP_LAT_MAX 1e15
-
 static tmap_status check_opts(const tmap_regroup_opts *o, const char *name,
                               tmap_error *err)
 {
@@ -60,11 +58,9 @@ static tmap_status check_input(const tmap_regroup_input *in, size_t *n,
     if (in->need_lat) {
         if (!in->lat)
             return tmap_fail(err, TMAP_ERR_INVALID, "%s: lat is NULL", name);
-        for (size_t b = 0; b < in->bbv->nblocks; b++)
-            if (!(in->lat[b] >= 0 && in->lat[b] <= TMAP_REGROUP_LAT_MAX))
-                return tmap_fail(err, TMAP_ERR_INVALID,
-                                 "%s: lat[%zu] = %g is not in [0, %g]", name,
-                                 b, in->lat[b], TMAP_REGROUP_LAT_MAX);
+        tmap_status s = tmap_lat_check(in->lat, in->bbv->nblocks, name, err);
+        if (s)
+            return s;
     }
     if (in->need_key) {
         if (!in->key)

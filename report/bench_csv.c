@@ -59,7 +59,7 @@ static void csv_row(FILE *f, const tmap_bench_run *r, const tmap_bench_kernel *k
     csv_int(f, o->outputs_equal);
     csv_int(f, k->reps);
     csv_int(f, r->launches);
-    double nums[] = {o->kernel_ms, o->apply_ms, o->algo_ms, j ? k->predict_ms : NAN, j ? k->features_ms : NAN, o->total_ms, o->speedup_kernel,
+    double nums[] = {o->kernel_ms, o->apply_ms, o->algo_ms, j && !o->on_gpu ? k->predict_ms : NAN, j ? k->features_ms : NAN, o->total_ms, o->speedup_kernel,
                      o->speedup_total, o->measured_impr, o->measured_impr_total};
     for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++)
         csv_num(f, nums[i]);
@@ -67,7 +67,7 @@ static void csv_row(FILE *f, const tmap_bench_run *r, const tmap_bench_kernel *k
         csv_num(f, o->predicted[m]);
     for (int m = 0; m < TMAP_BM_COUNT; m++)
         csv_num(f, o->error_pp[m]);
-    tmap_report_metrics_csv(f, o->available ? &o->m : NULL);
+    tmap_report_metrics_csv(f, o->available && !o->on_gpu ? &o->m : NULL);
     csv_num(f, k->opt[0].m.zero_divergence);
     csv_num(f, o->zero_div_model);
     csv_num(f, o->zero_div_measured);
@@ -79,8 +79,11 @@ static void csv_row(FILE *f, const tmap_bench_run *r, const tmap_bench_kernel *k
     fprintf(f, "%d\n", k->divergent);
 }
 
-tmap_status tmap_bench_csv(const tmap_bench_run *r, FILE *f, tmap_error *err)
+static tmap_status bench_csv_c(const tmap_bench_run *r, FILE *f, tmap_error *err)
 {
+    tmap_status absent = TMAP_NEED(err, r, f);
+    if (absent)
+        return absent;
     csv_header(f);
     for (size_t i = 0; i < r->nkernels; i++)
         for (size_t j = 0; r->k[i].ok && j < r->k[i].noptions; j++)
@@ -88,4 +91,13 @@ tmap_status tmap_bench_csv(const tmap_bench_run *r, FILE *f, tmap_error *err)
     if (ferror(f))
         return tmap_fail(err, TMAP_ERR_IO, "writing the CSV failed");
     return TMAP_OK;
+}
+
+/* In the "C" locale: numbers print with '.' whatever the host's. */
+tmap_status tmap_bench_csv(const tmap_bench_run *r, FILE *f, tmap_error *err)
+{
+    locale_t old = tmap_locale_c();
+    tmap_status st = bench_csv_c(r, f, err);
+    tmap_locale_restore(old);
+    return st;
 }

@@ -29,8 +29,9 @@ static json_t *option_json(const tmap_bench_option *o)
     json_t *j = json_object();
     json_object_set_new(j, "name", json_string(o->name));
     json_object_set_new(j, "available", json_boolean(o->available));
-    if (!o->available)
+    if (!o->available || o->on_gpu)
         json_object_set_new(j, "note", json_string(o->note));
+    json_object_set_new(j, "on_gpu", json_boolean(o->on_gpu));
     json_object_set_new(j, "chosen", json_boolean(o->chosen));
     json_object_set_new(j, "valid", json_boolean(o->valid));
     json_object_set_new(j, "outputs_equal", o->outputs_equal < 0 ? json_null()
@@ -46,7 +47,7 @@ static json_t *option_json(const tmap_bench_option *o)
     json_object_set_new(j, "predicted_improvement_frac", metric_object(o->predicted));
     json_object_set_new(j, "error_pp", metric_object(o->error_pp));
     json_t *m = json_object();
-    tmap_report_metrics_json(m, o->available ? &o->m : NULL);
+    tmap_report_metrics_json(m, o->available && !o->on_gpu ? &o->m : NULL);
     json_object_set_new(j, "model", m);
     json_object_set_new(j, "zero_divergence_closeness_model", num(o->zero_div_model));
     json_object_set_new(j, "zero_divergence_closeness_measured", num(o->zero_div_measured));
@@ -169,6 +170,9 @@ static json_t *run_json(const tmap_bench_run *r, const tmap_bench_summary *s)
 tmap_status tmap_bench_json(const tmap_bench_run *r, const tmap_bench_summary *s, FILE *f,
                             tmap_error *err)
 {
+    tmap_status absent = TMAP_NEED(err, r, s, f);
+    if (absent)
+        return absent;
     json_t *j = run_json(r, s);
     int rc = j ? json_dumpf(j, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : -1;
     json_decref(j);

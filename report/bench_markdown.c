@@ -229,10 +229,12 @@ static void table_speedup(const tmap_bench_run *r, const tmap_bench_summary *s, 
         const tmap_bench_speedup *x = &s->speedup[a];
         fprintf(f, " %s / **%s** (%zu) |", CELL(5, "%.2fx", x->geo_kernel), CELL(6, "%.2fx", x->geo_total), x->n);
     }
-    fprintf(f, " |\n| mean with overhead, divergent kernels | |");
+    fprintf(f, " %s / **%s** (%zu) |\n| mean with overhead, divergent kernels | |",
+            CELL(5, "%.2fx", s->regroup.geo_kernel), CELL(6, "%.2fx", s->regroup.geo_total), s->regroup.n);
     for (int a = 0; a < TMAP_BENCH_NALGOS; a++)
         fprintf(f, " %s |", CELL(7, "%.2fx", s->speedup[a].mean_total));
-    fprintf(f, " |\n| paper (GTX480, average with overhead) | | %.1fx | %.1fx | %.1fx | - | |\n\n",
+    fprintf(f, " %s |\n", CELL(7, "%.2fx", s->regroup.mean_total));
+    fprintf(f, "| paper (GTX480, average with overhead) | | %.1fx | %.1fx | %.1fx | - | - |\n\n",
             TMAP_BENCH_PAPER_SORT_SPEEDUP, TMAP_BENCH_PAPER_GREEDY_SPEEDUP, TMAP_BENCH_PAPER_GMAX_SPEEDUP);
 }
 
@@ -348,9 +350,12 @@ static void failures(const tmap_bench_run *r, const tmap_bench_summary *s, FILE 
     fputc('\n', f);
 }
 
-tmap_status tmap_bench_markdown(const tmap_bench_run *r, const tmap_bench_summary *s, FILE *f,
-                                tmap_error *err)
+static tmap_status bench_markdown_c(const tmap_bench_run *r, const tmap_bench_summary *s, FILE *f,
+                                    tmap_error *err)
 {
+    tmap_status absent = TMAP_NEED(err, r, s, f);
+    if (absent)
+        return absent;
     header(r, f);
     outputs_section(r, s, f);
     table_iv(r, f);
@@ -368,4 +373,14 @@ tmap_status tmap_bench_markdown(const tmap_bench_run *r, const tmap_bench_summar
     if (ferror(f))
         return tmap_fail(err, TMAP_ERR_IO, "writing the Markdown report failed");
     return TMAP_OK;
+}
+
+/* In the "C" locale: numbers print with '.' whatever the host's. */
+tmap_status tmap_bench_markdown(const tmap_bench_run *r, const tmap_bench_summary *s, FILE *f,
+                                tmap_error *err)
+{
+    locale_t old = tmap_locale_c();
+    tmap_status st = bench_markdown_c(r, s, f, err);
+    tmap_locale_restore(old);
+    return st;
 }

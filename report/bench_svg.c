@@ -122,9 +122,22 @@ static void scatter_range(const tmap_bench_run *r, tmap_bench_metric m, double *
     *lo = fmax(*lo, -200); /* a regrouping 3x slower says enough; keep the plot readable */
 }
 
+/* Ends a plot begun in the "C" locale: back to the caller's locale `old`,
+ * and whether writing failed. */
+static tmap_status svg_close(FILE *f, locale_t old, const char *what, tmap_error *err)
+{
+    fputs("</svg>\n", f);
+    tmap_locale_restore(old);
+    return ferror(f) ? tmap_fail(err, TMAP_ERR_IO, "writing the %s failed", what) : TMAP_OK;
+}
+
 tmap_status tmap_bench_svg_scatter(const tmap_bench_run *r, tmap_bench_metric m, FILE *f,
                                    tmap_error *err)
 {
+    tmap_status absent = TMAP_NEED(err, r, f);
+    if (absent)
+        return absent;
+    locale_t old = tmap_locale_c(); /* numbers with '.' whatever the host's locale */
     const double W = 560, H = 560;
     double lo, hi;
     char title[160], tip[400];
@@ -159,8 +172,7 @@ tmap_status tmap_bench_svg_scatter(const tmap_bench_run *r, tmap_bench_metric m,
             fputs("</title></circle>\n", f);
         }
     legend(f, x.p0, H - 15);
-    fputs("</svg>\n", f);
-    return ferror(f) ? tmap_fail(err, TMAP_ERR_IO, "writing the scatter plot failed") : TMAP_OK;
+    return svg_close(f, old, "scatter plot", err);
 }
 
 static double speedup_of(const tmap_bench_option *o, int with_overhead)
@@ -207,6 +219,10 @@ static void bar_group(FILE *f, const tmap_bench_kernel *k, const axis *y, double
 tmap_status tmap_bench_svg_speedup(const tmap_bench_run *r, int with_overhead, FILE *f,
                                    tmap_error *err)
 {
+    tmap_status absent = TMAP_NEED(err, r, f);
+    if (absent)
+        return absent;
+    locale_t old = tmap_locale_c(); /* numbers with '.' whatever the host's locale */
     size_t nk;
     double hi = speedup_max(r, with_overhead, &nk);
     double gw = 24.0 * TMAP_BENCH_NALGOS + 16, W = fmax(560, 90 + gw * (double)nk), H = 480;
@@ -236,6 +252,5 @@ tmap_status tmap_bench_svg_speedup(const tmap_bench_run *r, int with_overhead, F
         gx += gw;
     }
     legend(f, 70, H - 15);
-    fputs("</svg>\n", f);
-    return ferror(f) ? tmap_fail(err, TMAP_ERR_IO, "writing the speedup plot failed") : TMAP_OK;
+    return svg_close(f, old, "speedup plot", err);
 }

@@ -39,8 +39,11 @@ static tmap_status write_one(tmap_bench_run *r, const tmap_bench_summary *s, con
     return st;
 }
 
-tmap_status tmap_bench_write_dir(tmap_bench_run *r, const char *dir, tmap_error *err)
+static tmap_status bench_write_dir_c(tmap_bench_run *r, const char *dir, tmap_error *err)
 {
+    tmap_status absent = TMAP_NEED(err, r, dir);
+    if (absent)
+        return absent;
     tmap_bench_summary s;
     tmap_bench_summarize(r, &s);
     tmap_status st = tmap_dir_make(dir, err);
@@ -56,5 +59,14 @@ tmap_status tmap_bench_write_dir(tmap_bench_run *r, const char *dir, tmap_error 
     files[n++] = (out_file){tmap_bench_speedup_file(1), 4, 1};
     for (size_t i = 0; !st && i < n; i++)
         st = write_one(r, &s, dir, &files[i], err);
+    return st;
+}
+
+/* In the "C" locale: numbers print with '.' whatever the host's. */
+tmap_status tmap_bench_write_dir(tmap_bench_run *r, const char *dir, tmap_error *err)
+{
+    locale_t old = tmap_locale_c();
+    tmap_status st = bench_write_dir_c(r, dir, err);
+    tmap_locale_restore(old);
     return st;
 }

@@ -32,7 +32,7 @@ static tmap_status write_one(const tmap_report *r, const char *dir, const char *
     return s;
 }
 
-tmap_status tmap_report_write_dir(const tmap_report *r, const char *dir, tmap_error *err)
+static tmap_status report_write_dir_c(const tmap_report *r, const char *dir, tmap_error *err)
 {
     static const struct {
         const char *name;
@@ -51,4 +51,13 @@ tmap_status tmap_report_write_dir(const tmap_report *r, const char *dir, tmap_er
         s = tmap_file_set_commit(&set, err);
     tmap_file_set_abort(&set);
     return s;
+}
+
+/* In the "C" locale: numbers print with '.' whatever the host's. */
+tmap_status tmap_report_write_dir(const tmap_report *r, const char *dir, tmap_error *err)
+{
+    locale_t old = tmap_locale_c();
+    tmap_status st = report_write_dir_c(r, dir, err);
+    tmap_locale_restore(old);
+    return st;
 }

@@ -61,6 +61,10 @@ static void page_head(const tmap_report *r, FILE *f)
     tmap_html_escape(f, r->decision ? r->decision : "none recorded");
     fputs("<br><strong>Mechanism:</strong> ", f);
     tmap_html_escape(f, r->mechanism ? r->mechanism : "not given");
+    if (r->gpu_path[0]) {
+        fputs("<br><strong>GPU path (measured):</strong> ", f);
+        tmap_html_escape(f, r->gpu_path);
+    }
     fputs("</div>\n", f);
 }
 
@@ -158,7 +162,7 @@ static tmap_status figures(const tmap_report *r, FILE *f, tmap_error *err)
     return tmap_report_plot_measured(r, f, err);
 }
 
-tmap_status tmap_report_html(const tmap_report *r, FILE *f, tmap_error *err)
+static tmap_status report_html_c(const tmap_report *r, FILE *f, tmap_error *err)
 {
     tmap_status s = tmap_report_check(r, err);
     if (s)
@@ -173,4 +177,13 @@ tmap_status tmap_report_html(const tmap_report *r, FILE *f, tmap_error *err)
                "</main>\n</body>\n</html>\n",
             TMAP_VERSION_MAJOR, TMAP_VERSION_MINOR, TMAP_VERSION_PATCH);
     return tmap_report_stream_status(f, "HTML report", err);
+}
+
+/* In the "C" locale: numbers print with '.' whatever the host's. */
+tmap_status tmap_report_html(const tmap_report *r, FILE *f, tmap_error *err)
+{
+    locale_t old = tmap_locale_c();
+    tmap_status st = report_html_c(r, f, err);
+    tmap_locale_restore(old);
+    return st;
 }

@@ -83,6 +83,7 @@ static json_t *report_json(const tmap_report *r)
     json_object_set_new(o, "rows", rows);
     json_object_set_new(o, "decision", str(r->decision));
     json_object_set_new(o, "mechanism", str(r->mechanism));
+    json_object_set_new(o, "gpu_path", r->gpu_path[0] ? json_string(r->gpu_path) : json_null());
     latency_json(o, r);
     return o;
 }
@@ -140,6 +141,9 @@ static json_t *candidate_json(const tmap_candidate *c)
 tmap_status tmap_report_plan_json(const tmap_plan *p, const char *perm_path, FILE *f,
                                   tmap_error *err)
 {
+    tmap_status absent = TMAP_NEED(err, p, f);
+    if (absent)
+        return absent;
     json_t *o = json_object(), *a = json_array();
     for (size_t i = 0; i < p->n; i++)
         json_array_append_new(a, candidate_json(&p->cand[i]));

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "report/report_priv.h"
+#include "common/base.h"
 
 /* Writes s so that Markdown shows it literally (also inside a table cell). */
 static void md_escape(FILE *f, const char *s)
@@ -98,7 +99,7 @@ static void md_fallbacks(const tmap_report *r, FILE *f)
     }
 }
 
-tmap_status tmap_report_markdown(const tmap_report *r, FILE *f, tmap_error *err)
+static tmap_status report_markdown_c(const tmap_report *r, FILE *f, tmap_error *err)
 {
     tmap_status s = tmap_report_check(r, err);
     if (s)
@@ -113,6 +114,20 @@ tmap_status tmap_report_markdown(const tmap_report *r, FILE *f, tmap_error *err)
     fprintf(f, "\n\nMechanism: ");
     md_escape(f, r->mechanism ? r->mechanism : "not given");
     fputc('\n', f);
+    if (r->gpu_path[0]) {
+        fprintf(f, "\nregroup() on the GPU, measured: ");
+        md_escape(f, r->gpu_path);
+        fputc('\n', f);
+    }
     md_fallbacks(r, f);
     return tmap_report_stream_status(f, "Markdown report", err);
+}
+
+/* In the "C" locale: numbers print with '.' whatever the host's. */
+tmap_status tmap_report_markdown(const tmap_report *r, FILE *f, tmap_error *err)
+{
+    locale_t old = tmap_locale_c();
+    tmap_status st = report_markdown_c(r, f, err);
+    tmap_locale_restore(old);
+    return st;
 }

@@ -79,7 +79,7 @@ static void print_fallbacks(const tmap_report *r, FILE *f)
     }
 }
 
-tmap_status tmap_report_text(const tmap_report *r, FILE *f, tmap_error *err)
+static tmap_status report_text_c(const tmap_report *r, FILE *f, tmap_error *err)
 {
     tmap_status s = tmap_report_check(r, err);
     if (s)
@@ -101,10 +101,21 @@ tmap_status tmap_report_text(const tmap_report *r, FILE *f, tmap_error *err)
     print_table(r, f, cells);
     fprintf(f, "\ndecision:  %s\n", r->decision ? r->decision : "none recorded");
     fprintf(f, "mechanism: %s\n", r->mechanism ? r->mechanism : "not given");
+    if (r->gpu_path[0])
+        fprintf(f, "GPU path:  %s\n", r->gpu_path);
     fprintf(f, "latency table: %s\n", path ? path : "none (block latencies were given)");
     print_fallbacks(r, f);
     free(cells);
     return tmap_report_stream_status(f, "text report", err);
+}
+
+/* In the "C" locale: numbers print with '.' whatever the host's. */
+tmap_status tmap_report_text(const tmap_report *r, FILE *f, tmap_error *err)
+{
+    locale_t old = tmap_locale_c();
+    tmap_status st = report_text_c(r, f, err);
+    tmap_locale_restore(old);
+    return st;
 }
 
 /* The SIMD efficiency line: of 32, in percent, and its two totals. */
@@ -120,7 +131,7 @@ static void estimate_simd(const tmap_metrics *m, FILE *f)
             m->thread_instructions, m->warp_instructions);
 }
 
-tmap_status tmap_report_estimate_text(const tmap_report *r, FILE *f, tmap_error *err)
+static tmap_status report_estimate_text_c(const tmap_report *r, FILE *f, tmap_error *err)
 {
     tmap_status s = tmap_report_check(r, err);
     if (s)
@@ -145,4 +156,13 @@ tmap_status tmap_report_estimate_text(const tmap_report *r, FILE *f, tmap_error 
     estimate_simd(m, f);
     print_fallbacks(r, f);
     return tmap_report_stream_status(f, "estimate", err);
+}
+
+/* In the "C" locale: numbers print with '.' whatever the host's. */
+tmap_status tmap_report_estimate_text(const tmap_report *r, FILE *f, tmap_error *err)
+{
+    locale_t old = tmap_locale_c();
+    tmap_status st = report_estimate_text_c(r, f, err);
+    tmap_locale_restore(old);
+    return st;
 }

@@ -3,13 +3,34 @@
  * (the identity is "original"), with measured times where they were taken.
  */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "threadmap/report.h"
 
+/* regroup() on the GPU in one line: what the trial kept, and each launch's
+ * time with its overhead against the original's. */
+static void gpu_path(const tmap_eval *e, char *buf, size_t size)
+{
+    if (!e->gpu_ran) {
+        snprintf(buf, size, "%s", e->gpu_note);
+        return;
+    }
+    double t0 = e->original_ms, f = e->gpu_fresh_ms, c = e->gpu_cached_ms;
+    int n = snprintf(buf, size, "%s kept; per launch, overhead counted: %.3f ms with a new "
+                     "input (%.2fx)", e->gpu_chosen, f, t0 / f);
+    if (n > 0 && (size_t)n < size && isfinite(c))
+        n += snprintf(buf + n, size - (size_t)n, ", %.3f ms with the same input (%.2fx)", c, t0 / c);
+    if (n > 0 && (size_t)n < size)
+        snprintf(buf + n, size - (size_t)n, " against %.3f ms original; outputs %s; trial: %s", t0,
+                 e->gpu_outputs_equal == 1 ? "equal" : "DIFFER", e->gpu_note);
+}
+
 void tmap_run_report(const tmap_eval *e, tmap_report_row *rows, const char **names,
                      tmap_report *r)
 {
+    if (!e || !rows || !r)
+        return;
     for (size_t i = 0; i < e->plan.n; i++) {
         const tmap_candidate *c = &e->plan.cand[i];
         rows[i] = (tmap_report_row){i ? tmap_algo_name(c->algo) : "original",
@@ -39,4 +60,5 @@ void tmap_run_report(const tmap_eval *e, tmap_report_row *rows, const char **nam
     r->rows = rows;
     r->decision = e->plan.why;
     r->mechanism = tmap_mechanism_name(e->mechanism);
+    gpu_path(e, r->gpu_path, sizeof r->gpu_path);
 }

@@ -130,6 +130,9 @@ static tmap_status select_device(tmap_cuda *c, int ordinal, tmap_error *err)
 
 tmap_status tmap_cuda_open(int ordinal, tmap_cuda **out, tmap_error *err)
 {
+    tmap_status absent = TMAP_NEED(err, out);
+    if (absent)
+        return absent;
     *out = NULL;
     tmap_cuda *c = calloc(1, sizeof *c);
     if (!c)
@@ -168,6 +171,9 @@ static int attribute(tmap_cuda *c, CUdevice_attribute a)
 
 tmap_status tmap_cuda_info(tmap_cuda *c, tmap_device_info *info, tmap_error *err)
 {
+    tmap_status absent = TMAP_NEED(err, c, info);
+    if (absent)
+        return absent;
     memset(info, 0, sizeof *info);
     tmap_status st = tmap_cuda_check(
         c, c->api.device_get_name(info->name, sizeof info->name - 1, c->device),
@@ -189,11 +195,16 @@ tmap_status tmap_cuda_info(tmap_cuda *c, tmap_device_info *info, tmap_error *err
 
 void tmap_cuda_arch(const tmap_device_info *info, char *buf, size_t size)
 {
+    if (!info || !buf || !size)
+        return;
     snprintf(buf, size, "compute_%d%d", info->cc_major, info->cc_minor);
 }
 
 tmap_status tmap_cuda_alloc(tmap_cuda *c, size_t bytes, uint64_t *ptr, tmap_error *err)
 {
+    tmap_status absent = TMAP_NEED(err, c, ptr);
+    if (absent)
+        return absent;
     CUdeviceptr p = 0;
     tmap_status st = tmap_cuda_check(c, c->api.mem_alloc(&p, bytes ? bytes : 1),
                                      "cuMemAlloc", err);
@@ -213,6 +224,9 @@ void tmap_cuda_free(tmap_cuda *c, uint64_t ptr)
 tmap_status tmap_cuda_upload(tmap_cuda *c, uint64_t dst, const void *src, size_t bytes,
                              tmap_error *err)
 {
+    tmap_status absent = TMAP_NEED(err, c, src);
+    if (absent)
+        return absent;
     return tmap_cuda_check(c, c->api.memcpy_htod((CUdeviceptr)dst, src, bytes),
                            "cuMemcpyHtoD", err);
 }
@@ -220,6 +234,9 @@ tmap_status tmap_cuda_upload(tmap_cuda *c, uint64_t dst, const void *src, size_t
 tmap_status tmap_cuda_download(tmap_cuda *c, void *dst, uint64_t src, size_t bytes,
                                tmap_error *err)
 {
+    tmap_status absent = TMAP_NEED(err, c, dst);
+    if (absent)
+        return absent;
     return tmap_cuda_check(c, c->api.memcpy_dtoh(dst, (CUdeviceptr)src, bytes),
                            "cuMemcpyDtoH", err);
 }
@@ -227,12 +244,18 @@ tmap_status tmap_cuda_download(tmap_cuda *c, void *dst, uint64_t src, size_t byt
 tmap_status tmap_cuda_copy(tmap_cuda *c, uint64_t dst, uint64_t src, size_t bytes,
                            tmap_error *err)
 {
+    tmap_status absent = TMAP_NEED(err, c);
+    if (absent)
+        return absent;
     return tmap_cuda_check(c, c->api.memcpy_dtod((CUdeviceptr)dst, (CUdeviceptr)src, bytes),
                            "cuMemcpyDtoD", err);
 }
 
 tmap_status tmap_cuda_zero(tmap_cuda *c, uint64_t ptr, size_t bytes, tmap_error *err)
 {
+    tmap_status absent = TMAP_NEED(err, c);
+    if (absent)
+        return absent;
     return tmap_cuda_check(c, c->api.memset_d8((CUdeviceptr)ptr, 0, bytes), "cuMemsetD8",
                            err);
 }

@@ -127,7 +127,7 @@ static double primary(ev *e)
         return nested(e);
     if (isdigit((unsigned char)*e->p) || *e->p == '.') {
         char *end;
-        double v = strtod(e->p, &end);
+        double v = tmap_strtod(e->p, &end);
         e->p = end;
         return v;
     }

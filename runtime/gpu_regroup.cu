@@ -399,7 +399,8 @@ extern "C" tmap_status tmap_gpu_regroup_run(tmap_gpu_regroup *g, uint64_t featur
 extern "C" tmap_status tmap_gpu_regroup_sync(tmap_gpu_regroup *g, void *stream,
                                              tmap_error *err)
 {
-    (void)g;
+    if (!g)
+        return tmap_fail(err, TMAP_ERR_INVALID, "tmap_gpu_regroup_sync: argument 'g' is NULL");
     TMAP_CU(cudaStreamSynchronize((cudaStream_t)stream), "cudaStreamSynchronize");
     return TMAP_OK;
 }

@@ -91,6 +91,9 @@ static tmap_status load_module(tmap_cuda *c, const char *ptx, CUmodule *mod,
 tmap_status tmap_kernel_load(tmap_cuda *c, const char *ptx, const char *kernel,
                              tmap_kernel **out, tmap_error *err)
 {
+    tmap_status absent = TMAP_NEED(err, c, ptx, kernel, out);
+    if (absent)
+        return absent;
     *out = NULL;
     tmap_kernel *k = calloc(1, sizeof *k);
     size_t n = strlen(kernel) + 1;
@@ -130,6 +133,9 @@ void tmap_kernel_free(tmap_kernel *k)
 tmap_status tmap_kernel_global(tmap_kernel *k, const char *name, uint64_t *ptr,
                                size_t *bytes, tmap_error *err)
 {
+    tmap_status absent = TMAP_NEED(err, k, name, ptr);
+    if (absent)
+        return absent;
     CUdeviceptr p = 0;
     size_t n = 0;
     tmap_status st = tmap_cuda_check(k->cuda, k->cuda->api.module_get_global(&p, &n, k->module, name),
@@ -146,11 +152,15 @@ tmap_status tmap_kernel_global(tmap_kernel *k, const char *name, uint64_t *ptr,
 
 uint64_t tmap_launch_blocks(const tmap_launch *l)
 {
+    if (!l)
+        return 0;
     return (uint64_t)l->grid[0] * l->grid[1] * l->grid[2];
 }
 
 unsigned tmap_launch_block_size(const tmap_launch *l)
 {
+    if (!l)
+        return 0;
     return l->block[0] * l->block[1] * l->block[2];
 }
 
@@ -196,6 +206,9 @@ tmap_status tmap_kernel_run(tmap_kernel *k, const tmap_launch *l, tmap_error *er
 tmap_status tmap_kernel_time(tmap_kernel *k, const tmap_launch *l, int warmup, int reps,
                              float *ms, tmap_error *err)
 {
+    tmap_status absent = TMAP_NEED(err, k, l, ms);
+    if (absent)
+        return absent;
     const tmap_cuda_api *a = &k->cuda->api;
     CUevent start = NULL, stop = NULL;
     tmap_status st = tmap_cuda_check(k->cuda, a->event_create(&start, CU_EVENT_DEFAULT),
@@ -228,6 +241,9 @@ tmap_status tmap_kernel_time(tmap_kernel *k, const tmap_launch *l, int warmup, i
 tmap_status tmap_kernel_stats_get(tmap_kernel *k, const tmap_launch *l,
                                   tmap_kernel_stats *s, tmap_error *err)
 {
+    tmap_status absent = TMAP_NEED(err, k, l, s);
+    if (absent)
+        return absent;
     const tmap_cuda_api *a = &k->cuda->api;
     memset(s, 0, sizeof *s);
     struct { int *dst; CUfunction_attribute attr; } q[] = {

@@ -313,6 +313,9 @@ tmap_status tmap_layout_launch(tmap_cuda *c, tmap_kernel *k, const tmap_launch *
                                uint64_t perm, const tmap_thread_array *arrays, size_t narrays,
                                float ms[3], tmap_error *err)
 {
+    tmap_status absent = TMAP_NEED(err, c, k, l, ms);
+    if (absent)
+        return absent;
     tmap_layout *y;
     tmap_status st = tmap_layout_create(c, l, arrays, narrays, &y, err);
     if (st == TMAP_OK)

@@ -553,6 +553,9 @@ static char *stem_of(const char *path)
 
 tmap_status tmap_manifest_load(const char *path, tmap_manifest **out, tmap_error *err)
 {
+    tmap_status absent = TMAP_NEED(err, path, out);
+    if (absent)
+        return absent;
     *out = NULL;
     json_error_t je;
     json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
@@ -583,7 +586,7 @@ tmap_status tmap_manifest_load(const char *path, tmap_manifest **out, tmap_error
     return TMAP_OK;
 }
 
-const char *tmap_manifest_name(const tmap_manifest *m) { return m->name; }
+const char *tmap_manifest_name(const tmap_manifest *m) { return m ? m->name : NULL; }
 
 long tmap_manifest_find(const tmap_manifest *m, const char *name)
 {
@@ -593,10 +596,12 @@ long tmap_manifest_find(const tmap_manifest *m, const char *name)
     return -1;
 }
 
-size_t tmap_manifest_num_arrays(const tmap_manifest *m) { return m->narrays; }
+size_t tmap_manifest_num_arrays(const tmap_manifest *m) { return m ? m->narrays : 0; }
 
 tmap_status tmap_manifest_array(const tmap_manifest *m, size_t i, tmap_array_view *v)
 {
+    if (TMAP_NEED(NULL, m, v))
+        return TMAP_ERR_INVALID;
     if (i >= m->narrays)
         return TMAP_ERR_INVALID;
     const tmap_marray *a = &m->arrays[i];

@@ -168,6 +168,9 @@ static void fill(tmap_marray *a, uint64_t seed)
 
 tmap_status tmap_manifest_generate(tmap_manifest *m, uint64_t seed, tmap_error *err)
 {
+    tmap_status absent = TMAP_NEED(err, m);
+    if (absent)
+        return absent;
     for (size_t i = 0; i < m->narrays; i++) {
         tmap_marray *a = &m->arrays[i];
         if (!a->host && !(a->host = calloc(a->count, tmap_elem_size(a->kind))))
@@ -211,6 +214,9 @@ static tmap_status checked(const tmap_manifest *m, char **ptx, char **entry, tma
 tmap_status tmap_manifest_ptx(const tmap_manifest *m, const char *arch, char **ptx,
                               char **entry, tmap_error *err)
 {
+    tmap_status absent = TMAP_NEED(err, m, ptx, entry);
+    if (absent)
+        return absent;
     *ptx = *entry = NULL;
     char *path = resolve(m, m->source ? m->source : m->ptx_file), *text = NULL;
     if (!path)
@@ -261,6 +267,9 @@ tmap_status tmap_manifest_ptx(const tmap_manifest *m, const char *arch, char **p
 tmap_status tmap_manifest_bind(tmap_manifest *m, tmap_cuda *c, tmap_launch *l,
                                tmap_error *err)
 {
+    tmap_status absent = TMAP_NEED(err, m, c, l);
+    if (absent)
+        return absent;
     if (m->bound && m->bound != c)
         return tmap_fail(err, TMAP_ERR_INVALID, "%s: bound to another driver handle", m->path);
     m->bound = c;
@@ -296,6 +305,9 @@ tmap_status tmap_manifest_bind(tmap_manifest *m, tmap_cuda *c, tmap_launch *l,
 
 tmap_status tmap_manifest_fetch(tmap_manifest *m, const char *array, tmap_error *err)
 {
+    tmap_status absent = TMAP_NEED(err, m, array);
+    if (absent)
+        return absent;
     long i = tmap_manifest_find(m, array);
     if (i < 0)
         return tmap_fail(err, TMAP_ERR_INVALID, "%s: no array named '%s'", m->path, array);
@@ -309,6 +321,9 @@ tmap_status tmap_manifest_fetch(tmap_manifest *m, const char *array, tmap_error 
 tmap_status tmap_manifest_features(const tmap_manifest *m, double **f, size_t *nthreads,
                                    size_t *p, const char *const **names, tmap_error *err)
 {
+    tmap_status absent = TMAP_NEED(err, m, f, nthreads, p);
+    if (absent)
+        return absent;
     *f = NULL;
     size_t n = m->threads, q = m->nfeatures;
     if (q == 0)
@@ -337,6 +352,9 @@ tmap_status tmap_manifest_features(const tmap_manifest *m, double **f, size_t *n
 tmap_status tmap_manifest_thread_arrays(const tmap_manifest *m, tmap_thread_array **out,
                                         size_t *n, tmap_error *err)
 {
+    tmap_status absent = TMAP_NEED(err, m, out, n);
+    if (absent)
+        return absent;
     *out = calloc(m->nargs + 1, sizeof **out);
     *n = 0;
     if (!*out)

@@ -78,6 +78,9 @@ tmap_status tmap_counting_load(tmap_cuda *c, const char *ptx, const char *kernel
                                const tmap_launch *l, uint32_t sample, tmap_counting **out,
                                tmap_error *err)
 {
+    tmap_status absent = TMAP_NEED(err, c, ptx, kernel, l, out);
+    if (absent)
+        return absent;
     *out = NULL;
     if (sample == 0)
         return tmap_fail(err, TMAP_ERR_INVALID, "sample must be at least 1");
@@ -118,17 +121,23 @@ tmap_status tmap_counting_load(tmap_cuda *c, const char *ptx, const char *kernel
     return TMAP_OK;
 }
 
-tmap_kernel *tmap_counting_kernel(tmap_counting *k) { return k->kernel; }
-const tmap_cfg *tmap_counting_cfg(const tmap_counting *k) { return k->cfg; }
+tmap_kernel *tmap_counting_kernel(tmap_counting *k) { return k ? k->kernel : NULL; }
+const tmap_cfg *tmap_counting_cfg(const tmap_counting *k) { return k ? k->cfg : NULL; }
 
 tmap_status tmap_counting_reset(tmap_counting *k, tmap_error *err)
 {
+    tmap_status absent = TMAP_NEED(err, k);
+    if (absent)
+        return absent;
     return tmap_cuda_zero(k->cuda, k->counters, counter_bytes(k), err);
 }
 
 /* counters are block-major [nblocks][nslots]; the BBV is [nslots][nblocks]. */
 tmap_status tmap_counting_read(tmap_counting *k, tmap_bbv *bbv, tmap_error *err)
 {
+    tmap_status absent = TMAP_NEED(err, k, bbv);
+    if (absent)
+        return absent;
     size_t nb = k->cfg->nblocks, bytes = counter_bytes(k);
     tmap_status st = tmap_bbv_create(bbv, k->nslots, nb, err);
     if (st != TMAP_OK)
@@ -164,6 +173,9 @@ tmap_status tmap_profile_run(tmap_cuda *c, const char *ptx, const char *kernel,
                              const tmap_launch *l, uint32_t sample, tmap_profile *out,
                              tmap_error *err)
 {
+    tmap_status absent = TMAP_NEED(err, c, ptx, kernel, l, out);
+    if (absent)
+        return absent;
     memset(out, 0, sizeof *out);
     out->sample = sample;
     tmap_kernel *orig = NULL;

@@ -59,6 +59,12 @@ expect 1 bad.tsv -- "$tm" estimate --bbv "$tmp/rec/b.npy" --cfg "$src/examples/d
 expect 2 "in [1, 64]" -- "$tm" regroup --algo sorting --bbv "$tmp/rec/b.npy" --block-latency "$tmp/rec/b.npy" --threads 65 -o "$tmp/p.npy"
 expect 2 "--sass only with --cfg" -- "$tm" estimate --bbv "$tmp/rec/b.npy" --block-latency "$tmp/rec/b.npy" --sass sm_90
 TMAP_PTXAS=/nonexistent/ptxas expect 1 "SASS counts: TMAP_PTXAS" -- "$tm" estimate --bbv "$tmp/rec/b.npy" --cfg "$src/examples/divergent/recorded/kernel.ptx" --kernel divergent --sass sm_90
+# a BBV without a sidecar whose columns are not the CFG's blocks (issue 14 item 5), and
+# a latency beyond 1e15 cycles (item 6): refused with the file, line or counts
+cp "$tmp/rec/b.npy" "$tmp/rec/nosidecar.npy"
+expect 1 "nosidecar.npy: 17 columns, but kernel warp_shuffle of" -- "$tm" estimate --bbv "$tmp/rec/nosidecar.npy" --cfg "$src/tests/sass/warp_shuffle.ptx" --kernel warp_shuffle
+printf 'class:default\t1e308\t-\tsrc\n' > "$tmp/huge.tsv"
+expect 1 "huge.tsv:1: latency 1e+308 is not in [0, 1e+15] cycles" -- "$tm" estimate --bbv "$tmp/rec/b.npy" --cfg "$src/examples/divergent/recorded/kernel.ptx" --kernel divergent --table "$tmp/huge.tsv"
 expect 1 "no kernel" -- "$tm" cfg "$src/examples/divergent/recorded/kernel.ptx" --kernel nosuch
 # manifests: a bad field, named; without a GPU, profile/run exit 3 unless a GPU is present
 if "$tm" device > /dev/null 2>&1; then gpu=1; else gpu=0; fi

@@ -247,6 +247,28 @@ static void test_choice_rule(void **state)
     free_run(r);
 }
 
+/* The GPU path: key, sort and gather once per input (algo_ms), no CPU
+ * prediction (alpha's is 0.5 ms), no model score, no estimation error. */
+static void test_gpu_option(void **state)
+{
+    (void)state;
+    tmap_bench_run *r = make_run();
+    tmap_bench_kernel *k = &r->k[0];
+    tmap_bench_option *o = add(k, "gpu-path");
+    o->available = 1, o->on_gpu = 1, o->outputs_equal = 1;
+    set_time(o, 3.0, 0, 0.6);
+    k->opt[4].chosen = 0, o->chosen = 1;
+    tmap_bench_derive(k, 1, r->peak_gbps);
+    NEAR(o->total_ms, 3.6);
+    assert_int_equal(k->chosen, (int)k->noptions - 1);
+    assert_int_equal(k->best, k->chosen);
+    assert_true(k->regroup_ok);
+    assert_true(isnan(o->predicted[TMAP_BM_SCHEDULED]) && isnan(o->error_pp[TMAP_BM_SCHEDULED]));
+    tmap_bench_derive(k, 10, r->peak_gbps);
+    NEAR(o->total_ms, 3.06);
+    free_run(r);
+}
+
 static void test_summary(void **state)
 {
     (void)state;
@@ -274,6 +296,12 @@ static void test_summary(void **state)
     /* key is missing on alpha */
     assert_int_equal(s.speedup[3].n, 1);
     assert_int_equal(s.speedup[3].missing, 1);
+    /* regroup(): greedy-max on alpha, the original on beta (divergent); the
+     * least over every kernel is beta's (and gamma's) 1.00x */
+    assert_int_equal(s.regroup.n, 2);
+    NEAR(s.regroup.geo_total, sqrt(10 / 5.5));
+    NEAR(s.regroup_min, 1);
+    assert_int_equal(s.regroup_min_kernel, 1);
     assert_int_equal(s.regroup_ok, 2);
     assert_int_equal(s.regroup_n, 3);
     assert_int_equal(s.outputs_bad, 0);
@@ -555,6 +583,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_helpers),  cmocka_unit_test(test_option_numbers),
+        cmocka_unit_test(test_gpu_option),
         cmocka_unit_test(test_choice_rule), cmocka_unit_test(test_summary),
         cmocka_unit_test(test_csv),      cmocka_unit_test(test_json),
         cmocka_unit_test(test_svg),      cmocka_unit_test(test_markdown),

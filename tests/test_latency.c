@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -188,7 +189,11 @@ static void test_malformed_tables(void **state)
     bad_table("add.s32\t4\t-\tsrc\textra\n", "bad.tsv:1: expected 4");
     bad_table("add.s32\t4\t-\tsrc\n\nadd.s32\t5\t-\tsrc\n",
               "bad.tsv:3: duplicate key 'add.s32' (first on line 1)");
-    bad_table("add.s32\t-4\t-\tsrc\n", "bad.tsv:1: negative latency");
+    bad_table("add.s32\t-4\t-\tsrc\n", "bad.tsv:1: latency -4 is not in [0, 1e+15] cycles");
+    /* absurd latencies are refused where they are read (issue 14 item 6) */
+    bad_table("add.s32\t4\t-\tsrc\nmul.s32\t1e308\t-\tsrc\n",
+              "bad.tsv:2: latency 1e+308 is not in [0, 1e+15] cycles");
+    bad_table("add.s32\t4\t1e300\tsrc\n", "bad.tsv:1: issue interval '1e300'");
     bad_table("add.s32\t4\t0\tsrc\n", "bad.tsv:1: issue interval '0'");
     bad_table("add.s32\t4\t-\t\n", "bad.tsv:1: empty source");
     bad_table("add s32\t4\t-\tsrc\n", "bad.tsv:1: bad opcode key");
@@ -197,6 +202,29 @@ static void test_malformed_tables(void **state)
     /* No trailing newline and CRLF line ends are fine. */
     tmap_lat_table *t = parse("add.s32\t4\t-\tsrc\r\nsub.s32\t5\t-\tsrc");
     tmap_lat_free(t);
+}
+
+/* Sums of a block above TMAP_LAT_MAX are refused too: one rule for every
+ * latency (issue 14 item 6: estimate printed null, regroup refused). */
+static void test_latency_rule(void **state)
+{
+    (void)state;
+    tmap_lat_table *t = parse("add.s32\t6e14\t-\tsrc\nclass:default\t1\t-\tsrc\n");
+    char *ops[] = {"add.s32", "add.s32"};
+    tmap_cfg cfg;
+    tmap_cfg_block blk;
+    one_block_cfg(&cfg, &blk, ops, 2);
+    double *lat = NULL;
+    tmap_error err = {0};
+    assert_int_equal(tmap_lat_blocks(t, &cfg, &lat, NULL, &err), TMAP_ERR_INVALID);
+    assert_string_equal(err.message, "the latency table's block sums: block latency 0 = 1.2e+15 "
+                                     "is not in [0, 1e+15] cycles");
+    assert_null(lat);
+    tmap_lat_free(t);
+    double v[3] = {1, 1e15, INFINITY};
+    assert_int_equal(tmap_lat_check(v, 2, "l.npy", &err), TMAP_OK);
+    assert_int_equal(tmap_lat_check(v, 3, "l.npy", &err), TMAP_ERR_INVALID);
+    assert_string_equal(err.message, "l.npy: block latency 2 = inf is not in [0, 1e+15] cycles");
 }
 
 static void test_default_path(void **state)
@@ -218,6 +246,7 @@ int main(void)
         cmocka_unit_test(test_report_lists_fallbacks),
         cmocka_unit_test(test_malformed_tables),
         cmocka_unit_test(test_default_path),
+        cmocka_unit_test(test_latency_rule),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -5,6 +5,7 @@
  * divergent-branch estimate on small hand-built CFGs, the zero-divergence
  * time (one per kernel), and SIMD efficiency as written out in both forms.
  */
+#define _DEFAULT_SOURCE /* MAP_ANONYMOUS */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -12,6 +13,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -440,6 +444,34 @@ static void test_fig5_ordered_queue(void **state)
     tmap_bbv_free(&bbv);
 }
 
+/* A BBV with more columns than the CFG has blocks: lat has the CFG's 3
+ * entries, and they end where the memory does (a guard page after them), so
+ * reading lat[3] faults.  The block count is checked first (issue 14 item 5:
+ * it was checked after the latencies were read). */
+static void test_more_columns_than_blocks(void **state)
+{
+    (void)state;
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    unsigned char *mem = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE,
+                              MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    assert_true(mem != MAP_FAILED);
+    assert_int_equal(mprotect(mem + page, page, PROT_NONE), 0);
+    double *lat = (double *)(mem + page) - 3;
+    lat[0] = lat[1] = lat[2] = 1;
+    tmap_bbv bbv;
+    tmap_error err = {0};
+    assert_int_equal(tmap_bbv_create(&bbv, 32, 5, &err), TMAP_OK);
+    test_cfg c;
+    skip_cfg(&c);
+    tmap_model_params p = {.block_size = 32, .nsms = 1, .blocks_per_sm = 1};
+    tmap_metrics m;
+    assert_int_equal(tmap_metrics_compute(&bbv, lat, NULL, &c.cfg, &p, &m, &err),
+                     TMAP_ERR_INVALID);
+    assert_string_equal(err.message, "the CFG has 3 blocks but the BBV matrix has 5 columns");
+    tmap_bbv_free(&bbv);
+    munmap(mem, 2 * page);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -452,6 +484,7 @@ int main(void)
         cmocka_unit_test(test_partial_warps_and_blocks),
         cmocka_unit_test(test_fig4_static_vs_dynamic),
         cmocka_unit_test(test_fig5_ordered_queue),
+        cmocka_unit_test(test_more_columns_than_blocks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -188,7 +188,15 @@ static void test_malformed(void **state)
     /* A header that overflows size_t when multiplied out. */
     n = image(buf, 1,
               "{'descr': '<f8', 'fortran_order': False, 'shape': (4294967296, 4294967296), }", 0);
-    bad(buf, n, "too large");
+    bad(buf, n, "does not fit a file of");
+    /* An empty array whose dimension exceeds the file (issue 14 item 11):
+     * refused before anything is sized by it. */
+    n = image(buf, 1, "{'descr': '<u4', 'fortran_order': False, 'shape': (4294967295, 0), }", 0);
+    bad(buf, n, "shape (4294967295, 0) does not fit a file of 78 bytes");
+    n = image(buf, 1, "{'descr': '<u4', 'fortran_order': False, 'shape': (5, 0), }", 0);
+    assert_int_equal(tmap_npy_parse(buf, n, "x.npy", &a, &err), TMAP_OK);
+    assert_int_equal(a.dim[0], 5);
+    tmap_npy_array_free(&a);
     /* Every truncation of a valid file is an error, never a crash. */
     n = image(buf, 1, "{'descr': '<i8', 'fortran_order': False, 'shape': (2, 2), }", 32);
     for (size_t cut = 0; cut < n; cut++) {
@@ -197,6 +205,39 @@ static void test_malformed(void **state)
     }
     /* Missing file. */
     assert_int_equal(tmap_npy_read(DIR "no-such-file.npy", &a, &err), TMAP_ERR_IO);
+}
+
+/* Endless inputs stop at the bound; the default bound is TMAP_FILE_MAX or
+ * the environment's (issue 14 item 11: /dev/zero looped forever). */
+static void test_endless_input(void **state)
+{
+    (void)state;
+    char *data = NULL;
+    size_t len;
+    tmap_error err = {0};
+    assert_int_equal(tmap_file_read_max("/dev/zero", 1 << 20, &data, &len, &err), TMAP_ERR_IO);
+    assert_null(data);
+    assert_string_equal(err.message, "/dev/zero: larger than the 1 MiB an input may have "
+                                     "(THREADMAP_MAX_INPUT_MB raises it)");
+    assert_int_equal(tmap_file_max(), TMAP_FILE_MAX);
+    setenv("THREADMAP_MAX_INPUT_MB", "2", 1);
+    assert_int_equal(tmap_file_max(), 2 << 20);
+    tmap_npy_array a;
+    assert_int_equal(tmap_npy_read("/dev/zero", &a, &err), TMAP_ERR_IO);
+    assert_non_null(strstr(err.message, "larger than the 2 MiB"));
+    unsetenv("THREADMAP_MAX_INPUT_MB");
+}
+
+/* A dtype outside the enum is an error, not a division by zero (item 16). */
+static void test_save_bad_dtype(void **state)
+{
+    (void)state;
+    size_t dim[2] = {2, 2};
+    uint32_t v[4] = {0};
+    tmap_error err = {0};
+    assert_int_equal(tmap_npy_save(DIR "bad_dtype.npy", (tmap_npy_dtype)99, v, 2, dim, &err),
+                     TMAP_ERR_INVALID);
+    assert_string_equal(err.message, DIR "bad_dtype.npy: unknown dtype 99");
 }
 
 static void test_bbv_file(void **state)
@@ -242,6 +283,8 @@ int main(void)
         cmocka_unit_test(test_typed_loads),
         cmocka_unit_test(test_malformed),
         cmocka_unit_test(test_bbv_file),
+        cmocka_unit_test(test_endless_input),
+        cmocka_unit_test(test_save_bad_dtype),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -65,6 +65,41 @@ static void user_options_and_includes(void **state)
     tmap_compiled_free(&c);
 }
 
+/* A 0xFF byte ends the source for NVRTC: with a kernel name it gave a NULL
+ * lowered name (strdup(NULL)), without one the kernels after it were
+ * dropped unsaid (issue 14 item 8).  Both are now an error naming the line. */
+static void rejects_byte_0xff(void **state)
+{
+    const char *src = "extern \"C\" __global__ void k1(int *p) { p[0] = 1; } // \xff\n"
+                      "extern \"C\" __global__ void k2(int *p) { p[0] = 2; }\n";
+    const char *names[] = {"k2"};
+    tmap_compile_opts o = {.names = names, .nnames = 1};
+    for (int with_name = 0; with_name < 2; with_name++) {
+        tmap_compiled c;
+        tmap_error e = {0};
+        assert_int_equal(tmap_compile(src, "ff.cu", with_name ? &o : NULL, &c, &e),
+                         TMAP_ERR_INVALID);
+        assert_string_equal(e.message, "ff.cu:1: byte 0xFF: NVRTC would take it for the end "
+                                       "of the source and drop the rest");
+        assert_null(c.ptx);
+    }
+}
+
+/* <cooperative_groups.h> needs include/cccl (CUDA 13), one of a list of
+ * toolkit include folders that must reach NVRTC whole (issue 14 item 13:
+ * a ';'-joined list split the compile definition). */
+static void includes_cooperative_groups(void **state)
+{
+    const char *src = "#include <cooperative_groups.h>\n"
+                      "namespace cg = cooperative_groups;\n"
+                      "extern \"C\" __global__ void k(int *p) {\n"
+                      "    p[threadIdx.x] = cg::this_thread_block().thread_rank(); }\n";
+    tmap_compiled c;
+    TMAP_CHECK(tmap_compile(src, "cg.cu", NULL, &c, err));
+    assert_non_null(strstr(c.ptx, ".entry k"));
+    tmap_compiled_free(&c);
+}
+
 static void ptx_version_table(void **state)
 {
     int ma, mi;
@@ -97,6 +132,8 @@ static void no_gpu_is_a_clear_error(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(rejects_byte_0xff),
+        cmocka_unit_test(includes_cooperative_groups),
         cmocka_unit_test(compiles_extern_c),       cmocka_unit_test(lowers_cpp_names),
         cmocka_unit_test(reports_log_on_error),    cmocka_unit_test(rejects_unknown_kernel_name),
         cmocka_unit_test(user_options_and_includes), cmocka_unit_test(ptx_version_table),

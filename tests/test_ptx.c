@@ -331,6 +331,32 @@ static void test_truncations(void **state)
     free(src);
 }
 
+/* Braces nested 3000 deep print in a size linear in the input: the
+ * indentation stops at 8 tabs (issue 14 item 10: it grew with depth^2). */
+static void test_deep_braces(void **state)
+{
+    (void)state;
+    enum { DEPTH = 3000 };
+    tmap_buf src = {0};
+    tmap_buf_puts(&src, ".version 8.0\n.target sm_90\n.address_size 64\n"
+                        ".visible .entry k()\n{\n");
+    for (int i = 0; i < DEPTH; i++)
+        tmap_buf_puts(&src, "{\n");
+    tmap_buf_puts(&src, "ret;\n");
+    for (int i = 0; i < DEPTH; i++)
+        tmap_buf_puts(&src, "}\n");
+    tmap_buf_puts(&src, "}\n");
+    assert_false(src.oom);
+    tmap_ptx_module *m = parse_ok(src.data, src.len, "deep.ptx");
+    char *a = print_ok(m);
+    assert_true(strlen(a) < 5 * src.len + 1000);
+    assert_non_null(strstr(a, "\n\t\t\t\t\t\t\t\tret;\n"));
+    assert_null(strstr(a, "\t\t\t\t\t\t\t\t\t"));
+    free(a);
+    tmap_ptx_free(m);
+    tmap_buf_free(&src);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -342,6 +368,7 @@ int main(void)
         cmocka_unit_test(test_instrument_twice_fails),
         cmocka_unit_test(test_parse_errors),
         cmocka_unit_test(test_truncations),
+        cmocka_unit_test(test_deep_braces),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

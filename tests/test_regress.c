@@ -5,12 +5,16 @@
  */
 #include <math.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -222,10 +226,62 @@ static void test_predictor_file(void **state)
     tmap_predictor_free(&pr);
 }
 
+/* The child: a fit whose GSL matrices do not fit the address space left
+ * (RLIMIT_AS): exits 0 when it fails with TMAP_ERR_NOMEM. */
+static int fit_without_memory(void)
+{
+    enum { N = 4 << 20 };
+    tmap_bbv bbv;
+    tmap_error e = {0};
+    double *f = malloc(N * 2 * sizeof *f);
+    if (!f || tmap_bbv_create(&bbv, N, 1, &e))
+        return 2;
+    for (size_t t = 0; t < N; t++) {
+        f[2 * t] = (double)(t % 3);
+        f[2 * t + 1] = (double)(t % 5);
+        bbv.counts[t] = (uint32_t)(t % 7);
+    }
+    FILE *statm = fopen("/proc/self/statm", "r");
+    unsigned long pages = 0;
+    if (!statm || fscanf(statm, "%lu", &pages) != 1)
+        return 3;
+    fclose(statm);
+    /* room for what the fit allocates itself, not for the 4M x 4 design
+     * matrix and the workspace GSL allocates (over 250 MB) */
+    rlim_t room = (rlim_t)pages * (rlim_t)sysconf(_SC_PAGESIZE) + (rlim_t)(250 << 20);
+    struct rlimit rl = {room, room};
+    if (setrlimit(RLIMIT_AS, &rl))
+        return 4;
+    tmap_regress_run r = {f, &bbv};
+    tmap_predictor p;
+    tmap_status s = tmap_regress_fit(&r, 1, 2, "k", NULL, NULL, &p, &e);
+    fprintf(stderr, "fit: %s\n", s ? e.message : "ok");
+    return s == TMAP_ERR_NOMEM ? 0 : 5;
+}
+
+/* GSL's default handler aborted the host process on a failed allocation
+ * (issue 14 item 16); the fit now fails with a status. */
+static void test_gsl_never_aborts(void **state)
+{
+    (void)state;
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        signal(SIGABRT, SIG_DFL); /* not cmocka's: an abort must kill the child */
+        _exit(fit_without_memory());
+    }
+    int st = 0;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    if (!WIFEXITED(st))
+        fail_msg("the fit died of signal %d", WTERMSIG(st));
+    assert_int_equal(WEXITSTATUS(st), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_planted_recovered),
+        cmocka_unit_test(test_gsl_never_aborts),
         cmocka_unit_test(test_collinear_and_clamp),
         cmocka_unit_test(test_cross_validation),
         cmocka_unit_test(test_predictor_file),

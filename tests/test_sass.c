@@ -5,6 +5,9 @@
  * and the padding loop; each SASS basic block for one CFG block), and the
  * whole ptxas + nvdisasm path when the tools are here.
  */
+#include <sys/stat.h>
+#include <time.h>
+
 #include "testutil.h"
 
 typedef struct fixture {
@@ -284,6 +287,112 @@ static void test_tool_not_found(void **state)
     free(saved);
 }
 
+/* A kernel of n branches over one instruction each, PTX and listing: with
+ * sync, each label's first instruction is a BSYNC (the warp whole again);
+ * without, no branch ever rejoins. */
+static void big_listing(size_t n, int sync, tmap_buf *ptx, tmap_buf *lst)
+{
+    tmap_buf_puts(ptx, ".version 8.0\n.target sm_90\n.address_size 64\n"
+                       ".visible .entry k(.param .u32 n)\n{\n.reg .pred %p<2>;\n"
+                       ".reg .b32 %r<4>;\nld.param.u32 %r1, [n];\nsetp.gt.u32 %p1, %r1, 3;\n");
+    tmap_buf_puts(lst, "\t.section\t.text.k,\"ax\",@progbits\nk:\n.text.k:\n");
+    for (size_t i = 0; i < n; i++) {
+        size_t line = 10 + 3 * i; /* of the bra; the add and the label follow */
+        tmap_buf_printf(ptx, "@%%p1 bra $L__BB0_%zu;\nadd.u32 %%r2, %%r2, 1;\n$L__BB0_%zu:\n",
+                        i + 1, i + 1);
+        tmap_buf_printf(lst, "\t//## File \".nv_debug_ptx_txt\", line %zu\n"
+                             "        /*0010*/ @P0 BRA `(.L_x_%zu) ;\n"
+                             "\t//## File \".nv_debug_ptx_txt\", line %zu\n"
+                             "        /*0020*/ IADD3 R2, R2, 0x1, RZ ;\n.L_x_%zu:\n%s",
+                        line, i, line + 1, i, sync ? "        /*0030*/ BSYNC B0 ;\n" : "");
+    }
+    tmap_buf_puts(ptx, "ret;\n}\n");
+    tmap_buf_printf(lst, "\t//## File \".nv_debug_ptx_txt\", line %zu\n"
+                         "        /*0040*/ EXIT ;\n",
+                    10 + 3 * n);
+    assert_false(ptx->oom || lst->oom);
+}
+
+/* 100k labels: counted in well under a second when branches rejoin, a
+ * clear error as fast when they never do (issue 14 item 11: over 30 s; the
+ * search for splits was quadratic in blocks, whatever the keys). */
+static void test_listing_large(void **state)
+{
+    (void)state;
+    for (int sync = 1; sync >= 0; sync--) {
+        tmap_buf ptx = {0}, lst = {0};
+        big_listing(100000, sync, &ptx, &lst);
+        tmap_ptx_module *m = NULL;
+        tmap_cfg *cfg = NULL;
+        TMAP_CHECK(tmap_ptx_parse(ptx.data, ptx.len, "big.ptx", &m, err));
+        TMAP_CHECK(tmap_cfg_build(m, "k", &cfg, err));
+        double *counts = calloc(cfg->nblocks, sizeof *counts);
+        tmap_sass_splits sp = {0};
+        tmap_error e = {0};
+        clock_t t0 = clock();
+        tmap_status s = tmap_sass_count_listing(lst.data, cfg, counts, &sp, &e);
+        double cpu = (double)(clock() - t0) / CLOCKS_PER_SEC;
+        if (sync) {
+            if (s)
+                fail_msg("%s", e.message);
+            assert_true(counts[1] == 1 && counts[2] == 2); /* the add; BSYNC + bra */
+            assert_int_equal(sp.n, 100000); /* each add, per group of the bra's threads */
+        } else {
+            assert_int_equal(s, TMAP_ERR_UNSUPPORTED);
+            assert_non_null(strstr(e.message, "sass: 200001 SASS blocks whose branches rejoin "
+                                              "too late"));
+        }
+        print_message("%s: %.2f s of CPU\n", sync ? "rejoining" : "never rejoining", cpu);
+        assert_true(cpu < 1.0);
+        tmap_sass_splits_free(&sp);
+        free(counts);
+        tmap_cfg_free(cfg);
+        tmap_ptx_free(m);
+        tmap_buf_free(&ptx);
+        tmap_buf_free(&lst);
+    }
+}
+
+/* A tool that never finishes is stopped after TMAP_TOOL_TIMEOUT seconds
+ * with a clear error (issue 14 item 11: ptxas and nvdisasm had no limit). */
+static void test_tool_timeout(void **state)
+{
+    (void)state;
+    const char *tool = TMAP_BINARY_DIR "/sleeping_tool.sh";
+    const char *script = "#!/bin/sh\nexec sleep 60\n";
+    tmap_error e = {0};
+    assert_int_equal(tmap_file_write(tool, script, strlen(script), &e), TMAP_OK);
+    assert_int_equal(chmod(tool, 0755), 0);
+    const char *vars[] = {"TMAP_PTXAS", "TMAP_NVDISASM", "TMAP_TOOL_TIMEOUT"};
+    char *saved[3];
+    for (int i = 0; i < 3; i++) {
+        const char *v = getenv(vars[i]);
+        saved[i] = v ? strdup(v) : NULL;
+    }
+    setenv("TMAP_PTXAS", tool, 1);
+    setenv("TMAP_NVDISASM", tool, 1);
+    setenv("TMAP_TOOL_TIMEOUT", "0.5", 1);
+    fixture f;
+    fixture_load(&f, "switch_case");
+    double t0 = tmap_clock_seconds();
+    assert_int_equal(tmap_sass_block_counts(f.ptx, f.cfg, "sm_90", f.counts, NULL, &e),
+                     TMAP_ERR_IO);
+    double took = tmap_clock_seconds() - t0;
+    char want[512];
+    snprintf(want, sizeof want, "%s did not finish in 0.5 s and was stopped (TMAP_TOOL_TIMEOUT "
+                                "sets the limit in seconds)", tool);
+    assert_string_equal(e.message, want);
+    assert_true(took >= 0.5 && took < 10);
+    for (int i = 0; i < 3; i++) {
+        if (saved[i])
+            setenv(vars[i], saved[i], 1);
+        else
+            unsetenv(vars[i]);
+        free(saved[i]);
+    }
+    fixture_free(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -293,8 +402,10 @@ int main(void)
         cmocka_unit_test(test_listing_predicated),
         cmocka_unit_test(test_listing_splits),
         cmocka_unit_test(test_listing_errors),
+        cmocka_unit_test(test_listing_large),
         cmocka_unit_test(test_tools),
         cmocka_unit_test(test_tool_not_found),
+        cmocka_unit_test(test_tool_timeout),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -10,6 +10,10 @@
  *   - Objects are created by tmap_X_create/load/... and released by
  *     tmap_X_free (which accepts NULL).  Output arrays the library allocates
  *     are released with free().
+ *   - A pointer argument that a function requires (one not documented as
+ *     "may be NULL") given as NULL fails with TMAP_ERR_INVALID and the
+ *     message "FUNCTION: argument 'NAME' is NULL"; functions that cannot
+ *     fail return 0, NULL or nothing for a NULL object.
  *   - There is no global mutable state; distinct objects may be used from
  *     distinct threads at the same time.  One object must not be used from
  *     two threads at once.

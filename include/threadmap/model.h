@@ -31,6 +31,15 @@ typedef enum tmap_lat_match {
     TMAP_LAT_DEFAULT     /* class:default                                  */
 } tmap_lat_match;
 
+/* The one rule for latencies in cycles, wherever they are read (a table's
+ * line, a block latency file, the sums tmap_lat_blocks makes) or used
+ * (metrics, regrouping): finite and in [0, TMAP_LAT_MAX], so that sums over
+ * a launch stay finite. */
+#define TMAP_LAT_MAX 1e15
+/* Checks lat[0..n) against that rule; the message names `name` and the
+ * first block that breaks it. */
+tmap_status tmap_lat_check(const double *lat, size_t n, const char *name, tmap_error *err);
+
 /* A parsed latency table (opaque).  See docs/model.md for the format. */
 typedef struct tmap_lat_table tmap_lat_table;
 
@@ -212,6 +221,11 @@ tmap_status tmap_sm_schedule(const double *warp_issue, const double *warp_latenc
                              tmap_error *err);
 
 /* ---------------------------------------------------------- regression */
+
+/* GSL: the fits call gsl_set_error_handler_off() (GSL's handler is one for
+ * the whole process) so that a GSL error, such as a failed allocation,
+ * becomes a tmap_status instead of aborting the host process.  A host that
+ * wants another handler sets it after its fits. */
 
 /* One profiling run: features [nthreads][nfeatures] (row t = thread t, whose
  * thread id is t) and its measured BBV (nthreads rows). */

@@ -93,6 +93,16 @@ typedef struct tmap_eval {
     double measured_ms[TMAP_ALGO_COUNT];  /* per plan candidate, NAN if not run */
     double measured_apply_ms[TMAP_ALGO_COUNT];
     int outputs_equal[TMAP_ALGO_COUNT];   /* -1 not run, 0 differ, 1 equal */
+    /* regroup() on the GPU with measured feedback (tmap_regrouper, the key
+     * from the predictor on device features), when it could run: */
+    int gpu_ran;               /* 0: gpu_note says why not */
+    char gpu_note[512];        /* the regrouper's decision, or why it did not run */
+    char gpu_chosen[48];       /* the candidate kept (tmap_regrouper_chosen_name) */
+    double gpu_fresh_ms;       /* per launch, a new input each: key, sort, gather,
+                                  kernel, scatter (median) */
+    double gpu_cached_ms;      /* per launch, the same input again: the kernel and the
+                                  scatter; NAN when the kernel updates an input */
+    int gpu_outputs_equal;     /* -1 not run, 0 differ, 1 equal */
 } tmap_eval;
 
 tmap_status tmap_evaluate(tmap_cuda *c, tmap_manifest *m, const tmap_eval_opts *o,
@@ -166,6 +176,10 @@ tmap_status tmap_pipeline_profile(tmap_cuda *c, const char *manifest,
 #define TMAP_BENCH_TARGET_SCHEDULED_ERR 5.0
 #define TMAP_BENCH_TARGET_GMAX_SPEEDUP 2.2
 #define TMAP_BENCH_WITHIN 0.05              /* regroup() within 5% of the best */
+#define TMAP_BENCH_TARGET_REGROUP_ONE 1.5   /* regroup() with overhead, geometric
+                                               mean, divergent kernels, 1 launch */
+#define TMAP_BENCH_TARGET_REGROUP_MANY 1.8  /* the same at --launches > 1 (1000) */
+#define TMAP_BENCH_TARGET_FLOOR 0.97        /* no kernel slower than this under regroup() */
 #define TMAP_BENCH_MEMORY_BOUND 0.5         /* fraction of peak DRAM bandwidth */
 #define TMAP_BENCH_TIME_LIMIT_S 600.0       /* the whole default set on one GPU */
 
@@ -200,6 +214,10 @@ typedef struct tmap_bench_option {
     double apply_ms;      /* measured cost of applying (gather + scatter) */
     double algo_ms;       /* CPU time of the algorithm */
     int outputs_equal;    /* -1 not checked, 0 differ, 1 equal to the original's */
+    int on_gpu;           /* regroup() on the GPU ("gpu-path"): key, sort and
+                             gather are in algo_ms (once per input), the kernel
+                             and the scatter in kernel_ms; no CPU prediction;
+                             no model metrics */
     tmap_metrics m;       /* the model under this grouping, without its
                              per-warp arrays (NULL); read only when available */
 
@@ -298,6 +316,10 @@ typedef struct tmap_bench_summary {
     double mae_all[TMAP_BM_COUNT];
     size_t n_all[TMAP_BM_COUNT];
     tmap_bench_speedup speedup[TMAP_BENCH_NALGOS];
+    tmap_bench_speedup regroup;   /* the chosen option of each divergent kernel */
+    double regroup_min;           /* least speedup with overhead of the chosen
+                                     option over every ok kernel; NAN: none */
+    int regroup_min_kernel;       /* its kernel, -1: none */
     size_t regroup_ok, regroup_n;
     size_t outputs_bad;           /* kernels with an option whose outputs differ */
 } tmap_bench_summary;
@@ -405,6 +427,10 @@ typedef struct tmap_regrouper_opts {
     const double *lat;              /* with model: [model->nblocks] block latencies */
     uint64_t features;              /* with model: device double [threads][nfeatures],
                                        read at each launch that needs a key */
+    tmap_kernel *redirected;        /* the kernel redirected (tmap_redirect_load): each
+                                       algorithm is then also tried by redirection, which
+                                       moves no data (launch with tmap_regrouper_launch);
+                                       NULL: by layout transform only */
 } tmap_regrouper_opts;
 
 typedef struct tmap_regrouper tmap_regrouper;
@@ -427,9 +453,11 @@ tmap_status tmap_regrouper_launch(tmap_regrouper *r, tmap_kernel *k, uint64_t si
                                   void *stream, tmap_error *err);
 /* Reads the trial times that are in (wait: first waits for the stream). */
 tmap_status tmap_regrouper_poll(tmap_regrouper *r, int wait, void *stream, tmap_error *err);
-/* The candidate kept, or -1 while on trial; `why` the decision in words
- * with every candidate's median time. */
+/* The algorithm kept (a tmap_regrouper_cand), or -1 while on trial; its
+ * name with the mechanism ("sorting (grid), redirected"), "" while on
+ * trial; `why` the decision in words with every candidate's median time. */
 int tmap_regrouper_chosen(const tmap_regrouper *r);
+const char *tmap_regrouper_chosen_name(const tmap_regrouper *r);
 const char *tmap_regrouper_why(const tmap_regrouper *r);
 
 #ifdef __cplusplus

@@ -51,6 +51,8 @@ typedef struct tmap_report {
     const tmap_report_row *rows;      /* rows[0] is the original */
     const char *decision;             /* the decision in words */
     const char *mechanism;            /* "layout transform", "redirection", or NULL */
+    char gpu_path[1024];              /* regroup() on the GPU, measured, in words;
+                                         "" when not part of the report */
 } tmap_report;
 
 /* The four forms.  Each writes the whole report to f. */

@@ -1,0 +1,100 @@
+"""test_model.py -- train, Predictor, estimate and the BBV files: exact values
+on data made here, and on the recorded BBVs the same answers as the CLI."""
+import subprocess
+
+import numpy as np
+import pytest
+
+import threadmap
+
+NAMES = ["steps", "cls", "steps_if_cls", "steps_if_not_cls"]
+
+
+def test_train_recovers_a_linear_law_exactly():
+    f = (np.arange(64.0) * 37) % 64      # not collinear with the thread id
+    bbv = np.stack([np.ones(64), 3 * f + 2], 1).astype(np.uint32)
+    p = threadmap.train([(f, bbv)], kernel="k", feature_names=["x"], folds=4)
+    assert p.kernel == "k" and p.feature_names == ["x"] and p.nblocks == 2
+    assert p.predict([[5.0], [10.0]]).tolist() == [[1, 17], [1, 32]]
+    assert p.predict([[5.0]]).dtype == np.uint32
+    np.testing.assert_allclose(p.r2, [1.0, 1.0])
+    assert p.cross_validation[0].kind == "k-fold over threads"
+    assert p.cross_validation[0].rms_error == pytest.approx(0.0, abs=1e-9)
+
+
+def test_predictor_file_round_trip(tmp_path):
+    f = np.arange(32.0)
+    bbv = np.stack([f, 2 * f], 1).astype(np.uint32)
+    p = threadmap.train([(f, bbv)], kernel="k", folds=0)
+    p.save(str(tmp_path / "m.txt"))
+    q = threadmap.Predictor.load(str(tmp_path / "m.txt"), kernel="k")
+    np.testing.assert_array_equal(p.coef, q.coef)
+    np.testing.assert_array_equal(q.predict(f), bbv)
+
+
+def test_bbv_file_round_trip(tmp_path):
+    bbv = np.arange(12, dtype=np.uint32).reshape(4, 3)
+    threadmap.save_bbv(str(tmp_path / "b.npy"), bbv, ["k/a", "k/b", "k/c"])
+    back, names = threadmap.load_bbv(str(tmp_path / "b.npy"))
+    np.testing.assert_array_equal(back, bbv)
+    assert names == ["k/a", "k/b", "k/c"]
+    assert np.load(tmp_path / "b.npy").tolist() == bbv.tolist()   # NumPy reads it too
+
+
+def test_estimate_exact_on_two_warps():
+    # warp 0: threads run block 1 once or 3 times -> max 3; warp 1: all 0.
+    bbv = np.zeros((64, 2), dtype=np.uint32)
+    bbv[:, 0] = 1
+    bbv[:32, 1] = np.where(np.arange(32) % 2, 3, 1)
+    m = threadmap.estimate(bbv, lat=[10.0, 100.0], block_size=64, sms=1, blocks_per_sm=1)
+    assert m["warps"] == 2 and m["thread_blocks"] == 1
+    np.testing.assert_array_equal(m["warp_cost_cycles"], [10 + 300, 10])
+    assert m["bbv_weighted_cycles"] == 320.0
+    assert m["divergent_warps_pct"] == 50.0
+
+
+def test_estimate_under_a_permutation():
+    bbv = np.zeros((64, 1), dtype=np.uint32)
+    bbv[::2, 0] = 4                     # heavy threads interleaved
+    perm = np.argsort(-bbv[:, 0].astype(int), kind="stable")
+    a = threadmap.estimate(bbv, lat=[1.0], block_size=64, sms=1, blocks_per_sm=1)
+    b = threadmap.estimate(bbv, lat=[1.0], perm=perm, block_size=64, sms=1, blocks_per_sm=1)
+    assert a["bbv_weighted_cycles"] == 8.0 and b["bbv_weighted_cycles"] == 4.0
+
+
+def _recorded_run(recorded, i):
+    bbv, names = threadmap.load_bbv(str(recorded / f"run{i}.bbv.npy"))
+    return threadmap.load_npy(str(recorded / f"run{i}.features.npy")), bbv, names
+
+
+def test_recorded_train_predict_equal_the_cli(recorded, cli, tmp_path):
+    f0, b0, names = _recorded_run(recorded, 0)
+    f1, b1, _ = _recorded_run(recorded, 1)
+    assert b0.shape == (65536, 17) and f0.shape == (65536, 4)
+    p = threadmap.train([(f0, b0)], kernel="divergent", feature_names=NAMES, block_names=names)
+    mine = p.predict(f1)
+    subprocess.run([cli, "train", "--features", str(recorded / "run0.features.npy"), "--bbv",
+                    str(recorded / "run0.bbv.npy"), "--kernel", "divergent", "--feature-names",
+                    ",".join(NAMES), "-o", str(tmp_path / "m.txt")], check=True,
+                   capture_output=True)
+    subprocess.run([cli, "predict", str(tmp_path / "m.txt"), "--features",
+                    str(recorded / "run1.features.npy"), "-o", str(tmp_path / "p.npy")],
+                   check=True, capture_output=True)
+    np.testing.assert_array_equal(mine, np.load(tmp_path / "p.npy"))
+    q = threadmap.Predictor.load(str(tmp_path / "m.txt"))
+    np.testing.assert_array_equal(q.coef, p.coef)
+    assert q.block_names == names
+
+
+def test_recorded_estimate_equals_the_cli(recorded, divergent, cli):
+    import json
+    _, b0, _ = _recorded_run(recorded, 0)
+    mine = threadmap.estimate(b0, kernel=divergent, blocks_per_sm=8)
+    out = subprocess.run([cli, "estimate", "--bbv", str(recorded / "run0.bbv.npy"), "--cfg",
+                          str(recorded / "kernel.ptx"), "--kernel", "divergent",
+                          "--blocks-per-sm", "8", "--json"], check=True, capture_output=True,
+                         text=True).stdout
+    want = json.loads(out)
+    for key in ("bbv_weighted_cycles", "bbv_weighted_scheduled_cycles", "divergent_warps_pct",
+                "simd_active_threads_per_inst", "warps", "thread_blocks"):
+        assert mine[key] == pytest.approx(want[key], rel=1e-12), key
