@@ -236,13 +236,13 @@ typedef struct tmap_safety {
     int atomics;          /* atom/red on global or generic memory          */
     int cluster;          /* thread-block-cluster features                 */
     int unredirectable;   /* id reads the redirection cannot rewrite       */
-    int non_thread_arrays; /* pointer parameters that are not per-thread
-                             arrays: x[t] and x[col[i]], row[t] and row[t+1],
-                             or a store at a data-dependent index           */
     char reasons[2048];   /* one sentence per finding, "file:line: ...\n"   */
     tmap_scope_advice scope;
     int layout_ok;        /* the layout transform keeps the results        */
     int redirect_ok;      /* the redirection keeps the results (within scope) */
+    int non_thread_arrays; /* pointer parameters that are not per-thread arrays
+                             (x[t] and x[col[i]], row[t] and row[t+1]): the
+                             layout transform is wrong for them             */
 } tmap_safety;
 
 /* Analyzes `kernel` of m (docs/safety.md states the rules and their limits). */
