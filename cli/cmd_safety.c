@@ -47,8 +47,9 @@ static void print_text(const tmap_safety *s, const char *kernel)
     printf("  barriers %d, shared memory %d, warp collectives %d, hardware ids %d, "
            "atomics %d, cluster %d\n", s->barriers, s->shared_memory, s->warp_collectives,
            s->hardware_ids, s->atomics, s->cluster);
-    printf("  ids as values %d, ids in control %d, unredirectable id reads %d\n",
-           s->tid_as_value, s->tid_in_control, s->unredirectable);
+    printf("  ids as values %d, ids in control %d, unredirectable id reads %d, "
+           "arrays not per-thread %d\n", s->tid_as_value, s->tid_in_control,
+           s->unredirectable, s->non_thread_arrays);
     for (const char *p = s->reasons; *p;) {
         const char *nl = strchr(p, '\n');
         int n = nl ? (int)(nl - p) : (int)strlen(p);
@@ -66,14 +67,15 @@ static json_t *safety_json(const tmap_safety *s, const char *kernel)
         json_array_append_new(reasons, json_stringn(p, n));
         p += n + (nl != NULL);
     }
-    return json_pack("{s:s, s:s, s:b, s:b, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:o}",
+    return json_pack("{s:s, s:s, s:b, s:b, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, "
+                     "s:o}",
                      "name", kernel, "scope", tmap_scope_advice_name(s->scope), "layout_ok",
                      s->layout_ok, "redirect_ok", s->redirect_ok, "barriers", s->barriers,
                      "shared_memory", s->shared_memory, "warp_collectives",
                      s->warp_collectives, "hardware_ids", s->hardware_ids, "tid_as_value",
                      s->tid_as_value, "tid_in_control", s->tid_in_control, "atomics",
                      s->atomics, "cluster", s->cluster, "unredirectable", s->unredirectable,
-                     "reasons", reasons);
+                     "non_thread_arrays", s->non_thread_arrays, "reasons", reasons);
 }
 
 /* One kernel's findings, in words or (into kernels) as JSON. */

@@ -20,7 +20,9 @@
  * docs/instrumentation.md shows the emitted code.
  */
 #include "instrument/bbv.h"
+#include "instrument/func_clone.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -310,8 +312,7 @@ static tmap_status check_instrumentable(tmap_ptx_module *m, const tmap_cfg *cfg,
         tmap_ptx_func *f = tmap_ptx_find_func(m, cfg->funcs[i].name);
         if (already_instrumented(f))
             return tmap_fail(err, TMAP_ERR_UNSUPPORTED,
-                             "%s:%u: %s is already instrumented (a .func shared by two "
-                             "kernels can be counted for one kernel only)",
+                             "%s:%u: %s is already instrumented",
                              m->file, f->line, f->name);
     }
     return TMAP_OK;
@@ -322,12 +323,20 @@ tmap_status tmap_bbv_instrument_budget(tmap_ptx_module *m, const char *kernel, u
 {
     if (cfg_out)
         *cfg_out = NULL;
-    tmap_cfg *cfg = NULL;
+    tmap_cfg *cfg = NULL, *named = NULL;
     uint32_t *at = NULL;
     tmap_bbv_plan plan = {0};
-    tmap_status st = tmap_cfg_build_at(m, kernel, &cfg, &at, err);
-    if (st != TMAP_OK)
+    /* the CFG returned names the blocks as the module given (before clones) */
+    tmap_status st = tmap_cfg_build(m, kernel, &named, err);
+    if (st == TMAP_OK)
+        st = tmap_func_clone_shared(m, kernel, err);
+    if (st == TMAP_OK)
+        st = tmap_cfg_build_at(m, kernel, &cfg, &at, err);
+    if (st != TMAP_OK) {
+        tmap_cfg_free(named);
         return st;
+    }
+    assert(named->nblocks == cfg->nblocks && named->nfuncs == cfg->nfuncs);
     st = check_instrumentable(m, cfg, err);
     if (st == TMAP_OK)
         st = tmap_bbv_plan_make(m, cfg, budget, &plan, err);
@@ -337,10 +346,11 @@ tmap_status tmap_bbv_instrument_budget(tmap_ptx_module *m, const char *kernel, u
         st = add_globals(m, err);
     tmap_bbv_plan_free(&plan);
     free(at);
+    tmap_cfg_free(cfg);
     if (st != TMAP_OK || !cfg_out)
-        tmap_cfg_free(cfg);
+        tmap_cfg_free(named);
     else
-        *cfg_out = cfg;
+        *cfg_out = named;
     return st;
 }
 

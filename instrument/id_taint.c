@@ -2,84 +2,28 @@
  * id_taint.c -- a flow-insensitive taint analysis of thread/block ids in one
  * function.
  *
- * Registers are identified by name.  Taint starts at %tid.* / %ctaid.* and
- * flows from the non-address source operands of a propagating instruction
- * (integer arithmetic, moves, integer cvt) to its destination operand.
- * Operands inside [ ] are addresses: they never taint a result, so a load's
- * result is clean.  A register is an index when it reaches an address:
- * it appears inside [ ] or is a source of a propagating instruction whose
- * destination is an index (a backward fixed point).  Every other use of a
- * tainted register is classified by tmap_id_use.
+ * Flags belong to values, not register names (values.c): registers holding
+ * the same value (a re-read of %tid.x, a recomputed `ctaid * ntid + tid`)
+ * share them.  Taint starts at %tid.* / %ctaid.* and flows from the
+ * non-address source operands of a propagating instruction (integer
+ * arithmetic, moves, integer cvt) to its destination operand.  Operands
+ * inside [ ] are addresses: they never taint a result, so a load's result
+ * is clean.  A value is an index when it reaches an address: it appears
+ * inside [ ] or is a source of a propagating instruction whose destination
+ * is an index (a backward fixed point).  A compare is a bounds check when
+ * it compares an index, or an affine form of one (`i + 3`), with a fixed
+ * value (an immediate, or computed from .param values, %ntid and %nctaid
+ * alone); any other compare of a tainted value is a position.  Every other
+ * use of a tainted register is classified by tmap_id_use.
  */
 #include "instrument/id_taint.h"
+#include "instrument/call_links.h"
+#include "instrument/values.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 enum { REG_TAINT = 1, REG_INDEX = 2 };
-
-/* Open-addressing set of register names (module text) with flags. */
-typedef struct regset {
-    const char **name;
-    uint8_t *flags;
-    size_t cap, n;
-} regset;
-
-static size_t hash(const char *s)
-{
-    size_t h = 1469598103934665603ull;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h;
-}
-
-static int regset_grow(regset *r)
-{
-    size_t cap = r->cap ? 2 * r->cap : 64;
-    const char **name = calloc(cap, sizeof *name);
-    uint8_t *flags = calloc(cap, 1);
-    if (!name || !flags) {
-        free(name);
-        free(flags);
-        return -1;
-    }
-    for (size_t i = 0; i < r->cap; i++) {
-        if (!r->name[i])
-            continue;
-        size_t j = hash(r->name[i]) & (cap - 1);
-        while (name[j])
-            j = (j + 1) & (cap - 1);
-        name[j] = r->name[i];
-        flags[j] = r->flags[i];
-    }
-    free(r->name);
-    free(r->flags);
-    r->name = name;
-    r->flags = flags;
-    r->cap = cap;
-    return 0;
-}
-
-/* The flags slot of register `s`, added if new; NULL when out of memory. */
-static uint8_t *regset_at(regset *r, const char *s)
-{
-    if (2 * (r->n + 1) > r->cap && regset_grow(r))
-        return NULL;
-    size_t j = hash(s) & (r->cap - 1);
-    while (r->name[j] && strcmp(r->name[j], s))
-        j = (j + 1) & (r->cap - 1);
-    if (!r->name[j]) {
-        r->name[j] = s;
-        r->n++;
-    }
-    return &r->flags[j];
-}
-
-static void regset_free(regset *r)
-{
-    free(r->name);
-    free(r->flags);
-}
 
 /* ------------------------------------------------------- opcode classes */
 
@@ -184,7 +128,9 @@ static void token_positions(const tmap_ptx_stmt *s, tokpos *pos)
 
 typedef struct analysis {
     const tmap_ptx_func *f;
-    regset regs;
+    const tmap_call_links *links;
+    tmap_values vals;  /* registers of one class share their flags */
+    uint8_t *flags;    /* per class (a register index) */
     tokpos *pos;      /* scratch, one per token of the longest instruction */
     size_t cappos;
 } analysis;
@@ -195,18 +141,18 @@ static int has_dest(op_class c)
            c == OP_OTHER;
 }
 
-/* Flags of a source token (an id register counts as tainted, not index). */
-static int flags_of(analysis *a, const char *t, uint8_t *out)
+/* The flags of the value in register t; NULL for a special register. */
+static uint8_t *flags_at(analysis *a, const char *t)
 {
-    if (is_id_sreg(t)) {
-        *out = REG_TAINT;
-        return 0;
-    }
-    uint8_t *f = regset_at(&a->regs, t);
-    if (!f)
-        return -1;
-    *out = *f;
-    return 0;
+    const tmap_value *v = tmap_values_of(&a->vals, t);
+    return v && v->cls < a->vals.nregs ? &a->flags[v->cls] : NULL;
+}
+
+/* Flags of a source token (an id register counts as tainted, not index). */
+static uint8_t flags_of(analysis *a, const char *t)
+{
+    uint8_t *f = flags_at(a, t);
+    return is_id_sreg(t) ? REG_TAINT : f ? *f : 0;
 }
 
 static int positions(analysis *a, const tmap_ptx_stmt *s)
@@ -235,10 +181,7 @@ static int propagate(analysis *a, int backward, int *changed)
             const tmap_ptx_tok *t = &s->toks[k];
             if (t->kind != TMAP_TOK_REG || a->pos[k].addr || (a->pos[k].opnd == 0) != backward)
                 continue; /* forward reads the sources, backward the dest */
-            uint8_t fl;
-            if (flags_of(a, t->text, &fl))
-                return -1;
-            any |= fl;
+            any |= flags_of(a, t->text);
         }
         uint8_t want = backward ? REG_INDEX : REG_TAINT;
         if (!(any & want))
@@ -248,10 +191,8 @@ static int propagate(analysis *a, int backward, int *changed)
             if (t->kind != TMAP_TOK_REG || a->pos[k].addr || is_id_sreg(t->text) ||
                 (a->pos[k].opnd == 0) == backward)
                 continue; /* forward writes the dest, backward the sources */
-            uint8_t *fl = regset_at(&a->regs, t->text);
-            if (!fl)
-                return -1;
-            if (!(*fl & want)) {
+            uint8_t *fl = flags_at(a, t->text);
+            if (fl && !(*fl & want)) {
                 *fl |= want;
                 *changed = 1;
             }
@@ -272,17 +213,47 @@ static int seed_indices(analysis *a)
         for (uint32_t k = 0; k < s->ntoks; k++) {
             if (s->toks[k].kind != TMAP_TOK_REG || !a->pos[k].addr)
                 continue;
-            uint8_t *fl = regset_at(&a->regs, s->toks[k].text);
-            if (!fl)
-                return -1;
-            *fl |= REG_INDEX;
+            uint8_t *fl = flags_at(a, s->toks[k].text);
+            if (fl)
+                *fl |= REG_INDEX;
         }
     }
     return 0;
 }
 
-/* The use a tainted source of s with flags fl is, or -1 (none). */
-static int use_of(const tmap_ptx_stmt *s, op_class c, uint8_t fl)
+/* An index, or an affine form of one (`i + 3`), in register t. */
+static int is_index(analysis *a, const char *t)
+{
+    const tmap_value *v = tmap_values_of(&a->vals, t);
+    uint8_t *fl = flags_at(a, t);
+    return (fl && (*fl & REG_INDEX)) ||
+           (v && v->atom < a->vals.nregs && (a->flags[v->atom] & REG_INDEX));
+}
+
+/* A value that is the same in every thread and iteration: an immediate, or
+ * computed from .param values, %ntid and %nctaid alone. */
+static int is_fixed(analysis *a, const tmap_ptx_tok *t)
+{
+    const tmap_value *v = tmap_values_of(&a->vals, t->text);
+    return t->kind == TMAP_TOK_NUMBER ||
+           (t->kind == TMAP_TOK_REG && v && !(v->flags & TMAP_V_UNFIXED) &&
+            !(flags_of(a, t->text) & REG_TAINT)); /* a .param that carries an id */
+}
+
+/* A bounds check: setp/set comparing an index with a fixed value
+ * (`i >= n`, `i + 3 < n`); brx.idx on an index. */
+static int is_bounds_check(analysis *a, const tmap_ptx_stmt *s, op_class c)
+{
+    if (c == OP_SWITCH)
+        return s->ntoks && is_index(a, s->toks[0].text);
+    if (s->nopnd < 3 || s->opnd[2] >= s->ntoks)
+        return 0;
+    const tmap_ptx_tok *x = &s->toks[s->opnd[1]], *y = &s->toks[s->opnd[2]];
+    return (is_index(a, x->text) && is_fixed(a, y)) || (is_index(a, y->text) && is_fixed(a, x));
+}
+
+/* The use a tainted source of s is, or -1 (none). */
+static int use_of(analysis *a, const tmap_ptx_stmt *s, op_class c)
 {
     switch (c) {
     case OP_PROPAGATE:
@@ -291,6 +262,8 @@ static int use_of(const tmap_ptx_stmt *s, op_class c, uint8_t fl)
     case OP_CVT:
         return cvt_to_float(s->text) ? TMAP_USE_FLOAT : -1;
     case OP_STORE:
+        if (tmap_call_links_passes(a->links, s))
+            return -1; /* followed into the callee or back to the caller */
         return opcode_is(s->text, "st") && strstr(s->text, ".param") ? TMAP_USE_CALL
                                                                       : TMAP_USE_STORE;
     case OP_ATOMIC:
@@ -299,7 +272,7 @@ static int use_of(const tmap_ptx_stmt *s, op_class c, uint8_t fl)
         return TMAP_USE_CALL;
     case OP_COMPARE:
     case OP_SWITCH:
-        return (fl & REG_INDEX) ? TMAP_USE_INDEX_COMPARE : TMAP_USE_COMPARE_VALUE;
+        return is_bounds_check(a, s, c) ? TMAP_USE_INDEX_COMPARE : TMAP_USE_COMPARE_VALUE;
     case OP_OTHER:
         return TMAP_USE_OTHER;
     }
@@ -329,10 +302,7 @@ static int collect_uses(analysis *a, tmap_id_uses *u)
             const tmap_ptx_tok *t = &s->toks[k];
             if (t->kind != TMAP_TOK_REG || a->pos[k].addr || (has_dest(c) && a->pos[k].opnd == 0))
                 continue;
-            uint8_t fl;
-            if (flags_of(a, t->text, &fl))
-                return -1;
-            int use = (fl & REG_TAINT) ? use_of(s, c, fl) : -1;
+            int use = (flags_of(a, t->text) & REG_TAINT) ? use_of(a, s, c) : -1;
             if (use >= 0 && !seen[use]++)
                 record(u, use, s);
         }
@@ -340,25 +310,67 @@ static int collect_uses(analysis *a, tmap_id_uses *u)
     return 0;
 }
 
-tmap_status tmap_id_taint(const tmap_ptx_module *m, const tmap_ptx_func *f, tmap_id_uses *uses,
-                          tmap_error *err)
+/* Applies the call links in the forward (taint: from -> to) or backward
+ * (index: to -> from) direction; *changed is set when a flag was added. */
+static void cross_calls(analysis *as, const tmap_call_links *l, int backward, int *changed)
 {
-    analysis a = {0};
-    a.f = f;
-    int bad = seed_indices(&a);
-    for (int changed = 1; !bad && changed;) {
-        changed = 0;
-        bad = propagate(&a, 0, &changed);
+    uint8_t want = backward ? REG_INDEX : REG_TAINT;
+    for (size_t i = 0; i < l->n; i++) {
+        const tmap_call_link *k = &l->link[i];
+        analysis *src = &as[backward ? k->to : k->from], *dst = &as[backward ? k->from : k->to];
+        uint8_t *fl = flags_at(dst, backward ? k->from_reg : k->to_reg);
+        if (fl && !(*fl & want) && (flags_of(src, backward ? k->to_reg : k->from_reg) & want)) {
+            *fl |= want;
+            *changed = 1;
+        }
     }
-    for (int changed = 1; !bad && changed;) {
-        changed = 0;
-        bad = propagate(&a, 1, &changed);
+}
+
+/* The forward taint, then the backward index propagation, each to a fixed
+ * point over all functions and the links between them. */
+static int settle(analysis *as, size_t n, const tmap_call_links *l)
+{
+    for (int backward = 0; backward < 2; backward++)
+        for (int changed = 1; changed;) {
+            changed = 0;
+            for (size_t i = 0; i < n; i++)
+                if (propagate(&as[i], backward, &changed))
+                    return -1;
+            cross_calls(as, l, backward, &changed);
+        }
+    return 0;
+}
+
+tmap_status tmap_id_taint(const tmap_ptx_module *m, const tmap_ptx_func *const *funcs, size_t n,
+                          tmap_id_uses *uses, tmap_error *err)
+{
+    tmap_call_links links;
+    tmap_status st = tmap_call_links_find(m, funcs, n, &links, err);
+    if (st != TMAP_OK)
+        return st;
+    analysis *as = calloc(n + 1, sizeof *as);
+    int bad = !as;
+    for (size_t i = 0; !bad && i < n && st == TMAP_OK; i++) {
+        as[i].f = funcs[i];
+        as[i].links = &links;
+        st = tmap_values_compute(m, funcs[i], &as[i].vals, err);
+        if (st == TMAP_OK)
+            bad = !(as[i].flags = calloc(as[i].vals.nregs + 1, 1)) || seed_indices(&as[i]);
     }
-    if (!bad)
-        bad = collect_uses(&a, uses);
-    regset_free(&a.regs);
-    free(a.pos);
+    if (!bad && st == TMAP_OK)
+        bad = settle(as, n, &links);
+    for (size_t i = 0; !bad && st == TMAP_OK && i < n; i++)
+        bad = collect_uses(&as[i], uses);
+    for (size_t i = 0; as && i < n; i++) {
+        tmap_values_free(&as[i].vals);
+        free(as[i].flags);
+        free(as[i].pos);
+    }
+    free(as);
+    tmap_call_links_free(&links);
+    if (st != TMAP_OK)
+        return st;
     return bad ? tmap_fail(err, TMAP_ERR_NOMEM, "%s: out of memory analyzing %s", m->file,
-                           f->name)
+                           funcs[0]->name)
                : TMAP_OK;
 }

@@ -26,8 +26,10 @@ typedef struct tmap_id_uses {
     const char *opcode[TMAP_NUSES]; /* its opcode (module text) */
 } tmap_id_uses;
 
-/* Adds f's uses of id-derived registers to *uses (zero it first). */
-tmap_status tmap_id_taint(const tmap_ptx_module *m, const tmap_ptx_func *f, tmap_id_uses *uses,
-                          tmap_error *err);
+/* Adds the uses of id-derived registers in funcs[0..n) (a kernel and the
+ * .funcs it reaches) to *uses (zero it first); ids passed to or returned
+ * from direct calls among them are followed (call_links.h). */
+tmap_status tmap_id_taint(const tmap_ptx_module *m, const tmap_ptx_func *const *funcs, size_t n,
+                          tmap_id_uses *uses, tmap_error *err);
 
 #endif

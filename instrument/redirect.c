@@ -10,7 +10,7 @@
  * Invariant after the rewrite: in a rewritten function, only the preamble
  * (a RAW statement) reads %tid / %ctaid.
  */
-#include "instrument/ptx.h"
+#include "instrument/func_clone.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -144,8 +144,7 @@ static tmap_status check_func(const tmap_ptx_module *m, const tmap_ptx_func *f, 
     *reads = 0;
     if (has_pass_regs(f, "%tmap_rr_id"))
         return tmap_fail(err, TMAP_ERR_UNSUPPORTED,
-                         "%s:%u: %s is already redirected (a .func shared by two kernels "
-                         "can be redirected once)", m->file, f->line, f->name);
+                         "%s:%u: %s is already redirected", m->file, f->line, f->name);
     if (f->instrumented || has_pass_regs(f, "%tmap_on"))
         return tmap_fail(err, TMAP_ERR_UNSUPPORTED,
                          "%s:%u: %s already has the counter pass: redirect first, then "
@@ -257,9 +256,17 @@ tmap_status tmap_redirect_instrument(tmap_ptx_module *m, const char *kernel, tma
     size_t *reads = calloc(cfg->nfuncs, sizeof *reads);
     if (!reads)
         st = tmap_fail(err, TMAP_ERR_NOMEM, "%s: out of memory redirecting", m->file);
-    /* check everything first, so that a refusal leaves the module unchanged */
+    /* check everything first, so that a refusal leaves the module unchanged;
+     * then give the kernel its own copy of each .func it shares (the clones
+     * are in the same order in the new CFG) */
     for (size_t i = 0; st == TMAP_OK && i < cfg->nfuncs; i++)
         st = check_func(m, tmap_ptx_find_func(m, cfg->funcs[i].name), &reads[i], err);
+    if (st == TMAP_OK)
+        st = tmap_func_clone_shared(m, kernel, err);
+    tmap_cfg_free(cfg);
+    cfg = NULL;
+    if (st == TMAP_OK)
+        st = tmap_cfg_build(m, kernel, &cfg, err);
     for (size_t i = 0; st == TMAP_OK && i < cfg->nfuncs; i++)
         if (reads[i])
             st = rewrite_func(m, tmap_ptx_find_func(m, cfg->funcs[i].name), err);

@@ -9,6 +9,7 @@
  * rules, their sources and their limits.
  */
 #include "instrument/id_taint.h"
+#include "instrument/thread_arrays.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -93,9 +94,9 @@ static const char *const use_why[TMAP_NUSES] = {
     "value; the layout transform is unsafe (redirection is fine)",
     "converts a thread/block id to floating point: it is computed with, so the layout "
     "transform is unsafe (redirection is fine)",
-    "compares a value computed from a thread/block id that is never used as an index: "
-    "the branch depends on the thread's position, not its data, so the layout "
-    "transform is unsafe (redirection is fine)",
+    "compares a value computed from a thread/block id, not as a bounds check (an index "
+    "against a fixed bound): the branch depends on the thread's position, not its data, "
+    "so the layout transform is unsafe (redirection is fine)",
     "uses a value computed from a thread/block id other than as an address: the layout "
     "transform is unsafe (redirection is fine)",
     "compares an index computed from a thread/block id (a bounds check such as "
@@ -116,8 +117,22 @@ typedef struct hit {
     const char *what; /* opcode or register */
 } hit;
 
+/* Sentences for the arrays that are not per-thread (tmap_array_misuse order). */
+static const char *const array_why[] = {
+    "is indexed both by the thread id and by data (x[t] and x[col[i]]): not a per-thread "
+    "array; the layout transform is wrong whether it moves it or not",
+    "is indexed by the thread id beyond the thread's element (row[t] and row[t+1], "
+    "in[t + k]): a thread reads another thread's element; the layout transform is wrong "
+    "whether it moves it or not",
+    "is written at a data-dependent index (next[id] for a loaded id) and never indexed "
+    "by the thread: not a per-thread array; the layout transform is right only if it "
+    "is not declared per-thread (not moved)",
+};
+
 typedef struct scan {
     const tmap_ptx_module *m;
+    tmap_array_finding *arrays;
+    size_t narrays, caparrays;
     hit rule_hits[NRULES];
     hit unredirectable;
     const char *unredirectable_why;
@@ -244,6 +259,14 @@ static void conclude(const scan *sc, const tmap_id_uses *u, tmap_safety *out)
         hit h = {u->count[k], u->line[k], u->opcode[k]};
         reason(&b, sc->m->file, &h, use_why[k]);
     }
+    for (size_t i = 0; i < sc->narrays; i++) {
+        const tmap_array_finding *a = &sc->arrays[i];
+        char why[512];
+        snprintf(why, sizeof why, "parameter %s %s", a->param, array_why[a->what]);
+        hit h = {1, a->line, a->opcode};
+        reason(&b, sc->m->file, &h, why);
+        out->non_thread_arrays += a->breaks_layout;
+    }
     if (sc->unredirectable.count) {
         out->unredirectable = sc->unredirectable.count;
         char why[256];
@@ -253,7 +276,8 @@ static void conclude(const scan *sc, const tmap_id_uses *u, tmap_safety *out)
     }
     if (!b.len)
         tmap_buf_puts(&b, "no finding: any regrouping keeps the results.\n");
-    out->layout_ok = !out->tid_as_value && out->scope != TMAP_SAFE_NONE;
+    out->layout_ok = !out->tid_as_value && !out->non_thread_arrays &&
+                     out->scope != TMAP_SAFE_NONE;
     out->redirect_ok = !out->unredirectable && out->scope != TMAP_SAFE_NONE;
     size_t n = b.data ? b.len : 0;
     if (n >= sizeof out->reasons) { /* cut at a sentence, and say so */
@@ -297,15 +321,24 @@ tmap_status tmap_safety_analyze(const tmap_ptx_module *m, const char *kernel, tm
         st = tmap_fail(err, TMAP_ERR_NOMEM, "%s: out of memory analyzing %s", m->file, kernel);
     else
         sc->m = m;
+    const tmap_ptx_func **funcs = calloc(cfg->nfuncs, sizeof *funcs);
+    if (!funcs && st == TMAP_OK)
+        st = tmap_fail(err, TMAP_ERR_NOMEM, "%s: out of memory analyzing %s", m->file, kernel);
     for (size_t i = 0; st == TMAP_OK && i < cfg->nfuncs; i++) {
-        const tmap_ptx_func *f = tmap_ptx_find_func(m, cfg->funcs[i].name);
-        scan_func(sc, f);
-        st = tmap_id_taint(m, f, &uses, err);
+        funcs[i] = tmap_ptx_find_func(m, cfg->funcs[i].name);
+        scan_func(sc, funcs[i]);
+        st = tmap_thread_arrays_find(m, funcs[i], &sc->arrays, &sc->narrays, &sc->caparrays,
+                                     err);
     }
+    if (st == TMAP_OK)
+        st = tmap_id_taint(m, funcs, cfg->nfuncs, &uses, err);
+    free(funcs);
     if (st == TMAP_OK) {
         memset(out, 0, sizeof *out);
         conclude(sc, &uses, out);
     }
+    if (sc)
+        free(sc->arrays);
     free(sc);
     tmap_cfg_free(cfg);
     return st;

@@ -178,7 +178,11 @@ tmap_status tmap_sass_tool_find(const char *name, char *path, size_t size, tmap_
  * ctaid_linear % sample != 0 count nothing.  Counts are kept in registers
  * and added to memory when each function returns or the thread exits
  * (docs/instrumentation.md).  The kernel's parameters are unchanged.  *cfg_out (optional) receives the
- * CFG whose block indices are the counter rows.
+ * CFG whose block indices are the counter rows (named as in m before the call).
+ * A .func that another kernel of m also reaches is first copied for this kernel
+ * (F_tmap_KERNEL), so every kernel of a module can be instrumented and the
+ * others are unchanged; a kernel that calls through a function pointer and
+ * shares a .func gives TMAP_ERR_UNSUPPORTED.
  */
 tmap_status tmap_bbv_instrument(tmap_ptx_module *m, const char *kernel,
                                 tmap_cfg **cfg_out, tmap_error *err);
@@ -200,7 +204,9 @@ tmap_status tmap_bbv_instrument(tmap_ptx_module *m, const char *kernel,
  * redirection are refused.  Reads of the ids other than by mov/cvt of a 32-bit
  * type, and .address_size 32, give TMAP_ERR_UNSUPPORTED naming the PTX line;
  * on any error the module is unchanged.  __tmap_perm is module-wide: several
- * redirected kernels of one module share it.
+ * redirected kernels of one module share it.  A .func that another kernel also
+ * reaches is copied for this kernel first (as by tmap_bbv_instrument), so the
+ * other kernels keep reading the hardware ids.
  */
 tmap_status tmap_redirect_instrument(tmap_ptx_module *m, const char *kernel, tmap_error *err);
 
@@ -234,6 +240,9 @@ typedef struct tmap_safety {
     tmap_scope_advice scope;
     int layout_ok;        /* the layout transform keeps the results        */
     int redirect_ok;      /* the redirection keeps the results (within scope) */
+    int non_thread_arrays; /* pointer parameters that are not per-thread arrays
+                             (x[t] and x[col[i]], row[t] and row[t+1]): the
+                             layout transform is wrong for them             */
 } tmap_safety;
 
 /* Analyzes `kernel` of m (docs/safety.md states the rules and their limits). */

@@ -105,7 +105,8 @@ class Safety(ctypes.Structure):
     _fields_ = [(n, c_int) for n in ("barriers", "shared_memory", "warp_collectives",
                                      "hardware_ids", "tid_as_value", "tid_in_control", "atomics",
                                      "cluster", "unredirectable")] + [
-        ("reasons", c_char * 2048), ("scope", c_int), ("layout_ok", c_int), ("redirect_ok", c_int)]
+        ("reasons", c_char * 2048), ("scope", c_int), ("layout_ok", c_int), ("redirect_ok", c_int),
+        ("non_thread_arrays", c_int)]
 
 
 class LatLookup(ctypes.Structure):

@@ -183,6 +183,7 @@ class Kernel:
         check(L.tmap_safety_analyze(self._module.ptr, self.name.encode(), ctypes.byref(s),
                                     ctypes.byref(err)), err)
         counts = {n: getattr(s, n) for n, _ in _lib.Safety._fields_[:9]}
+        counts["non_thread_arrays"] = s.non_thread_arrays
         mech = L.tmap_mechanism_name(L.tmap_mechanism_choose(ctypes.byref(s), 1)).decode()
         return Safety(counts, [r for r in s.reasons.decode().split("\n") if r],
                       L.tmap_scope_advice_name(s.scope).decode(), bool(s.layout_ok),
