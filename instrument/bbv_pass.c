@@ -264,42 +264,6 @@ static tmap_status rewrite_func(tmap_ptx_module *m, tmap_ptx_func *f, const tmap
     return TMAP_OK;
 }
 
-static int module_has_globals(const tmap_ptx_module *m)
-{
-    for (size_t i = 0; i < m->nitems; i++) {
-        const tmap_ptx_item *it = &m->items[i];
-        if (it->kind == TMAP_IT_RAW && strstr(it->text, TMAP_BBV_BASE_SYMBOL))
-            return 1;
-        for (uint32_t k = 0; it->kind == TMAP_IT_DECL && k < it->ntoks; k++)
-            if (!strcmp(it->toks[k].text, TMAP_BBV_BASE_SYMBOL))
-                return 1;
-    }
-    return 0;
-}
-
-/* Adds the two .global variables after .version/.target/.address_size. */
-static tmap_status add_globals(tmap_ptx_module *m, tmap_error *err)
-{
-    if (module_has_globals(m))
-        return TMAP_OK;
-    size_t pos = 0;
-    while (pos < m->nitems &&
-           (m->items[pos].kind == TMAP_IT_VERSION ||
-            (m->items[pos].kind == TMAP_IT_LINE &&
-             strcmp(m->items[pos].toks[0].text, ".file"))))
-        pos++;
-    const char *text = ".visible .global .align 8 .u64 " TMAP_BBV_BASE_SYMBOL ";\n"
-                       ".visible .global .align 4 .u32 " TMAP_BBV_STRIDE_SYMBOL " = 1;\n";
-    tmap_ptx_item it = {0};
-    it.kind = TMAP_IT_RAW;
-    it.text = tmap_arena_strndup(&m->arena, text, strlen(text));
-    if (!it.text || tmap_grow(&m->items, &m->capitems, m->nitems + 1, sizeof *m->items))
-        return tmap_fail(err, TMAP_ERR_NOMEM, "%s: out of memory instrumenting", m->file);
-    memmove(&m->items[pos + 1], &m->items[pos], (m->nitems - pos) * sizeof *m->items);
-    m->items[pos] = it;
-    m->nitems++;
-    return TMAP_OK;
-}
 
 /* Refuses functions already instrumented and CFGs too large for 32-bit rows. */
 static tmap_status check_instrumentable(tmap_ptx_module *m, const tmap_cfg *cfg,
@@ -343,7 +307,10 @@ tmap_status tmap_bbv_instrument_budget(tmap_ptx_module *m, const char *kernel, u
     for (size_t i = 0; i < cfg->nfuncs && st == TMAP_OK; i++)
         st = rewrite_func(m, tmap_ptx_find_func(m, cfg->funcs[i].name), cfg, i, at, &plan, err);
     if (st == TMAP_OK)
-        st = add_globals(m, err);
+        st = tmap_ptx_add_global(m, TMAP_BBV_BASE_SYMBOL,
+                                 ".visible .global .align 8 .u64 " TMAP_BBV_BASE_SYMBOL ";\n"
+                                 ".visible .global .align 4 .u32 " TMAP_BBV_STRIDE_SYMBOL
+                                 " = 1;\n", err);
     tmap_bbv_plan_free(&plan);
     free(at);
     tmap_cfg_free(cfg);

@@ -139,4 +139,10 @@ void tmap_ptx_print_toks(tmap_buf *b, const tmap_ptx_tok *toks, size_t n);
  * %tid.{x,y,z} / %ctaid.{x,y,z}); else why it cannot be redirected. */
 const char *tmap_redirect_check(const tmap_ptx_stmt *s);
 
+/* Adds decl (module-scope declarations, as text) after the module header
+ * (.version, .target, .address_size), unless the module already declares
+ * symbol (ptx_global.c). */
+tmap_status tmap_ptx_add_global(tmap_ptx_module *m, const char *symbol, const char *decl,
+                                tmap_error *err);
+
 #endif

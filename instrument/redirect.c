@@ -195,40 +195,6 @@ static tmap_status rewrite_func(tmap_ptx_module *m, tmap_ptx_func *f, tmap_error
     return TMAP_OK;
 }
 
-static int module_has_perm(const tmap_ptx_module *m)
-{
-    for (size_t i = 0; i < m->nitems; i++) {
-        const tmap_ptx_item *it = &m->items[i];
-        if (it->kind == TMAP_IT_RAW && strstr(it->text, TMAP_REDIRECT_SYMBOL))
-            return 1;
-        for (uint32_t k = 0; it->kind == TMAP_IT_DECL && k < it->ntoks; k++)
-            if (!strcmp(it->toks[k].text, TMAP_REDIRECT_SYMBOL))
-                return 1;
-    }
-    return 0;
-}
-
-/* Adds `.global .u64 __tmap_perm` after .version/.target/.address_size. */
-static tmap_status add_perm_global(tmap_ptx_module *m, tmap_error *err)
-{
-    if (module_has_perm(m))
-        return TMAP_OK;
-    size_t pos = 0;
-    while (pos < m->nitems &&
-           (m->items[pos].kind == TMAP_IT_VERSION ||
-            (m->items[pos].kind == TMAP_IT_LINE && strcmp(m->items[pos].toks[0].text, ".file"))))
-        pos++;
-    static const char text[] = ".visible .global .align 8 .u64 " TMAP_REDIRECT_SYMBOL ";\n";
-    tmap_ptx_item it = {0};
-    it.kind = TMAP_IT_RAW;
-    it.text = tmap_arena_strndup(&m->arena, text, strlen(text));
-    if (!it.text || tmap_grow(&m->items, &m->capitems, m->nitems + 1, sizeof *m->items))
-        return tmap_fail(err, TMAP_ERR_NOMEM, "%s: out of memory redirecting", m->file);
-    memmove(&m->items[pos + 1], &m->items[pos], (m->nitems - pos) * sizeof *m->items);
-    m->items[pos] = it;
-    m->nitems++;
-    return TMAP_OK;
-}
 
 /* The preamble computes 64-bit addresses: refuse .address_size 32. */
 static tmap_status check_address_size(const tmap_ptx_module *m, tmap_error *err)
@@ -271,7 +237,8 @@ tmap_status tmap_redirect_instrument(tmap_ptx_module *m, const char *kernel, tma
         if (reads[i])
             st = rewrite_func(m, tmap_ptx_find_func(m, cfg->funcs[i].name), err);
     if (st == TMAP_OK)
-        st = add_perm_global(m, err);
+        st = tmap_ptx_add_global(m, TMAP_REDIRECT_SYMBOL,
+                                 ".visible .global .align 8 .u64 " TMAP_REDIRECT_SYMBOL ";\n", err);
     free(reads);
     tmap_cfg_free(cfg);
     return st;
