@@ -261,6 +261,12 @@ static tmap_status pred_body(pred_reader *r, tmap_predictor *p, tmap_error *err)
     if (s)
         return s;
     size_t B = p->nblocks, P = p->nfeatures + 2;
+    /* a block takes three lines, at least 2P + 24 bytes: refuse a count that
+     * the file cannot hold before allocating for it */
+    if (B > (size_t)(r->end - r->p) / (2 * P + 24))
+        return tmap_fail(err, TMAP_ERR_FORMAT, "%s: nblocks %zu with %zu features does not fit "
+                         "in the %zu bytes left", r->path, B, p->nfeatures,
+                         (size_t)(r->end - r->p));
     p->feature_names = calloc(p->nfeatures ? p->nfeatures : 1, sizeof *p->feature_names);
     p->block_names = calloc(B ? B : 1, sizeof *p->block_names);
     p->coef = calloc(B ? B * P : 1, sizeof *p->coef);

@@ -222,6 +222,26 @@ static void test_predictor_file(void **state)
     tmap_predictor_free(&pr);
 }
 
+/* A predictor header claiming 2^32 blocks of 4000 features in 100 bytes
+ * (its checksum right): refused before anything that size is allocated. */
+static void test_predictor_counts_fit(void **state)
+{
+    (void)state;
+    char text[256];
+    int n = snprintf(text, sizeof text, "threadmap-predictor\nversion 1\nkernel k\ncfg_hash "
+                     "0000000000000000\nnblocks 4294967296\nnfeatures 4000\n");
+    uint64_t h = 14695981039346656037ull;
+    for (int i = 0; i < n; i++)
+        h = (h ^ (unsigned char)text[i]) * 1099511628211ull;
+    snprintf(text + n, sizeof text - (size_t)n, "checksum %016llx\n", (unsigned long long)h);
+    tmap_error err = {0};
+    assert_int_equal(tmap_file_write(DIR "huge.predictor", text, strlen(text), &err), TMAP_OK);
+    tmap_predictor back;
+    assert_int_equal(tmap_predictor_load(DIR "huge.predictor", NULL, 0, NULL, &back, &err),
+                     TMAP_ERR_FORMAT);
+    assert_non_null(strstr(err.message, "nblocks 4294967296 with 4000 features does not fit"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -229,6 +249,7 @@ int main(void)
         cmocka_unit_test(test_collinear_and_clamp),
         cmocka_unit_test(test_cross_validation),
         cmocka_unit_test(test_predictor_file),
+        cmocka_unit_test(test_predictor_counts_fit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
