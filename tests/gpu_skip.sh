@@ -32,7 +32,7 @@ for t in "$build"/test_gpu_*; do
     echo "FAIL: $name passed or skipped (exit $rc) when the driver fails:"; cat "$tmp/out"
     exit 1
   fi
-  echo "ok: $name: skipped without a GPU ($skipped [  SKIPPED ] lines), fails on a driver error (exit $rc)"
+  echo "ok: $name: skipped without a GPU ($skipped skip lines), fails on a driver error (exit $rc)"
   n=$((n + 1))
 done
 [ "$n" -ge 7 ] || { echo "FAIL: only $n GPU test programs in $build"; exit 1; }
