@@ -285,9 +285,13 @@ static tmap_status pred_body(pred_reader *r, tmap_predictor *p, tmap_error *err)
     if (!s)
         s = pred_rows(r, "fit", B, 3, fit, err);
     for (size_t b = 0; !s && b < B; b++) {
+        double rank = fit[3 * b + 2];
+        if (!(rank >= 0 && rank <= (double)P && rank == floor(rank)))
+            s = tmap_fail(err, TMAP_ERR_FORMAT, "%s: block %zu: rank %g is not a count from 0 "
+                          "to %zu", r->path, b, rank, P);
         p->r2[b] = fit[3 * b];
         p->rms[b] = fit[3 * b + 1];
-        p->rank[b] = (size_t)fit[3 * b + 2];
+        p->rank[b] = s ? 0 : (size_t)rank;
     }
     free(fit);
     if (!s && r->p != r->end)
