@@ -266,6 +266,12 @@ static tmap_status pred_body(pred_reader *r, tmap_predictor *p, tmap_error *err)
     if (s)
         return s;
     size_t B = p->nblocks, P = p->nfeatures + 2;
+    /* a block takes three lines, at least 2P + 24 bytes: refuse a count that
+     * the file cannot hold before allocating for it */
+    if (B > (size_t)(r->end - r->p) / (2 * P + 24))
+        return tmap_fail(err, TMAP_ERR_FORMAT, "%s: nblocks %zu with %zu features does not fit "
+                         "in the %zu bytes left", r->path, B, p->nfeatures,
+                         (size_t)(r->end - r->p));
     p->feature_names = calloc(p->nfeatures ? p->nfeatures : 1, sizeof *p->feature_names);
     p->block_names = calloc(B ? B : 1, sizeof *p->block_names);
     p->coef = calloc(B ? B * P : 1, sizeof *p->coef);
@@ -284,9 +290,13 @@ static tmap_status pred_body(pred_reader *r, tmap_predictor *p, tmap_error *err)
     if (!s)
         s = pred_rows(r, "fit", B, 3, fit, err);
     for (size_t b = 0; !s && b < B; b++) {
+        double rank = fit[3 * b + 2];
+        if (!(rank >= 0 && rank <= (double)P && rank == floor(rank)))
+            s = tmap_fail(err, TMAP_ERR_FORMAT, "%s: block %zu: rank %g is not a count from 0 "
+                          "to %zu", r->path, b, rank, P);
         p->r2[b] = fit[3 * b];
         p->rms[b] = fit[3 * b + 1];
-        p->rank[b] = (size_t)fit[3 * b + 2];
+        p->rank[b] = s ? 0 : (size_t)rank;
     }
     free(fit);
     if (!s && r->p != r->end)

@@ -161,7 +161,7 @@ print("cli_bundled: estimate --sass: SIMD efficiency %.2f of 32 with SASS weight
       % (sass["simd_active_threads_per_inst"], ptx["simd_active_threads_per_inst"]))
 PY
 elif grep -q "not found" "$tmp/sass.err"; then
-  echo "cli_bundled: SKIPPED estimate --sass: $(cat "$tmp/sass.err")"
+  echo "[  SKIPPED ] cli_bundled: estimate --sass: $(cat "$tmp/sass.err")"
 else
   cat "$tmp/sass.err" >&2
   exit 1

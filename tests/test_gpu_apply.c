@@ -53,19 +53,19 @@ static int setup(void **state)
 
 static void loop_layout(void **state)
 {
-    *state = test_gpu_or_skip();
+    *state = test_gpu_open();
     same_outputs(state, "tests/manifests/loop_small.json", 5120);
 }
 
 static void inout_layout(void **state)
 {
-    *state = test_gpu_or_skip();
+    *state = test_gpu_open();
     same_outputs(state, "tests/manifests/switch_small.json", 4096);
 }
 
 static void vector_rows_layout(void **state)
 {
-    *state = test_gpu_or_skip();
+    *state = test_gpu_open();
     same_outputs(state, "tests/manifests/vector_small.json", 2048);
 }
 
@@ -82,5 +82,5 @@ int main(void)
         cmocka_unit_test_setup_teardown(inout_layout, setup, teardown),
         cmocka_unit_test_setup_teardown(vector_rows_layout, setup, teardown),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return test_gpu_main(tests, NULL, NULL);
 }

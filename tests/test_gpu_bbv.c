@@ -32,7 +32,7 @@ static tmap_cuda *gpu_of(void **state)
 {
     gpu *g = *state;
     if (!g->cuda)
-        g->cuda = test_gpu_or_skip();
+        g->cuda = test_gpu_open();
     return g->cuda;
 }
 
@@ -211,5 +211,5 @@ int main(void)
         cmocka_unit_test(branchy_counts_exact),
         cmocka_unit_test(grid_and_sampling_exact),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return test_gpu_main(tests, setup, teardown);
 }

@@ -35,7 +35,7 @@ static size_t count_lines(const char *path)
 static void test_bench_end_to_end(void **state)
 {
     (void)state;
-    tmap_cuda *c = test_gpu_or_skip();
+    tmap_cuda *c = test_gpu_open();
     tmap_cuda_close(c);
     char dir[] = "/tmp/tmap_gpu_bench_XXXXXX", cmd[8192], path[4200];
     assert_non_null(mkdtemp(dir));
@@ -97,5 +97,5 @@ static void test_bench_end_to_end(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_bench_end_to_end)};
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return test_gpu_main(tests, NULL, NULL);
 }

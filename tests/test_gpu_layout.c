@@ -53,7 +53,7 @@ static int teardown(void **state)
 
 static void load(fixture *f)
 {
-    f->c = test_gpu_or_skip();
+    f->c = test_gpu_open();
     tmap_compiled out;
     TMAP_CHECK(tmap_compile(kernel_src, "layout_test.cu", NULL, &out, err));
     TMAP_CHECK(tmap_kernel_load(f->c, out.ptx, "k", &f->k, err));
@@ -164,5 +164,5 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_reuse_many, setup, teardown),
         cmocka_unit_test_setup_teardown(test_neither_and_bad, setup, teardown),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return test_gpu_main(tests, NULL, NULL);
 }

@@ -189,39 +189,39 @@ static int teardown(void **state)
 
 static void loop_manifest(void **state)
 {
-    *state = test_gpu_or_skip();
+    *state = test_gpu_open();
     manifest_same_outputs(*state, "tests/manifests/loop_small.json");
 }
 
 static void switch_manifest(void **state)
 {
-    *state = test_gpu_or_skip();
+    *state = test_gpu_open();
     manifest_same_outputs(*state, "tests/manifests/switch_small.json");
 }
 
 static void vector_manifest(void **state)
 {
-    *state = test_gpu_or_skip();
+    *state = test_gpu_open();
     manifest_same_outputs(*state, "tests/manifests/vector_small.json");
 }
 
 static void loop_kernel_exact(void **state)
 {
-    *state = test_gpu_or_skip();
+    *state = test_gpu_open();
     analytic_case ac = {"loop_kernel", {{4, 1, 1}, {256, 1, 1}, 0, NULL, 0}, 1};
     analytic_exact(*state, &ac);
 }
 
 static void branchy_exact(void **state)
 {
-    *state = test_gpu_or_skip();
+    *state = test_gpu_open();
     analytic_case ac = {"branchy", {{3, 1, 1}, {128, 1, 1}, 0, NULL, 0}, 1};
     analytic_exact(*state, &ac);
 }
 
 static void grid3d_exact(void **state)
 {
-    *state = test_gpu_or_skip();
+    *state = test_gpu_open();
     analytic_case ac = {"grid3d", {{3, 2, 1}, {8, 4, 2}, 0, NULL, 0}, 0};
     analytic_exact(*state, &ac);
 }
@@ -236,5 +236,5 @@ int main(void)
         cmocka_unit_test_setup_teardown(branchy_exact, setup, teardown),
         cmocka_unit_test_setup_teardown(grid3d_exact, setup, teardown),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return test_gpu_main(tests, NULL, NULL);
 }

@@ -105,7 +105,7 @@ static void check_sort(tmap_cuda *c, tmap_gpu_regroup *g, const double *key, int
 
 static void test_equal_to_cpu(void **state)
 {
-    tmap_cuda *c = test_gpu_or_skip();
+    tmap_cuda *c = test_gpu_open();
     uint64_t s = 99;
     double *x = malloc(N * P * sizeof *x), coef[B * (P + 2)], lat[B];
     for (size_t i = 0; i < N * P; i++)
@@ -167,7 +167,7 @@ static void test_equal_to_cpu(void **state)
 /* Bin-and-deal: the GPU's deal of a grid order equals the CPU's. */
 static void test_deal_equal_to_cpu(void **state)
 {
-    tmap_cuda *c = test_gpu_or_skip();
+    tmap_cuda *c = test_gpu_open();
     enum { ND = 400 * 256 };
     uint64_t s = 7, d_sorted, d_perm;
     double *key = malloc(ND * sizeof *key);
@@ -201,25 +201,11 @@ static void test_deal_equal_to_cpu(void **state)
     tmap_cuda_close(c);
 }
 
-static void test_bad_arguments(void **state)
-{
-    tmap_gpu_regroup *g = (tmap_gpu_regroup *)&g;
-    tmap_error e = {0};
-    assert_int_not_equal(tmap_gpu_regroup_create(NULL, 10, &g, &e), TMAP_OK);
-    assert_null(g);
-    tmap_gpu_regroup_free(NULL);
-    assert_int_not_equal(tmap_gpu_regroup_sort(NULL, 1, 1, 0, 1, NULL, &e), TMAP_OK);
-    assert_int_not_equal(tmap_gpu_regroup_cost(NULL, 1, NULL, &e), TMAP_OK);
-    assert_int_not_equal(tmap_gpu_regroup_model(NULL, NULL, NULL, 1, 1, &e), TMAP_OK);
-    assert_int_not_equal(tmap_gpu_regroup_run(NULL, 1, 1, 0, 1, NULL, &e), TMAP_OK);
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_equal_to_cpu),
         cmocka_unit_test(test_deal_equal_to_cpu),
-        cmocka_unit_test(test_bad_arguments),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return test_gpu_main(tests, NULL, NULL);
 }

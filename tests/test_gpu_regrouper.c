@@ -64,7 +64,7 @@ static int key_fn(void *user, uint64_t key, void *stream)
 static void open_bench(bench *b)
 {
     memset(b, 0, sizeof *b);
-    b->c = test_gpu_or_skip();
+    b->c = test_gpu_open();
     tmap_compiled out;
     TMAP_CHECK(tmap_compile(src, "regrouper_test.cu", NULL, &out, err));
     TMAP_CHECK(tmap_kernel_load(b->c, out.ptx, "work", &b->work, err));
@@ -250,23 +250,6 @@ static void test_lcg_jump(void **state)
     }
 }
 
-static void test_bad_arguments(void **state)
-{
-    tmap_regrouper *r = (tmap_regrouper *)&r;
-    tmap_regrouper_opts o = {0};
-    tmap_launch l = {{1, 1, 1}, {32, 1, 1}, 0, NULL, 0};
-    tmap_error e;
-    assert_int_equal(tmap_regrouper_create(NULL, &l, arrays, 4, &o, &r, &e), TMAP_ERR_INVALID);
-    assert_null(r);
-    tmap_cuda *c = (tmap_cuda *)&o; /* never used: the options are checked first */
-    assert_int_equal(tmap_regrouper_create(c, &l, arrays, 4, &o, &r, &e), TMAP_ERR_INVALID);
-    assert_non_null(strstr(e.message, "key"));
-    assert_int_equal(tmap_regrouper_begin(NULL, 1, NULL, &e), TMAP_ERR_INVALID);
-    assert_int_equal(tmap_regrouper_end(NULL, NULL, &e), TMAP_ERR_INVALID);
-    assert_int_equal(tmap_regrouper_chosen(NULL), -1);
-    assert_int_equal(tmap_regrouper_ptr(NULL, 0), 0);
-    tmap_regrouper_free(NULL);
-}
 
 int main(void)
 {
@@ -276,7 +259,6 @@ int main(void)
         cmocka_unit_test(test_uniform_is_left_alone),
         cmocka_unit_test(test_block_scope_new_inputs),
         cmocka_unit_test(test_redirection),
-        cmocka_unit_test(test_bad_arguments),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return test_gpu_main(tests, NULL, NULL);
 }

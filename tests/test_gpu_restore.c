@@ -35,7 +35,7 @@ static uint32_t read_stale(tmap_cuda *c, tmap_kernel *k)
 
 static void manifest_time_restores_inputs(void **state)
 {
-    tmap_cuda *c = test_gpu_or_skip();
+    tmap_cuda *c = test_gpu_open();
     test_bound b;
     tmap_kernel *k;
     float ms[5];
@@ -55,7 +55,7 @@ static void manifest_time_restores_inputs(void **state)
 
 static void evaluate_restores_inputs(void **state)
 {
-    tmap_cuda *c = test_gpu_or_skip();
+    tmap_cuda *c = test_gpu_open();
     static const int mechanisms[] = {TMAP_MECH_LAYOUT, TMAP_MECH_REDIRECT};
     for (size_t i = 0; i < 2; i++) {
         test_bound b;
@@ -88,5 +88,5 @@ int main(void)
         cmocka_unit_test(manifest_time_restores_inputs),
         cmocka_unit_test(evaluate_restores_inputs),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return test_gpu_main(tests, NULL, NULL);
 }

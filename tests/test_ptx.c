@@ -112,8 +112,10 @@ static void test_fixed_point(void **state)
 static void test_ptxas_accepts_printed(void **state)
 {
     (void)state;
-    if (access(TMAP_PTXAS_DEFAULT, X_OK) != 0)
+    if (access(TMAP_PTXAS_DEFAULT, X_OK) != 0) {
+        print_message("[  SKIPPED ] no ptxas at %s\n", TMAP_PTXAS_DEFAULT);
         skip();
+    }
     for (size_t i = 0; i < NFIXTURES; i++) {
         size_t len;
         char *src = read_fixture(fixtures[i], &len);

@@ -277,6 +277,67 @@ static void test_gsl_never_aborts(void **state)
     assert_int_equal(WEXITSTATUS(st), 0);
 }
 
+/* Loads `body` with its right checksum line appended (the file is
+ * DIR/sum.predictor); returns the status, the message in err. */
+static tmap_status load_checksummed(const char *body, tmap_error *err)
+{
+    size_t n = strlen(body);
+    char *text = malloc(n + 32);
+    uint64_t h = 14695981039346656037ull;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)body[i]) * 1099511628211ull;
+    memcpy(text, body, n);
+    n += (size_t)snprintf(text + n, 32, "checksum %016llx\n", (unsigned long long)h);
+    assert_int_equal(tmap_file_write(DIR "sum.predictor", text, n, err), TMAP_OK);
+    free(text);
+    tmap_predictor back;
+    tmap_status s = tmap_predictor_load(DIR "sum.predictor", NULL, 0, NULL, &back, err);
+    if (s == TMAP_OK)
+        tmap_predictor_free(&back);
+    return s;
+}
+
+/* A predictor header claiming 2^32 blocks of 4000 features in 100 bytes
+ * (its checksum right): refused before anything that size is allocated. */
+static void test_predictor_counts_fit(void **state)
+{
+    (void)state;
+    tmap_error err = {0};
+    assert_int_equal(load_checksummed("threadmap-predictor\nversion 1\nkernel k\ncfg_hash "
+                                      "0000000000000000\nnblocks 4294967296\nnfeatures 4000\n",
+                                      &err),
+                     TMAP_ERR_FORMAT);
+    assert_non_null(strstr(err.message, "nblocks 4294967296 with 4000 features does not fit"));
+}
+
+/* A fit line whose rank is not a count of 0..P+2 (fuzz_predictor: -20 was
+ * converted to size_t): refused, naming the block. */
+static void test_predictor_rank(void **state)
+{
+    (void)state;
+    tmap_predictor pr;
+    fit(&pr);
+    tmap_error err = {0};
+    char *text;
+    size_t len;
+    assert_int_equal(tmap_predictor_save(DIR "k.predictor", &pr, &err), TMAP_OK);
+    tmap_predictor_free(&pr);
+    assert_int_equal(tmap_file_read(DIR "k.predictor", &text, &len, &err), TMAP_OK);
+    strstr(text, "checksum ")[0] = '\0';
+    assert_int_equal(load_checksummed(text, &err), TMAP_OK);
+    const char *bad[] = {"-20", "6", "2.5", "1e300"}; /* P + 2 = 5 columns */
+    char *end = strchr(strstr(text, "\nfit 1 ") + 1, '\n'), *rank = end;
+    while (rank[-1] != ' ')
+        rank--;
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char body[4096];
+        snprintf(body, sizeof body, "%.*s%s%s", (int)(rank - text), text, bad[i], end);
+        assert_int_equal(load_checksummed(body, &err), TMAP_ERR_FORMAT);
+        assert_non_null(strstr(err.message, "block 1: rank"));
+    }
+    free(text);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -285,6 +346,8 @@ int main(void)
         cmocka_unit_test(test_collinear_and_clamp),
         cmocka_unit_test(test_cross_validation),
         cmocka_unit_test(test_predictor_file),
+        cmocka_unit_test(test_predictor_counts_fit),
+        cmocka_unit_test(test_predictor_rank),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

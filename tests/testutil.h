@@ -1,6 +1,7 @@
 /*
  * testutil.h -- what several tests share: reading fixtures, running ptxas on
- * PTX text, compiling corpus kernels, and opening the GPU or skipping.
+ * PTX text, compiling corpus kernels, and the main of a GPU test program
+ * (skipped, exit 77, without a GPU).
  * Included by test programs only (each is one translation unit).
  */
 #ifndef TMAP_TESTS_TESTUTIL_H
@@ -123,19 +124,35 @@ static inline uint32_t *test_random_perm(size_t n, uint64_t seed)
     return p;
 }
 
-/* Opens GPU 0, or skips the test (saying so) when there is none. */
-static inline tmap_cuda *test_gpu_or_skip(void)
+/* Opens GPU 0; fails the test when it cannot (test_gpu_main has checked
+ * that there is one). */
+static inline tmap_cuda *test_gpu_open(void)
+{
+    tmap_cuda *c = NULL;
+    TMAP_CHECK(tmap_cuda_open(0, &c, err));
+    return c;
+}
+
+/* The main of a GPU test program (tests/test_gpu_*.c, GPU tests only):
+ * without a GPU or driver it names the reason and each test on
+ * `[  SKIPPED ]` lines and returns 77, which CTest reports as skipped
+ * (SKIP_RETURN_CODE); otherwise it runs the tests, so that any other
+ * failure to open the GPU fails them. */
+static inline int test_gpu_run(const char *group, const struct CMUnitTest *tests, size_t n,
+                               CMFixtureFunction setup, CMFixtureFunction teardown)
 {
     tmap_cuda *c = NULL;
     tmap_error e = {0};
-    tmap_status s = tmap_cuda_open(0, &c, &e);
-    if (s == TMAP_ERR_NO_DEVICE) {
+    if (tmap_cuda_open(0, &c, &e) == TMAP_ERR_NO_DEVICE) {
         print_message("[  SKIPPED ] no GPU: %s\n", e.message);
-        skip();
+        for (size_t i = 0; i < n; i++)
+            print_message("[  SKIPPED ] %s\n", tests[i].name);
+        return 77;
     }
-    if (s != TMAP_OK)
-        fail_msg("%s", e.message);
-    return c;
+    tmap_cuda_close(c);
+    return _cmocka_run_group_tests(group, tests, n, setup, teardown);
 }
+#define test_gpu_main(tests, setup, teardown)                                              \
+    test_gpu_run(#tests, tests, sizeof(tests) / sizeof((tests)[0]), setup, teardown)
 
 #endif

@@ -50,9 +50,10 @@ typedef enum tmap_status {
 
 #define TMAP_ERROR_MAX 2048
 
+/* No member before message is an enum, so `tmap_error e = {0};` is also C++. */
 typedef struct tmap_error {
-    tmap_status status;
     char message[TMAP_ERROR_MAX];
+    tmap_status status;
 } tmap_error;
 
 /* A short constant name for a status ("invalid argument", ...). */
@@ -97,10 +98,10 @@ typedef enum tmap_npy_rank { TMAP_NPY_ANY = 0, TMAP_NPY_1D = 1, TMAP_NPY_2D = 2 
 
 /* A parsed .npy array: C order, native (little-endian) element bytes. */
 typedef struct tmap_npy_array {
+    void *data;     /* dim[0] * dim[1] elements, owned */
     tmap_npy_dtype dtype;
     int ndim;       /* 1 or 2 */
     size_t dim[2];  /* dim[1] == 1 for a 1-D array */
-    void *data;     /* dim[0] * dim[1] elements, owned */
 } tmap_npy_array;
 
 /* Parses .npy bytes (format 1.0, 2.0 or 3.0).  `name` names the source in

@@ -414,10 +414,11 @@ const char *tmap_regrouper_cand_name(tmap_regrouper_cand c);
 typedef int (*tmap_regrouper_key_fn)(void *user, uint64_t key, void *stream);
 
 typedef struct tmap_regrouper_opts {
+    unsigned candidates;            /* bits 1u << cand; 0: all the scope allows
+                                       (first: {0} initializes it in C++ too) */
     tmap_regroup_scope scope;       /* GRID allows every candidate, BLOCK only
                                        those that keep threads in their block
                                        (what the safety analysis allows) */
-    unsigned candidates;            /* bits 1u << cand; 0: all the scope allows */
     int trial_launches;             /* timed launches per candidate; 0: 3 */
     double threshold;               /* 0: 0.03 (3% faster than the original) */
     tmap_regrouper_key_fn key;      /* the key: the caller's function, or */

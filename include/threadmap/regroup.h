@@ -163,8 +163,8 @@ typedef struct tmap_plan_opts {
 } tmap_plan_opts;
 
 typedef struct tmap_candidate {
-    tmap_algo algo;
     int available;         /* 0: did not run; `note` says why */
+    tmap_algo algo;
     char note[200];
     uint32_t *perm;        /* [nthreads], malloc'ed when available */
     tmap_metrics m;        /* the model under this grouping */

@@ -67,7 +67,7 @@ def load() -> ctypes.CDLL:
 # ------------------------------------------------------------------ structs
 
 class Error(ctypes.Structure):
-    _fields_ = [("status", c_int), ("message", c_char * 2048)]
+    _fields_ = [("message", c_char * 2048), ("status", c_int)]
 
 
 class Bbv(ctypes.Structure):
@@ -168,7 +168,7 @@ class PlanOpts(ctypes.Structure):
 
 
 class Candidate(ctypes.Structure):
-    _fields_ = [("algo", c_int), ("available", c_int), ("note", c_char * 200),
+    _fields_ = [("available", c_int), ("algo", c_int), ("note", c_char * 200),
                 ("perm", POINTER(c_uint32)), ("m", Metrics), ("algo_ms", c_double),
                 ("gain", c_double), ("total_ms", c_double)]
 
@@ -228,7 +228,7 @@ KEY_FN = CFUNCTYPE(c_int, c_void_p, c_uint64, c_void_p)
 
 
 class RegrouperOpts(ctypes.Structure):
-    _fields_ = [("scope", c_int), ("candidates", c_uint), ("trial_launches", c_int),
+    _fields_ = [("candidates", c_uint), ("scope", c_int), ("trial_launches", c_int),
                 ("threshold", c_double), ("key", KEY_FN), ("key_user", c_void_p),
                 ("model", POINTER(Predictor)), ("lat", POINTER(c_double)),
                 ("features", c_uint64), ("redirected", c_void_p)]

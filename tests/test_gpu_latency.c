@@ -1,0 +1,54 @@
+/*
+ * test_gpu_latency.c -- on a GPU: the latency microbenchmarks measure
+ * add.f32, ld.shared.u32 and div.rn.f32 within plausible ranges of cycles,
+ * and the table they make holds the opcodes and their classes.  Skipped
+ * (exit 77) without a GPU.
+ */
+#include "threadmap/latency_tables.h"
+#include "tests/testutil.h"
+
+static void progress_line(void *user, size_t i, size_t total, const char *line)
+{
+    (void)user;
+    print_message("  [%zu/%zu] %s\n", i + 1, total, line);
+}
+
+static void test_gpu_measure(void **state)
+{
+    (void)state;
+    tmap_cuda *c = test_gpu_open();
+    const char *only[] = {"add.f32", "ld.shared.u32", "div.rn.f32"};
+    const double lo[] = {2, 10, 8}, hi[] = {12, 80, 200};
+    tmap_latency_measure_opts o = {0};
+    o.only = only;
+    o.nonly = 3;
+    o.progress = progress_line;
+    tmap_latency_result *r = NULL;
+    size_t n = 0;
+    TMAP_CHECK(tmap_latency_measure_results(c, &o, &r, &n, err));
+    assert_int_equal(n, 3);
+    for (size_t i = 0; i < n; i++) {
+        size_t k = 0;
+        while (strcmp(only[k], r[i].bench->opcodes[0]))
+            k++;
+        if (!r[i].ok)
+            fail_msg("%s suspect: %s", only[k], r[i].note);
+        if (r[i].latency < lo[k] || r[i].latency > hi[k])
+            fail_msg("%s: %.2f cycles, outside the plausible %.0f..%.0f", only[k],
+                     r[i].latency, lo[k], hi[k]);
+    }
+    free(r);
+    char *table = NULL;
+    TMAP_CHECK(tmap_latency_measure(c, &o, &table, err));
+    assert_non_null(strstr(table, "\nadd.f32\t"));
+    assert_non_null(strstr(table, "\nclass:fp32\t"));
+    print_message("%s", table);
+    free(table);
+    tmap_cuda_close(c);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_gpu_measure)};
+    return test_gpu_main(tests, NULL, NULL);
+}
