@@ -198,26 +198,14 @@ static int train_parse(tmap_args *a, train_opts *o)
 }
 
 typedef struct train_data {
-    size_t nruns, p;
-    double **feat;     /* [runs] */
-    tmap_bbv *bbv;     /* [runs] */
-    tmap_regress_run *runs;
-    char **blocks;     /* block names of run 0 (or NULL) */
+    tmap_train_set set;
     char **fnames;     /* split --feature-names */
     size_t nfnames;
 } train_data;
 
 static void train_free(train_data *d)
 {
-    /* the names' count is run 0's block count: read it before freeing run 0 */
-    tmap_names_free(d->blocks, d->nruns ? d->bbv[0].nblocks : 0);
-    for (size_t r = 0; r < d->nruns; r++) {
-        free(d->feat[r]);
-        tmap_bbv_free(&d->bbv[r]);
-    }
-    free(d->feat);
-    free(d->bbv);
-    free(d->runs);
+    tmap_train_free(&d->set);
     tmap_names_free(d->fnames, d->nfnames);
 }
 
@@ -247,38 +235,18 @@ static tmap_status train_split_names(const char *list, size_t p, train_data *d, 
     return TMAP_OK;
 }
 
-/* Loads run r: features and BBV, with matching thread counts. */
+/* Loads run r (its features and BBV) into the training set. */
 static tmap_status train_load_run(const train_opts *o, size_t r, train_data *d, tmap_error *err)
 {
     size_t dim[2];
-    char **names = NULL;
-    tmap_status s = tmap_npy_load_f64(o->features[r], TMAP_NPY_ANY, &d->feat[r], dim, err);
-    if (s)
-        return s;
-    d->nruns = r + 1;
-    if ((s = tmap_bbv_load(o->bbv[r], &d->bbv[r], &names, err)))
-        return s;
-    if (r == 0)
-        d->p = dim[1];
-    if (dim[1] != d->p)
-        s = tmap_fail(err, TMAP_ERR_INVALID, "%s: %zu features, but run 0 has %zu", o->features[r],
-                      dim[1], d->p);
-    else if (dim[0] != d->bbv[r].nthreads)
-        s = tmap_fail(err, TMAP_ERR_INVALID, "%s: %zu rows but %s has %zu threads", o->features[r],
-                      dim[0], o->bbv[r], d->bbv[r].nthreads);
-    else if (r > 0 && d->bbv[r].nblocks != d->bbv[0].nblocks)
-        s = tmap_fail(err, TMAP_ERR_INVALID, "%s: %zu blocks, but the first BBV has %zu",
-                      o->bbv[r], d->bbv[r].nblocks, d->bbv[0].nblocks);
-    for (size_t b = 0; !s && r > 0 && names && d->blocks && b < d->bbv[r].nblocks; b++)
-        if (strcmp(names[b], d->blocks[b]))
-            s = tmap_fail(err, TMAP_ERR_INVALID, "%s: block %zu is '%s', in the first BBV '%s'",
-                          o->bbv[r], b, names[b], d->blocks[b]);
-    if (r == 0)
-        d->blocks = names;
-    else
-        tmap_names_free(names, d->bbv[r].nblocks);
-    d->runs[r] = (tmap_regress_run){d->feat[r], &d->bbv[r]};
-    return s;
+    char **names = NULL, what[8192];
+    double *feat = NULL;
+    tmap_bbv bbv = {0};
+    tmap_status s = tmap_npy_load_f64(o->features[r], TMAP_NPY_ANY, &feat, dim, err);
+    if (!s && (s = tmap_bbv_load(o->bbv[r], &bbv, &names, err)))
+        free(feat);
+    snprintf(what, sizeof what, "%s and %s", o->features[r], o->bbv[r]);
+    return s ? s : tmap_train_add(&d->set, feat, dim[0], dim[1], &bbv, names, what, err);
 }
 
 static void train_report(const tmap_predictor *pr)
@@ -289,15 +257,6 @@ static void train_report(const tmap_predictor *pr)
     for (size_t b = 0; b < pr->nblocks; b++)
         printf("%6zu  %-32s %10.6f %12.4g %5zu\n", b, *pr->block_names[b] ? pr->block_names[b] : "-",
                pr->r2[b], pr->rms[b], pr->rank[b]);
-}
-
-/* Profiled threads over all runs. */
-static size_t train_threads(const train_data *d)
-{
-    size_t threads = 0;
-    for (size_t r = 0; r < d->nruns; r++)
-        threads += d->bbv[r].nthreads;
-    return threads;
 }
 
 /* Block b's fit: {"index", "name" (null if unnamed), "r2", "rms_error", "rank"}. */
@@ -317,7 +276,8 @@ static json_t *train_json(const train_opts *o, const train_data *d, const tmap_p
     for (size_t b = 0; b < pr->nblocks; b++)
         json_array_append_new(blocks, train_block_json(pr, b));
     return json_pack("{s:s, s:I, s:I, s:I, s:I, s:o, s:s, s:o}", "kernel", pr->kernel, "runs",
-                     (json_int_t)d->nruns, "threads", (json_int_t)train_threads(d), "nblocks",
+                     (json_int_t)d->set.nruns, "threads", (json_int_t)tmap_train_threads(&d->set),
+                     "nblocks",
                      (json_int_t)pr->nblocks, "nfeatures", (json_int_t)pr->nfeatures,
                      "feature_names", names, "output", o->out, "blocks", blocks);
 }
@@ -351,15 +311,16 @@ static tmap_status train_cv(const train_opts *o, const train_data *d, json_t *ro
                             tmap_error *err)
 {
     json_t *cvs = root ? json_array() : NULL;
-    size_t threads = train_threads(d);
+    size_t threads = tmap_train_threads(&d->set);
     tmap_status s = TMAP_OK;
     if (root)
         json_object_set_new(root, "cross_validation", cvs);
-    for (int by_run = 0; !s && by_run <= (d->nruns >= 2); by_run++) {
+    for (int by_run = 0; !s && by_run <= (d->set.nruns >= 2); by_run++) {
         if (!by_run && (o->folds == 0 || (size_t)o->folds > threads))
             continue;
         tmap_cv_result cv;
-        s = tmap_regress_cv(d->runs, d->nruns, d->p, (size_t)o->folds, by_run, &cv, err);
+        s = tmap_regress_cv(d->set.runs, d->set.nruns, d->set.p, (size_t)o->folds, by_run, &cv,
+                            err);
         if (!s)
             train_cv_emit(&cv, cvs);
         if (!s)
@@ -372,17 +333,12 @@ static tmap_status train_cv(const train_opts *o, const train_data *d, json_t *ro
 static tmap_status train_fit(train_opts *o, train_data *d, tmap_predictor *pr, tmap_error *err)
 {
     tmap_status s = o->dir ? train_from_dir(o, err) : TMAP_OK;
-    if (!s && (!(d->feat = calloc(o->nbbv, sizeof *d->feat)) ||
-               !(d->bbv = calloc(o->nbbv, sizeof *d->bbv)) ||
-               !(d->runs = calloc(o->nbbv, sizeof *d->runs))))
-        s = tmap_fail(err, TMAP_ERR_NOMEM, "out of memory for %zu runs", o->nbbv);
     for (size_t i = 0; !s && i < o->nbbv; i++)
         s = train_load_run(o, i, d, err);
     if (!s && o->names)
-        s = train_split_names(o->names, d->p, d, err);
+        s = train_split_names(o->names, d->set.p, d, err);
     if (!s)
-        s = tmap_regress_fit(d->runs, d->nruns, d->p, o->kernel, (const char *const *)d->blocks,
-                             (const char *const *)d->fnames, pr, err);
+        s = tmap_train_fit(&d->set, o->kernel, (const char *const *)d->fnames, pr, err);
     return s;
 }
 

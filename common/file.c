@@ -99,11 +99,15 @@ static int temp_create(const char *path, char **tmp)
             (*tmp)[plen + 4 + i] = digits[r[i] & 31];
         (*tmp)[plen + 12] = '\0';
         int fd = open(*tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-        if (fd >= 0 || errno != EEXIST)
+        if (fd >= 0)
             return fd;
+        if (errno != EEXIST)
+            break;
     }
+    int saved = errno;
     free(*tmp);
     *tmp = NULL;
+    errno = saved;
     return -1;
 }
 

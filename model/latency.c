@@ -273,8 +273,8 @@ void tmap_lat_free(tmap_lat_table *t)
     free(t);
 }
 
-const char *tmap_lat_arch(const tmap_lat_table *t) { return t->arch; }
-const char *tmap_lat_device(const tmap_lat_table *t) { return t->device; }
+const char *tmap_lat_arch(const tmap_lat_table *t) { return t ? t->arch : NULL; }
+const char *tmap_lat_device(const tmap_lat_table *t) { return t ? t->device : NULL; }
 
 tmap_status tmap_lat_default_path(const char *arch, char *buf, size_t size,
                                   tmap_error *err)

@@ -127,26 +127,6 @@ static long auto_sample(const kctx *x)
     return s > 1 ? s : 1;
 }
 
-/* Training data of the profiling runs. */
-typedef struct train_set {
-    size_t n, p;
-    tmap_bbv bbv[TMAP_BENCH_MAXSEEDS];
-    double *feat[TMAP_BENCH_MAXSEEDS];
-    tmap_regress_run runs[TMAP_BENCH_MAXSEEDS];
-    char **blocks;        /* block names of the CFG (nblocks) */
-    size_t nblocks;
-    const char *const *fnames;
-} train_set;
-
-static void train_set_free(train_set *t)
-{
-    for (size_t i = 0; i < t->n; i++) {
-        tmap_bbv_free(&t->bbv[i]);
-        free(t->feat[i]);
-    }
-    tmap_names_free(t->blocks, t->nblocks);
-}
-
 /* The feature rows of the profiled threads (thread blocks 0, S, 2S...). */
 static tmap_status sampled_features(const tmap_manifest *m, size_t rows, long sample, double **out,
                                     const char *const **names, size_t *p, tmap_error *err)
@@ -171,54 +151,57 @@ static tmap_status sampled_features(const tmap_manifest *m, size_t rows, long sa
     return TMAP_OK;
 }
 
-static tmap_status profile_seed(kctx *x, uint64_t seed, long sample, train_set *t, tmap_error *err)
+/* The CFG's block names, a copy for the training set (NULL if out of
+ * memory: the set then goes without names). */
+static char **block_names(const tmap_cfg *cfg)
+{
+    char **names = calloc(cfg->nblocks + 1, sizeof *names);
+    for (size_t b = 0; names && b < cfg->nblocks; b++)
+        if (!(names[b] = strdup(cfg->blocks[b].name))) {
+            tmap_names_free(names, cfg->nblocks);
+            return NULL;
+        }
+    return names;
+}
+
+static tmap_status profile_seed(kctx *x, uint64_t seed, long sample, tmap_train_set *t,
+                                const char *const **fnames, tmap_error *err)
 {
     tmap_launch l;
     tmap_profile pr;
-    size_t i = t->n;
+    double *feat = NULL;
+    size_t p = 0;
+    char what[64];
     tmap_status st = tmap_manifest_generate(x->m, seed, err);
     if (!st) st = tmap_manifest_bind(x->m, x->c, &l, err);
     if (!st) st = tmap_profile_run(x->c, x->ptx, x->entry, &l, (uint32_t)sample, &pr, err);
     if (st)
         return st;
-    t->bbv[i] = pr.bbv;
-    pr.bbv = (tmap_bbv){0};
-    t->n++;
-    if (!t->blocks) {
-        t->nblocks = pr.cfg->nblocks;
-        t->blocks = calloc(t->nblocks + 1, sizeof *t->blocks);
-        for (size_t b = 0; t->blocks && b < t->nblocks; b++)
-            t->blocks[b] = strdup(pr.cfg->blocks[b].name);
-    }
+    st = sampled_features(x->m, pr.bbv.nthreads, sample, &feat, fnames, &p, err);
+    snprintf(what, sizeof what, "profiling seed %llu", (unsigned long long)seed);
+    if (!st)
+        st = tmap_train_add(t, feat, pr.bbv.nthreads, p, &pr.bbv, block_names(pr.cfg), what, err);
     tmap_profile_free(&pr);
-    if (!t->blocks)
-        return tmap_fail(err, TMAP_ERR_NOMEM, "out of memory");
-    if (t->bbv[i].nblocks != t->nblocks)
-        return tmap_fail(err, TMAP_ERR_INVALID, "profiling seed %llu: %zu blocks, the first run %zu",
-                         (unsigned long long)seed, t->bbv[i].nblocks, t->nblocks);
-    st = sampled_features(x->m, t->bbv[i].nthreads, sample, &t->feat[i], &t->fnames, &t->p, err);
-    t->runs[i] = (tmap_regress_run){t->feat[i], &t->bbv[i]};
     return st;
 }
 
 /* Fit quality into out: per-block R^2 and the cross-validated RMS. */
-static tmap_status fit_quality(kctx *x, const train_set *t, const tmap_predictor *pr, tmap_error *err)
+static tmap_status fit_quality(kctx *x, const tmap_train_set *t, const tmap_predictor *pr,
+                              tmap_error *err)
 {
     tmap_bench_kernel *o = x->out;
     tmap_cv_result cv;
-    size_t rows = 0;
-    for (size_t i = 0; i < t->n; i++)
-        rows += t->bbv[i].nthreads;
+    size_t rows = tmap_train_threads(t);
     o->train_threads = rows;
     o->nr2 = pr->nblocks;
     o->r2 = malloc((pr->nblocks + 1) * sizeof *o->r2);
     if (!o->r2)
         return tmap_fail(err, TMAP_ERR_NOMEM, "out of memory");
     memcpy(o->r2, pr->r2, pr->nblocks * sizeof *o->r2);
-    o->cv_by_run = t->n >= 2;
+    o->cv_by_run = t->nruns >= 2;
     if (!o->cv_by_run && rows < 5)
         return TMAP_OK;
-    tmap_status st = tmap_regress_cv(t->runs, t->n, t->p, 5, o->cv_by_run, &cv, err);
+    tmap_status st = tmap_regress_cv(t->runs, t->nruns, t->p, 5, o->cv_by_run, &cv, err);
     if (!st) {
         o->cv_rms = cv.total_rms;
         tmap_cv_result_free(&cv);
@@ -230,17 +213,18 @@ static tmap_status step_train(kctx *x, tmap_error *err)
 {
     const tmap_bench_cfg *cfg = x->cfg;
     long sample = auto_sample(x);
-    train_set t = {0};
+    tmap_train_set t = {0};
+    const char *const *fnames = NULL;
     tmap_predictor pr = {0};
     tmap_status st = TMAP_OK;
     for (size_t i = 0; !st && i < cfg->nseeds; i++) {
         progress(x, "profiling seed %llu (1 thread block in %ld profiled)", (unsigned long long)cfg->profile_seeds[i],
                  sample);
-        st = profile_seed(x, cfg->profile_seeds[i], sample, &t, err);
+        st = profile_seed(x, cfg->profile_seeds[i], sample, &t, &fnames, err);
     }
     if (!st) {
-        progress(x, "training on %zu runs", t.n);
-        st = tmap_regress_fit(t.runs, t.n, t.p, x->entry, (const char *const *)t.blocks, t.fnames, &pr, err);
+        progress(x, "training on %zu runs", t.nruns);
+        st = tmap_train_fit(&t, x->entry, fnames, &pr, err);
     }
     snprintf(x->model_path, sizeof x->model_path, "%s/model.txt", x->dir);
     if (!st) st = tmap_predictor_save(x->model_path, &pr, err);
@@ -250,7 +234,7 @@ static tmap_status step_train(kctx *x, tmap_error *err)
         snprintf(x->out->model, sizeof x->out->model, "%s", x->model_path);
     }
     tmap_predictor_free(&pr);
-    train_set_free(&t);
+    tmap_train_free(&t);
     if (st)
         tmap_error_prefix(err, "training");
     return st;

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# attach_cli.sh BUILD -- `threadmap profile -- ./app` without a GPU: usage
+# attach_cli.sh BUILD [SANITIZERS] -- `threadmap profile -- ./app` without a GPU: usage
 # errors (exit 2, the reason first), the application run with the attach
 # library preloaded and the options in its environment, its exit status
 # passed on, and "nothing profiled" reported when no kernel was launched.
 set -uo pipefail
-tm=$1/threadmap
+tm=$1/threadmap san=${2:-}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
@@ -22,6 +22,11 @@ expect 2 "give the application after --" -- "$tm" profile -o "$tmp/d" --
 expect 2 "give the application after --" -- "$tm" profile -o "$tmp/d" stray -- true
 expect 2 "'-3' is not a whole number" -- "$tm" profile -o "$tmp/d" -c -3 -- true
 "$tm" profile -h -- | grep -q -- "--launch-skip N" || fail "profile -h -- prints no attach usage"
+if [ -n "$san" ]; then # the preloaded library would need the sanitizers' runtime first
+  echo "[  SKIPPED ] test_attach_cli: running an application under the attach library" \
+       "(built with sanitizers: $san)"
+  exit 77
+fi
 expect 1 "no launch was profiled: no kernel launched matching 'count_up'" -- \
   "$tm" profile -o "$tmp/d" -k count_up -- true
 expect 5 "the application exited with status 5" -- "$tm" profile -o "$tmp/d" -- sh -c 'exit 5'

@@ -343,7 +343,7 @@ static void test_listing_large(void **state)
                                               "too late"));
         }
         print_message("%s: %.2f s of CPU\n", sync ? "rejoining" : "never rejoining", cpu);
-        assert_true(cpu < 1.0);
+        assert_true(cpu < (TEST_ASAN ? 4.0 : 1.0)); /* AddressSanitizer: 2-3x slower */
         tmap_sass_splits_free(&sp);
         free(counts);
         tmap_cfg_free(cfg);

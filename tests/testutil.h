@@ -21,6 +21,19 @@
 #include "common/base.h"
 #include "threadmap.h"
 
+/* Built with AddressSanitizer (gcc or clang): its allocator and its
+ * runtime's place in the library list change what some tests can see. */
+#if defined(__SANITIZE_ADDRESS__)
+#define TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TEST_ASAN 1
+#endif
+#endif
+#ifndef TEST_ASAN
+#define TEST_ASAN 0
+#endif
+
 /* Fails the test with the library's message when a call does not succeed. */
 #define TMAP_CHECK(call)                                                          \
     do {                                                                          \

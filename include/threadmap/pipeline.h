@@ -109,6 +109,32 @@ tmap_status tmap_evaluate(tmap_cuda *c, tmap_manifest *m, const tmap_eval_opts *
                           tmap_eval *out, tmap_error *err);
 void tmap_eval_free(tmap_eval *e);
 
+/* -------------------------------------------- the runs a model is fit on */
+
+/* The runs a BBV predictor is fitted on (`threadmap train` from files, the
+ * bench from its profiling runs), checked alike as they are added. */
+typedef struct tmap_train_set {
+    size_t nruns, p;          /* runs; features per thread */
+    double **feat;            /* [nruns] rows x p, owned */
+    tmap_bbv *bbv;            /* [nruns], owned */
+    tmap_regress_run *runs;   /* [nruns] views of feat and bbv, for tmap_regress_* */
+    char **blocks;            /* the first run's block names (owned), or NULL */
+    size_t nblocks;
+} tmap_train_set;
+
+/* Adds a run: feat (rows x p), *bbv and names (bbv->nblocks names, or NULL)
+ * move into the set, also on failure; refused (the message names `what`)
+ * unless rows are its threads and p, the block count and the names are the
+ * first run's. */
+tmap_status tmap_train_add(tmap_train_set *t, double *feat, size_t rows, size_t p, tmap_bbv *bbv,
+                           char **names, const char *what, tmap_error *err);
+/* Eq. 1 fitted on every run (tmap_regress_fit). */
+tmap_status tmap_train_fit(const tmap_train_set *t, const char *kernel,
+                           const char *const *feature_names, tmap_predictor *out,
+                           tmap_error *err);
+size_t tmap_train_threads(const tmap_train_set *t);
+void tmap_train_free(tmap_train_set *t);
+
 /* ------------------------------------------------ checking a manifest */
 
 #define TMAP_CHECK_MAX_FINDINGS 8
