@@ -338,6 +338,17 @@ static tmap_status step_measure(ctx *x, tmap_error *err)
     return TMAP_OK;
 }
 
+/* The predictor's feature that the manifest (or --key) names as the key,
+ * or -1. */
+static int key_feature(const ctx *x)
+{
+    const char *want = x->o->key_feature ? x->o->key_feature : x->m->key;
+    for (size_t j = 0; want && j < x->pred.nfeatures; j++)
+        if (x->pred.feature_names[j] && !strcmp(x->pred.feature_names[j], want))
+            return (int)j;
+    return -1;
+}
+
 /* Why the GPU path cannot run on this evaluation, or NULL. */
 static const char *gpu_blocker(const ctx *x)
 {
@@ -438,6 +449,18 @@ static tmap_status step_gpu(ctx *x, tmap_error *err)
     int layout = e->safety.layout_ok && x->target.narrays, mech = x->o->mechanism;
     tmap_regrouper_opts o = {.scope = block ? TMAP_REGROUP_BLOCK : TMAP_REGROUP_GRID,
                              .model = &x->pred, .lat = e->lat};
+    /* the manifest's key feature, when it names one, as a second key: a
+     * one-block model that reads it (count = the key, latency 1) */
+    double *key_coef = NULL, key_lat = 1;
+    char key_name[96];
+    tmap_predictor key_model = {.nblocks = 1, .nfeatures = x->pred.nfeatures};
+    int j = key_feature(x);
+    if (j >= 0 && (key_coef = calloc(x->pred.nfeatures + 2, sizeof *key_coef))) {
+        key_coef[1 + j] = 1;
+        key_model.coef = key_coef;
+        snprintf(key_name, sizeof key_name, "key %s", x->pred.feature_names[j]);
+        o.alt_model = &key_model, o.alt_lat = &key_lat, o.alt_name = key_name;
+    }
     tmap_status st = TMAP_OK;
     if (e->safety.redirect_ok && mech != TMAP_MECH_LAYOUT && !x->redirected)
         st = tmap_redirect_load(x->cuda, x->ptx, e->entry, &x->redirected, err);
@@ -460,6 +483,7 @@ static tmap_status step_gpu(ctx *x, tmap_error *err)
     }
     tmap_timer_free(t);
     tmap_regrouper_free(r);
+    free(key_coef);
     if (f)
         tmap_cuda_free(x->cuda, f);
     if (st)

@@ -24,7 +24,8 @@
 typedef struct choice {
     tmap_regrouper_cand algo;
     int redirect;
-    char name[48];
+    int key;                    /* 0: the key; 1: the alternative model's */
+    char name[96];
 } choice;
 
 struct tmap_regrouper {
@@ -36,7 +37,8 @@ struct tmap_regrouper {
     const tmap_thread_array *arrays;
     size_t narrays, nthreads, block_size;
     tmap_layout *layout;
-    tmap_gpu_regroup *gpu;
+    tmap_gpu_regroup *gpu, *alt; /* the sort's scratch and the key's model; alt's for
+                                    the alternative key (NULL without one) */
     uint64_t key, perm, sorted; /* device: double [n], u32 [n], u32 [n] */
     tmap_regrouper_opts opts;   /* model and lat: the caller's, read at create */
     choice cand[TMAP_TRIAL_MAX_CAND]; /* trial index -> candidate */
@@ -58,11 +60,12 @@ const char *tmap_regrouper_cand_name(tmap_regrouper_cand c)
     return c < TMAP_REGROUPER_COUNT ? names[c] : "?";
 }
 
-static void add(tmap_regrouper *r, int *n, tmap_regrouper_cand algo, int redirect)
+static void add(tmap_regrouper *r, int *n, tmap_regrouper_cand algo, int redirect, int key)
 {
     choice *c = &r->cand[(*n)++];
-    c->algo = algo, c->redirect = redirect;
-    snprintf(c->name, sizeof c->name, "%s%s", names[algo], redirect ? ", redirected" : "");
+    c->algo = algo, c->redirect = redirect, c->key = key;
+    snprintf(c->name, sizeof c->name, "%s%s%s%.40s", names[algo], redirect ? ", redirected" : "",
+             key ? ", by " : "", key && r->opts.alt_name ? r->opts.alt_name : key ? "alt" : "");
 }
 
 /* The candidates this launch, scope and the mechanisms given allow, the
@@ -74,18 +77,19 @@ static int candidates(tmap_regrouper *r)
     int bs_ok = r->block_size >= 32 && r->block_size <= 1024;
     int deal_ok = r->block_size % 32 == 0 && r->nthreads % r->block_size == 0;
     int grid = r->opts.scope == TMAP_REGROUP_GRID, n = 0;
-    add(r, &n, TMAP_REGROUPER_ORIGINAL, 0);
-    for (int redirect = 0; redirect < 2; redirect++) {
-        if (redirect ? !r->opts.redirected : !r->narrays)
-            continue;
-        for (int c = 1; c < TMAP_REGROUPER_COUNT; c++) {
-            int ok = (c == TMAP_REGROUPER_SORT_GRID && grid) ||
-                     (c == TMAP_REGROUPER_SORT_BLOCK && bs_ok) ||
-                     (c == TMAP_REGROUPER_BIN_DEAL && grid && deal_ok);
-            if (ok && (want & (1u << c)))
-                add(r, &n, (tmap_regrouper_cand)c, redirect);
+    add(r, &n, TMAP_REGROUPER_ORIGINAL, 0, 0);
+    for (int key = 0; key <= (r->alt != NULL); key++)
+        for (int redirect = 0; redirect < 2; redirect++) {
+            if (redirect ? !r->opts.redirected : !r->narrays)
+                continue;
+            for (int c = 1; c < TMAP_REGROUPER_COUNT; c++) {
+                int ok = (c == TMAP_REGROUPER_SORT_GRID && grid) ||
+                         (c == TMAP_REGROUPER_SORT_BLOCK && bs_ok) ||
+                         (c == TMAP_REGROUPER_BIN_DEAL && grid && deal_ok);
+                if (ok && (want & (1u << c)))
+                    add(r, &n, (tmap_regrouper_cand)c, redirect, key);
+            }
         }
-    }
     return n;
 }
 
@@ -96,7 +100,9 @@ static tmap_status check_opts(const tmap_launch *l, const tmap_regrouper_opts *o
         return tmap_fail(err, TMAP_ERR_INVALID, "tmap_regrouper_create: %s",
                          l && o ? "no per-thread arrays to move and no redirected kernel"
                                 : "the launch or the options are NULL");
-    if (!o->key == !o->model || (o->model && (!o->lat || !o->features || !o->model->coef)))
+    if (!o->key == !o->model || (o->model && (!o->lat || !o->features || !o->model->coef)) ||
+        (o->alt_model && (!o->model || !o->alt_lat || !o->alt_model->coef ||
+                          o->alt_model->nfeatures != o->model->nfeatures)))
         return tmap_fail(err, TMAP_ERR_INVALID, "tmap_regrouper_create: give the key as a "
                          "function, or as a model with its block latencies and device features");
     if (o->scope != TMAP_REGROUP_GRID && o->scope != TMAP_REGROUP_BLOCK)
@@ -134,6 +140,12 @@ static tmap_status make(tmap_regrouper *r, tmap_cuda *c, const tmap_launch *l,
     if (!st && r->opts.model)
         st = tmap_gpu_regroup_model(r->gpu, r->opts.model->coef, r->opts.lat,
                                     r->opts.model->nblocks, r->opts.model->nfeatures, err);
+    if (!st && r->opts.model && r->opts.alt_model)
+        st = tmap_gpu_regroup_create(c, r->nthreads, &r->alt, err);
+    if (!st && r->alt)
+        st = tmap_gpu_regroup_model(r->alt, r->opts.alt_model->coef, r->opts.alt_lat,
+                                    r->opts.alt_model->nblocks, r->opts.alt_model->nfeatures,
+                                    err);
     if (!st)
         st = tmap_cuda_alloc(c, r->nthreads * sizeof(double), &r->key, err);
     if (!st)
@@ -192,6 +204,7 @@ void tmap_regrouper_free(tmap_regrouper *r)
         if (bufs[i])
             tmap_cuda_free(r->cuda, bufs[i]);
     tmap_gpu_regroup_free(r->gpu);
+    tmap_gpu_regroup_free(r->alt);
     tmap_layout_free(r->layout);
     free(r->args);
     free(r->orig);
@@ -240,10 +253,11 @@ static tmap_status permute(tmap_regrouper *r, int i, void *stream, tmap_error *e
 {
     uint64_t key = r->key;
     if (r->opts.model) {
-        tmap_status st = tmap_gpu_regroup_cost(r->gpu, r->opts.features, stream, err);
+        tmap_gpu_regroup *m = r->cand[i].key ? r->alt : r->gpu;
+        tmap_status st = tmap_gpu_regroup_cost(m, r->opts.features, stream, err);
         if (st)
             return st;
-        key = tmap_gpu_regroup_cost_ptr(r->gpu);
+        key = tmap_gpu_regroup_cost_ptr(m);
     } else if (r->opts.key(r->opts.key_user, key, stream)) {
         return tmap_fail(err, TMAP_ERR_CUDA, "tmap_regrouper: the key function failed");
     }

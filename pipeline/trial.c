@@ -29,7 +29,7 @@ int tmap_trial_next(tmap_trial *t, int *timed)
     if (t->handed == t->ncand * t->reps)
         return 0;
     *timed = 1;
-    return t->handed++ / t->reps;
+    return t->handed++ % t->ncand;
 }
 
 static void decide(tmap_trial *t)

@@ -1,7 +1,8 @@
 /*
  * trial.h (pipeline) -- measured feedback: the first launches of a kernel
- * try each candidate `reps` times, one candidate after the other, the
- * original launch first; once every time is in, the candidate of least
+ * try each candidate `reps` times, in turns (the original, candidate 1,
+ * ..., then again), so that a GPU clock still rising, or any drift, weighs
+ * on every candidate alike; once every time is in, the candidate of least
  * median time is kept if it beats the original's median by the threshold,
  * else the original.  Pure bookkeeping: the caller launches and times.
  */
@@ -10,7 +11,7 @@
 
 #include "threadmap/common.h"
 
-#define TMAP_TRIAL_MAX_CAND 8
+#define TMAP_TRIAL_MAX_CAND 16
 #define TMAP_TRIAL_MAX_REPS 16
 
 typedef struct tmap_trial {

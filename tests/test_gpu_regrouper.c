@@ -147,8 +147,20 @@ static const tmap_thread_array arrays[] = {
  * margins (8x the work per warp; 3% with identical work) but rest on
  * timings: under compute-sanitizer (run it with TMAP_TEST_UNTIMED=1) only
  * the results are meaningful. */
+static int run_named(bench *b, tmap_regroup_scope scope, uint32_t heavy, int launches,
+                     int change, uint32_t light, int redirect, int alt, char *name);
+
 static int run(bench *b, tmap_regroup_scope scope, uint32_t heavy, int launches, int change,
                uint32_t light, int redirect)
+{
+    char name[128];
+    return run_named(b, scope, heavy, launches, change, light, redirect, 0, name);
+}
+
+/* alt: the model's key is constant (no use) and a second key, "key trips",
+ * reads the trip counts; name receives the kept candidate's name. */
+static int run_named(bench *b, tmap_regroup_scope scope, uint32_t heavy, int launches,
+                     int change, uint32_t light, int redirect, int alt, char *name)
 {
     tmap_regrouper_opts o = {.scope = scope, .key = key_fn, .key_user = b,
                              .redirected = redirect ? b->redirected : NULL};
@@ -158,12 +170,15 @@ static int run(bench *b, tmap_regroup_scope scope, uint32_t heavy, int launches,
         o.threshold = 0.10;
     /* the grid-scope runs take the key from a model instead: one block
      * whose count is the trip count, feature 0 (a device copy of trips) */
-    double coef[3] = {0, 1, 0}, lat[1] = {1};
-    tmap_predictor model = {.nblocks = 1, .nfeatures = 1, .coef = coef};
+    double coef[3] = {0, 1, 0}, lat[1] = {1}, flat[3] = {1, 0, 0};
+    tmap_predictor model = {.nblocks = 1, .nfeatures = 1, .coef = alt ? flat : coef};
+    tmap_predictor by_trips = {.nblocks = 1, .nfeatures = 1, .coef = coef};
     uint64_t features = 0;
     if (scope == TMAP_REGROUP_GRID) {
         TMAP_CHECK(tmap_cuda_alloc(b->c, N * sizeof(double), &features, err));
         o.key = NULL, o.model = &model, o.lat = lat, o.features = features;
+        if (alt)
+            o.alt_model = &by_trips, o.alt_lat = lat, o.alt_name = "key trips";
     }
     tmap_regrouper *r = NULL;
     /* redirect 2: by redirection only (no arrays to move) */
@@ -179,6 +194,7 @@ static int run(bench *b, tmap_regroup_scope scope, uint32_t heavy, int launches,
         expect_results(b, i);
     }
     int chosen = tmap_regrouper_chosen(r);
+    snprintf(name, 128, "%s", tmap_regrouper_chosen_name(r));
     print_message("%s\n", tmap_regrouper_why(r));
     tmap_regrouper_free(r);
     if (features)
@@ -230,6 +246,21 @@ static void test_redirection(void **state)
     close_bench(&b);
 }
 
+/* Two keys: the model's says nothing (every thread alike), the second
+ * reads the trip counts: the kept candidate sorts by the second. */
+static void test_second_key(void **state)
+{
+    bench b;
+    open_bench(&b);
+    char name[128];
+    int c = run_named(&b, TMAP_REGROUP_GRID, 40000, 30, 0, 20, 0, 1, name);
+    if (timed_decisions()) {
+        assert_true(c != TMAP_REGROUPER_ORIGINAL);
+        assert_non_null(strstr(name, ", by key trips"));
+    }
+    close_bench(&b);
+}
+
 static void test_block_scope_new_inputs(void **state)
 {
     bench b;
@@ -259,6 +290,7 @@ int main(void)
         cmocka_unit_test(test_uniform_is_left_alone),
         cmocka_unit_test(test_block_scope_new_inputs),
         cmocka_unit_test(test_redirection),
+        cmocka_unit_test(test_second_key),
     };
     return test_gpu_main(tests, NULL, NULL);
 }

@@ -458,6 +458,11 @@ typedef struct tmap_regrouper_opts {
                                        algorithm is then also tried by redirection, which
                                        moves no data (launch with tmap_regrouper_launch);
                                        NULL: by layout transform only */
+    const tmap_predictor *alt_model; /* with model: a second key from the same features,
+                                       each algorithm also tried by it (e.g. a one-block
+                                       model that reads the manifest's key feature) */
+    const double *alt_lat;          /* its block latencies */
+    const char *alt_name;           /* what it is, for the candidates' names */
 } tmap_regrouper_opts;
 
 typedef struct tmap_regrouper tmap_regrouper;

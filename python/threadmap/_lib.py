@@ -231,7 +231,9 @@ class RegrouperOpts(ctypes.Structure):
     _fields_ = [("candidates", c_uint), ("scope", c_int), ("trial_launches", c_int),
                 ("threshold", c_double), ("key", KEY_FN), ("key_user", c_void_p),
                 ("model", POINTER(Predictor)), ("lat", POINTER(c_double)),
-                ("features", c_uint64), ("redirected", c_void_p)]
+                ("features", c_uint64), ("redirected", c_void_p),
+                ("alt_model", POINTER(Predictor)), ("alt_lat", POINTER(c_double)),
+                ("alt_name", ctypes.c_char_p)]
 
 
 # ---------------------------------------------------------------- functions
