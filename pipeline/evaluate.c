@@ -237,9 +237,15 @@ static tmap_status step_mechanism(ctx *x, tmap_error *err)
     return st;
 }
 
+/* The feature to sort by: --key, else the manifest's "key"; NULL: none. */
+static const char *key_name(const ctx *x)
+{
+    return x->o->key_feature ? x->o->key_feature : x->m->key;
+}
+
 static tmap_status key_values(ctx *x, double **key, tmap_error *err)
 {
-    const char *want = x->o->key_feature ? x->o->key_feature : x->m->key;
+    const char *want = key_name(x);
     *key = NULL;
     if (!want)
         return TMAP_OK;
@@ -342,7 +348,7 @@ static tmap_status step_measure(ctx *x, tmap_error *err)
  * or -1. */
 static int key_feature(const ctx *x)
 {
-    const char *want = x->o->key_feature ? x->o->key_feature : x->m->key;
+    const char *want = key_name(x);
     for (size_t j = 0; want && j < x->pred.nfeatures; j++)
         if (x->pred.feature_names[j] && !strcmp(x->pred.feature_names[j], want))
             return (int)j;
