@@ -34,7 +34,6 @@ struct tmap_regrouper {
     void **args;
     uint64_t *orig;             /* [narrays] the caller's array pointers */
     uint64_t *vals;             /* [narrays] what the kernel gets this launch */
-    const tmap_thread_array *arrays;
     size_t narrays, nthreads, block_size;
     tmap_layout *layout;
     tmap_gpu_regroup *gpu, *alt; /* the sort's scratch and the key's model; alt's for
@@ -114,15 +113,25 @@ static tmap_status check_opts(const tmap_launch *l, const tmap_regrouper_opts *o
     return TMAP_OK;
 }
 
+/* A sort's scratch, with the model it evaluates the key by (if any). */
+static tmap_status keyed(tmap_regrouper *r, const tmap_predictor *model, const double *lat,
+                         tmap_gpu_regroup **g, tmap_error *err)
+{
+    tmap_status st = tmap_gpu_regroup_create(r->cuda, r->nthreads, g, err);
+    if (!st && model)
+        st = tmap_gpu_regroup_model(*g, model->coef, lat, model->nblocks, model->nfeatures, err);
+    return st;
+}
+
 /* Device buffers and the caller's launch, copied. */
 static tmap_status make(tmap_regrouper *r, tmap_cuda *c, const tmap_launch *l,
                         const tmap_thread_array *arrays, size_t narrays, tmap_error *err)
 {
-    r->cuda = c, r->launch = *l, r->arrays = arrays, r->narrays = narrays;
+    r->cuda = c, r->launch = *l, r->narrays = narrays;
     r->nthreads = (size_t)tmap_launch_threads(l), r->block_size = tmap_launch_block_size(l);
     r->args = calloc(l->nargs ? l->nargs : 1, sizeof *r->args);
-    r->orig = calloc(narrays, sizeof *r->orig);
-    r->vals = calloc(narrays, sizeof *r->vals);
+    r->orig = calloc(narrays ? narrays : 1, sizeof *r->orig); /* none: redirection only */
+    r->vals = calloc(narrays ? narrays : 1, sizeof *r->vals);
     if (!r->args || !r->orig || !r->vals)
         return tmap_fail(err, TMAP_ERR_NOMEM, "tmap_regrouper_create: out of memory");
     memcpy(r->args, l->args, l->nargs * sizeof *r->args);
@@ -136,17 +145,10 @@ static tmap_status make(tmap_regrouper *r, tmap_cuda *c, const tmap_launch *l,
     }
     tmap_status st = narrays ? tmap_layout_create(c, l, arrays, narrays, &r->layout, err) : TMAP_OK;
     if (!st)
-        st = tmap_gpu_regroup_create(c, r->nthreads, &r->gpu, err);
-    if (!st && r->opts.model)
-        st = tmap_gpu_regroup_model(r->gpu, r->opts.model->coef, r->opts.lat,
-                                    r->opts.model->nblocks, r->opts.model->nfeatures, err);
-    if (!st && r->opts.model && r->opts.alt_model)
-        st = tmap_gpu_regroup_create(c, r->nthreads, &r->alt, err);
-    if (!st && r->alt)
-        st = tmap_gpu_regroup_model(r->alt, r->opts.alt_model->coef, r->opts.alt_lat,
-                                    r->opts.alt_model->nblocks, r->opts.alt_model->nfeatures,
-                                    err);
-    if (!st)
+        st = keyed(r, r->opts.model, r->opts.lat, &r->gpu, err);
+    if (!st && r->opts.alt_model)
+        st = keyed(r, r->opts.alt_model, r->opts.alt_lat, &r->alt, err);
+    if (!st && r->opts.key) /* the caller's function writes the key here */
         st = tmap_cuda_alloc(c, r->nthreads * sizeof(double), &r->key, err);
     if (!st)
         st = tmap_cuda_alloc(c, r->nthreads * sizeof(uint32_t), &r->perm, err);
