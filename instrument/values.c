@@ -362,6 +362,8 @@ static tmap_value opaque(numbering *n, const tmap_ptx_stmt *s, uint32_t fresh)
 static tmap_value load_param(numbering *n, const tmap_ptx_stmt *s, uint32_t fresh)
 {
     uint32_t first, cnt;
+    if (s->nopnd < 2) /* malformed: no address operand */
+        return opaque(n, s, fresh);
     tmap_ptx_operand(s, 1, &first, &cnt);
     const tmap_ptx_tok *t = &s->toks[first];
     if (cnt < 3 || t[1].kind != TMAP_TOK_IDENT)

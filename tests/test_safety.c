@@ -469,6 +469,22 @@ static void unknown_kernel_is_an_error(void **state)
     tmap_ptx_free(m);
 }
 
+/* An ld.param with no address operand (found by fuzz_safety): the value
+ * numbering read past the statement's operands. */
+static void param_load_without_address(void **state)
+{
+    static const char ptx[] =
+        ".version 8.0\n.target sm_90\n.address_size 64\n"
+        ".visible .entry k(.param .u64 p)\n{\n.reg .b64 %rd<3>;\n.reg .b32 %r<3>;\n"
+        "ld.param.u64 %rd1;\nmov.u32 %r1, %tid.x;\nret;\n}\n";
+    tmap_ptx_module *m = NULL;
+    tmap_safety s;
+    tmap_error e = {0};
+    if (tmap_ptx_parse(ptx, strlen(ptx), "noaddr.ptx", &m, &e) == TMAP_OK)
+        (void)tmap_safety_analyze(m, "k", &s, &e); /* any verdict or error, no crash */
+    tmap_ptx_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -493,6 +509,7 @@ int main(void)
         cmocka_unit_test(corpus_verdicts_same_with_g),
         cmocka_unit_test(umul24_call_followed),
         cmocka_unit_test(shared_func_kernels_are_safe),
+        cmocka_unit_test(param_load_without_address),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
