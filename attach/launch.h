@@ -77,7 +77,10 @@ typedef struct tmap_attach_regroup tmap_attach_regroup;
 
 typedef struct tmap_attach_regroup_opts {
     const char *entry;
-    const char *key;                      /* the key expression (key.c) */
+    const char *key;                      /* the key expression (key.c), or */
+    const char *predictor;                /* a predictor file (tmap_predictor_load) over
+                                             the features, in their order */
+    const char *arch;                     /* "sm_90": the default latency table's */
     const tmap_attach_feature *features;  /* names the key may use */
     size_t nfeatures;
     int trial_launches;                   /* 0: the regrouper's default */

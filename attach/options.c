@@ -57,14 +57,33 @@ tmap_status tmap_attach_feature_parse(const char *spec, tmap_attach_feature *f,
     return TMAP_OK;
 }
 
-/* Run mode's options: a key that parses, over the features given. */
+/* A predictor that loads, reading as many features as --feature gives. */
+static tmap_status predictor_check(const tmap_attach_opts *o, tmap_error *err)
+{
+    tmap_predictor p;
+    tmap_status st = tmap_predictor_load(o->predictor, NULL, 0, NULL, &p, err);
+    if (st != TMAP_OK)
+        return st;
+    if (p.nfeatures != o->nfeatures)
+        st = tmap_fail(err, TMAP_ERR_INVALID, "%s reads %zu features (%s...); give them with "
+                       "--feature, in its order (%zu given)", o->predictor, p.nfeatures,
+                       p.nfeatures ? p.feature_names[0] : "", o->nfeatures);
+    tmap_predictor_free(&p);
+    return st;
+}
+
+/* Run mode's options: a key that parses, over the features given, or a
+ * predictor. */
 static tmap_status run_check(const tmap_attach_opts *o, tmap_error *err)
 {
     if (!o->run)
-        return o->key ? tmap_fail(err, TMAP_ERR_INVALID, "a key is for run mode") : TMAP_OK;
-    if (!o->key || !o->key[0])
+        return o->key || o->predictor ? tmap_fail(err, TMAP_ERR_INVALID, "a key is for run mode")
+                                      : TMAP_OK;
+    if (!o->key == !o->predictor || (o->key && !o->key[0]))
         return tmap_fail(err, TMAP_ERR_INVALID, "give the key: --key EXPR (e.g. "
-                         "'arg0[t+1]-arg0[t]')");
+                         "'arg0[t+1]-arg0[t]') or --predictor FILE with its --feature list");
+    if (o->predictor)
+        return predictor_check(o, err);
     if (o->trial_launches < 0 || o->trial_launches > 16 || o->threshold < 0 || o->threshold >= 1)
         return tmap_fail(err, TMAP_ERR_INVALID, "--trial must be 1 to 16 and --threshold in "
                          "[0, 1)");
@@ -135,6 +154,7 @@ tmap_status tmap_attach_env_set(const tmap_attach_opts *o, tmap_error *err)
               set_long(TMAP_ATTACH_ENV_QUIET, o->quiet) ||
               set_long(TMAP_ATTACH_ENV_RUN, o->run) ||
               setenv(TMAP_ATTACH_ENV_KEY, o->key ? o->key : "", 1) ||
+              setenv(TMAP_ATTACH_ENV_PREDICTOR, o->predictor ? o->predictor : "", 1) ||
               set_long(TMAP_ATTACH_ENV_TRIAL, o->trial_launches) ||
               setenv(TMAP_ATTACH_ENV_THRESHOLD, threshold, 1);
     tmap_buf_free(&specs);
@@ -180,6 +200,9 @@ tmap_status tmap_attach_env_get(tmap_attach_env *e, tmap_error *err)
     o->key = getenv(TMAP_ATTACH_ENV_KEY);
     if (o->key && !*o->key)
         o->key = NULL;
+    o->predictor = getenv(TMAP_ATTACH_ENV_PREDICTOR);
+    if (o->predictor && !*o->predictor)
+        o->predictor = NULL;
     o->trial_launches = (int)env_long(TMAP_ATTACH_ENV_TRIAL, 0);
     const char *th = getenv(TMAP_ATTACH_ENV_THRESHOLD);
     o->threshold = th && *th ? tmap_strtod(th, NULL) : 0;

@@ -2,8 +2,10 @@
  * regroup.c (attach) -- run mode: one kernel regrouped inside the
  * application.  Made at the kernel's first selected launch, when the safety
  * analysis allows redirection: the kernel's PTX loaded as it is and
- * redirected (tmap_redirect_load), the key's kernel compiled (key.c), and
- * a regrouper (tmap_regrouper: key, GPU sort, redirected launch, measured
+ * redirected (tmap_redirect_load), the key's kernel compiled (key.c) -- or,
+ * with a predictor, the features' kernel, the model and its block
+ * latencies (the key is then each thread's predicted cost, on the GPU) --
+ * and a regrouper (tmap_regrouper: key, GPU sort, redirected launch, measured
  * trial) over the launch's shape.  Each later launch of that shape copies
  * its argument values into the storage the regrouper's launch points at,
  * and goes through the regrouper while the trial runs or after it kept a
@@ -30,7 +32,11 @@ struct tmap_attach_regroup {
     void **argv;                /* argv[i] = storage + params[i].offset */
     tmap_launch launch;         /* shape of the regrouped launches, args = argv */
     tmap_kernel *original, *redirected, *keyk;
-    tmap_attach_key key;
+    tmap_attach_key key;        /* the key, or with a predictor the features */
+    tmap_predictor pred;        /* with --predictor: the model, its block latencies */
+    int have_pred;
+    double *lat;
+    uint64_t feat;              /* device double [threads][features] */
     /* the key kernel's arguments: out, n, then per slot p, lo, hi */
     uint64_t key_out, key_n;
     uint64_t slot_p[TMAP_ATTACH_KEY_MAX_SLOTS];
@@ -79,12 +85,19 @@ static int key_fn(void *user, uint64_t key, void *stream)
     return tmap_kernel_enqueue(g->keyk, &l, stream, NULL) != TMAP_OK;
 }
 
+/* The expressions' kernel: the key, or with a predictor each feature. */
 static tmap_status load_key(tmap_attach_regroup *g, const tmap_attach_regroup_opts *o,
                             tmap_error *err)
 {
     tmap_compile_opts co = {.arch = "compute_75"};
     tmap_compiled out;
-    tmap_status st = tmap_attach_key_make(&o->key, 1, o->features, o->nfeatures, &g->key, err);
+    const char *names[TMAP_ATTACH_MAX_FEATURES];
+    for (size_t j = 0; j < o->nfeatures && j < TMAP_ATTACH_MAX_FEATURES; j++)
+        names[j] = o->features[j].name;
+    tmap_status st = o->predictor ? tmap_attach_key_make(names, o->nfeatures, o->features,
+                                                         o->nfeatures, &g->key, err)
+                                  : tmap_attach_key_make(&o->key, 1, o->features, o->nfeatures,
+                                                         &g->key, err);
     if (st == TMAP_OK)
         st = tmap_compile(g->key.source, "threadmap-key.cu", &co, &out, err);
     if (st != TMAP_OK)
@@ -102,6 +115,61 @@ static tmap_status load_key(tmap_attach_regroup *g, const tmap_attach_regroup_op
                              "%s (it has %zu parameters)", g->key.slot[i].arg, o->entry,
                              g->nparams);
     }
+    return st;
+}
+
+/* The predictor's columns must be the --feature names, in order. */
+static tmap_status same_features(const tmap_attach_regroup *g, const tmap_attach_regroup_opts *o,
+                                 tmap_error *err)
+{
+    if (g->pred.nfeatures != o->nfeatures)
+        return tmap_fail(err, TMAP_ERR_INVALID, "%s reads %zu features; --feature gives %zu",
+                         o->predictor, g->pred.nfeatures, o->nfeatures);
+    for (size_t j = 0; j < o->nfeatures; j++)
+        if (strcmp(g->pred.feature_names[j], o->features[j].name))
+            return tmap_fail(err, TMAP_ERR_INVALID, "%s: feature %zu is '%s', --feature gives "
+                             "'%s'", o->predictor, j, g->pred.feature_names[j],
+                             o->features[j].name);
+    return TMAP_OK;
+}
+
+/* With --predictor: the model (fitted on this kernel's CFG), the blocks'
+ * latencies from the GPU's default table, the device features. */
+static tmap_status load_model(tmap_attach_regroup *g, const char *ptx,
+                              const tmap_attach_regroup_opts *o, tmap_error *err)
+{
+    char label[256], table[4096];
+    tmap_ptx_module *m = NULL;
+    tmap_cfg *cfg = NULL;
+    tmap_lat_table *t = NULL;
+    const char **names = NULL;
+    tmap_status st = tmap_ptx_parse(ptx, strlen(ptx), tmap_attach_params_label(o->entry, label,
+                                                                                sizeof label),
+                                    &m, err);
+    if (st == TMAP_OK)
+        st = tmap_cfg_build(m, o->entry, &cfg, err);
+    if (st == TMAP_OK && !(names = malloc((cfg->nblocks + 1) * sizeof *names)))
+        st = tmap_fail(err, TMAP_ERR_NOMEM, "out of memory");
+    for (size_t b = 0; st == TMAP_OK && b < cfg->nblocks; b++)
+        names[b] = cfg->blocks[b].name;
+    if (st == TMAP_OK)
+        st = tmap_predictor_load(o->predictor, o->entry, cfg->nblocks, names, &g->pred, err);
+    g->have_pred = st == TMAP_OK;
+    if (st == TMAP_OK)
+        st = same_features(g, o, err);
+    if (st == TMAP_OK && tmap_lat_default_path(o->arch, table, sizeof table, NULL) != TMAP_OK)
+        st = tmap_lat_default_path("sm_90", table, sizeof table, err);
+    if (st == TMAP_OK)
+        st = tmap_lat_load(table, &t, err);
+    if (st == TMAP_OK)
+        st = tmap_lat_blocks(t, cfg, &g->lat, NULL, err);
+    if (st == TMAP_OK)
+        st = tmap_cuda_alloc(g->cuda, (size_t)g->key_n * o->nfeatures * sizeof(double), &g->feat,
+                             err);
+    tmap_lat_free(t);
+    free(names);
+    tmap_cfg_free(cfg);
+    tmap_ptx_free(m);
     return st;
 }
 
@@ -157,6 +225,8 @@ tmap_status tmap_attach_regroup_create(tmap_cuda *cuda, const char *ptx,
     st = tmap_attach_params(ptx, o->entry, &g->params, &g->nparams, err);
     if (st == TMAP_OK)
         st = storage(g, err);
+    if (st == TMAP_OK && o->predictor)
+        st = load_model(g, ptx, o, err);
     if (st == TMAP_OK)
         st = load_key(g, o, err);
     if (st == TMAP_OK)
@@ -168,8 +238,11 @@ tmap_status tmap_attach_regroup_create(tmap_cuda *cuda, const char *ptx,
     if (st == TMAP_OK)
         st = allow_shared(g, g->redirected, err);
     tmap_regrouper_opts ro = {.scope = scope, .trial_launches = o->trial_launches,
-                              .threshold = o->threshold, .key = key_fn, .key_user = g,
-                              .redirected = g->redirected};
+                              .threshold = o->threshold, .redirected = g->redirected};
+    if (o->predictor)
+        ro.model = &g->pred, ro.lat = g->lat, ro.features = g->feat;
+    else
+        ro.key = key_fn, ro.key_user = g;
     if (st == TMAP_OK)
         st = tmap_regrouper_create(cuda, &g->launch, NULL, 0, &ro, &g->r, err);
     if (st != TMAP_OK) {
@@ -189,6 +262,11 @@ void tmap_attach_regroup_free(tmap_attach_regroup *g)
     tmap_kernel_free(g->redirected);
     tmap_kernel_free(g->original);
     tmap_attach_key_free(&g->key);
+    if (g->have_pred)
+        tmap_predictor_free(&g->pred);
+    if (g->feat)
+        tmap_cuda_free(g->cuda, g->feat);
+    free(g->lat);
     free(g->params);
     free(g->storage);
     free(g->argv);
@@ -240,6 +318,8 @@ tmap_status tmap_attach_regroup_launch(tmap_attach_regroup *g, const tmap_attach
     if (st != TMAP_OK || chosen == TMAP_REGROUPER_ORIGINAL)
         return st; /* the trial kept the original: the application's own launch */
     st = take_args(g, c, err);
+    if (st == TMAP_OK && g->have_pred && key_fn(g, g->feat, stream)) /* the model reads them */
+        st = tmap_fail(err, TMAP_ERR_CUDA, "the features' kernel could not be launched");
     if (st == TMAP_OK)
         st = tmap_regrouper_launch(g->r, g->original, 0, stream, err);
     if (st != TMAP_OK)

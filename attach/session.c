@@ -361,7 +361,9 @@ static tmap_attach_regroup *regrouper_of(tmap_session *s, const handle *h, kerne
     char *ptx = NULL;
     if (k->rg || k->refused)
         return k->rg;
+    char arch[16];
     tmap_attach_regroup_opts o = {.entry = h->name, .key = s->env.opts.key,
+                                  .predictor = s->env.opts.predictor, .arch = arch,
                                   .features = s->env.features,
                                   .nfeatures = s->env.opts.nfeatures,
                                   .trial_launches = s->env.opts.trial_launches,
@@ -369,6 +371,7 @@ static tmap_attach_regroup *regrouper_of(tmap_session *s, const handle *h, kerne
                                   .range = s->drv.mem_get_address_range};
     double t0 = tmap_clock_seconds();
     tmap_status st = open_cuda(s, &err);
+    snprintf(arch, sizeof arch, "sm_%d%d", s->dev.cc_major, s->dev.cc_minor);
     if (st == TMAP_OK)
         st = find_ptx(s, h, &ptx, &err);
     if (st == TMAP_OK)

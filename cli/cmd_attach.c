@@ -54,6 +54,7 @@ static void usage(FILE *f)
 static void run_usage(FILE *f)
 {
     fputs("usage: threadmap run --key EXPR [options] -- ./app [args...]\n"
+          "       threadmap run --predictor FILE --feature SPEC... [options] -- ./app [args...]\n"
           "\n"
           "Runs the application unchanged, with threadmap's library injected\n"
           "(LD_PRELOAD), and regroups the selected kernels inside it: at a kernel's\n"
@@ -73,11 +74,15 @@ static void run_usage(FILE *f)
           "                           argK[t-C] (argK:TYPE[...] with TYPE one of i8 u8 i32\n"
           "                           u32 i64 u64 f32 f64; i32 when not given), --feature\n"
           "                           names, numbers, + - * / and parentheses\n"
+          "  --predictor FILE         instead of --key: a predictor (`threadmap train` on what\n"
+          "                           `threadmap profile --` wrote) over the --feature list,\n"
+          "                           in its order; the key is each thread's predicted cost\n"
           "  -k, --kernel-name REGEX  regroup kernels whose mangled or demangled name matches\n"
           "                           (POSIX extended regex; default: every kernel)\n"
           "  -s, --launch-skip N      leave the first N launches of matching kernels alone\n"
           "  -c, --launch-count N     then regroup N launches (default: all)\n"
-          "  --feature SPEC           a name for the key: NAME=argK:TYPE[t] (or [t+C], [t-C])\n"
+          "  --feature SPEC           a name for the key, or a predictor's feature:\n"
+          "                           NAME=argK:TYPE[t] (or [t+C], [t-C]), repeatable\n"
           "  --trial N                timed launches per candidate (default 3, at most 16)\n"
           "  --threshold F            keep a regrouping only when this much faster than the\n"
           "                           original (default 0.03)\n"
@@ -101,7 +106,7 @@ int tmap_cmd_attach_wanted(int argc, char **argv)
     return 0;
 }
 
-enum { OPT_FEATURE = 0x1800, OPT_KEY, OPT_TRIAL, OPT_THRESHOLD };
+enum { OPT_FEATURE = 0x1800, OPT_KEY, OPT_TRIAL, OPT_THRESHOLD, OPT_PREDICTOR };
 
 /* The options, then "--" and the application: anything between them would
  * be taken for the application (getopt moves operands behind "--").  Run
@@ -117,7 +122,7 @@ static int parse(tmap_args *a, tmap_attach_opts *o, int run)
         TMAP_ARGS_QUIET, TMAP_ARGS_HELP, {0}};
     static const struct option run_lo[] = {
         TMAP_ARGS_OUTPUT, {"kernel-name", 1, 0, 'k'}, {"launch-skip", 1, 0, 's'},
-        {"launch-count", 1, 0, 'c'}, {"feature", 1, 0, OPT_FEATURE}, {"key", 1, 0, OPT_KEY},
+        {"launch-count", 1, 0, 'c'}, {"feature", 1, 0, OPT_FEATURE}, {"key", 1, 0, OPT_KEY}, {"predictor", 1, 0, OPT_PREDICTOR},
         {"trial", 1, 0, OPT_TRIAL}, {"threshold", 1, 0, OPT_THRESHOLD},
         TMAP_ARGS_QUIET, TMAP_ARGS_HELP, {0}};
     *o = (tmap_attach_opts){.launch_count = -1, .run = run};
@@ -136,6 +141,7 @@ static int parse(tmap_args *a, tmap_attach_opts *o, int run)
             o->features[o->nfeatures++] = optarg;
             break;
         case OPT_KEY: o->key = optarg; break;
+        case OPT_PREDICTOR: o->predictor = optarg; break;
         case OPT_TRIAL: bad = tmap_args_long(a, 1, 16, &trial); break;
         case OPT_THRESHOLD: bad = tmap_args_double(a, 0, 0.99, &o->threshold); break;
         default: bad = 1; if (c > 0) tmap_args_bad(a, "unexpected option %s", a->opt);

@@ -7,6 +7,8 @@
 #  - loop_runtime (two launch shapes, a template kernel between), loop_driver
 #    (cuLaunchKernelEx and the packed `extra` buffer) and loop_dlopen: outputs
 #    byte-identical under run;
+#  - a predictor trained on `profile --` output (--predictor, --feature) regroups
+#    skewed too, its output byte-identical;
 #  - a uniform key (every thread alike) leaves the launches alone after the trial.
 # With COMPUTE_SANITIZER set to the tool's path, skewed under run is also checked
 # by compute-sanitizer (memcheck, every process).
@@ -27,6 +29,17 @@ line=$(grep '^threadmap run: _Z4workPKiPfi: 200 launches seen' "$tmp/run.err") |
 saved=$(sed -n 's/.* regrouped by .*; saved \([0-9.]*\) ms measured.*/\1/p' <<< "$line")
 [ -n "$saved" ] && awk -v s="$saved" 'BEGIN { exit !(s > 0) }' || fail "no time saved: $line"
 echo "ok: skewed: output identical, regrouped, $saved ms saved"
+
+# a predictor trained on what profile -- wrote: the key is each thread's predicted cost
+"$tm" profile -q -o "$tmp/prof" -k work -c 2 --feature 'n=arg0:i32[t]' -- "$apps/skewed" 262144 2 > /dev/null \
+  || fail "profile -- skewed"
+"$tm" train "$tmp/prof/_Z4workPKiPfi" -o "$tmp/model.txt" > /dev/null || fail "train"
+"$tm" run -k work --predictor "$tmp/model.txt" --feature 'n=arg0:i32[t]' -- "$apps/skewed" \
+  > "$tmp/prun.txt" 2> "$tmp/prun.err" || { cat "$tmp/prun.err"; fail "run --predictor -- skewed"; }
+grep '^threadmap run:' "$tmp/prun.err"
+cmp "$tmp/plain.txt" "$tmp/prun.txt" || fail "skewed's output changed under run --predictor"
+grep -q ' regrouped by .*; saved [0-9.]* ms measured' "$tmp/prun.err" || fail "--predictor: nothing regrouped"
+echo "ok: skewed with a trained predictor: output identical, regrouped"
 
 # a key that says every thread is alike: nothing pays, launches left alone
 "$tm" run -q -o "$tmp/uni" -k work --key '1' -- "$apps/skewed" 262144 60 > "$tmp/uni.txt" 2> /dev/null \

@@ -122,6 +122,17 @@ static void options(void **state)
     o.features[0] = "len=arg1:i32[t]";
     o.nfeatures = 1;
     TMAP_CHECK(tmap_attach_opts_check(&o, err));
+    o.key = NULL; /* a predictor instead: its features given, in number */
+    o.predictor = TMAP_SOURCE_DIR "/benchmarks/results/bench/uniform_control/model.txt";
+    TMAP_CHECK(tmap_attach_opts_check(&o, err));
+    o.nfeatures = 0;
+    assert_int_equal(tmap_attach_opts_check(&o, &e), TMAP_ERR_INVALID);
+    assert_non_null(strstr(e.message, "model.txt reads 1 features (x...); give them with --feature"));
+    o.key = "len[t]"; /* not both */
+    assert_int_equal(tmap_attach_opts_check(&o, &e), TMAP_ERR_INVALID);
+    assert_non_null(strstr(e.message, "give the key"));
+    o.predictor = NULL;
+    o.nfeatures = 1;
     o.trial_launches = 17;
     assert_int_equal(tmap_attach_opts_check(&o, &e), TMAP_ERR_INVALID);
     o.trial_launches = 0;

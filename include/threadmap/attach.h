@@ -82,7 +82,9 @@ typedef struct tmap_attach_opts {
     /* run mode (`threadmap run -- ./app`): the selected kernels regrouped */
     int run;
     const char *key;            /* the key: an expression over the launch's arrays
-                                   (tmap_attach_key_make), larger: more work */
+                                   (tmap_attach_key_make), larger: more work; or */
+    const char *predictor;      /* a predictor (`threadmap train` on what profile --
+                                   wrote) reading the features, in their order */
     int trial_launches;         /* timed launches per candidate; 0: 3 */
     double threshold;           /* a regrouping is kept when this much faster; 0: 0.03 */
 } tmap_attach_opts;
