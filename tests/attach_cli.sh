@@ -3,7 +3,8 @@
 # usage errors (exit 2, the reason first; run's key expression errors with their
 # column), the application run with the attach library preloaded and the options
 # in its environment, its exit status passed on, and "nothing profiled" reported
-# when no kernel was launched.
+# when no kernel was launched; and source lines end to end (-lineinfo PTX of the
+# example kernel with its recorded BBVs: cfg and the report name its loops' lines).
 set -uo pipefail
 tm=$1/threadmap san=${2:-}
 tmp=$(mktemp -d)
@@ -30,6 +31,24 @@ expect 2 "at column 1: names neither a pointer argument argK nor a --feature" --
 expect 2 "'0' is not a whole number in [1, 16]" -- "$tm" run --key 'arg0[t]' --trial 0 -- true
 expect 2 "unknown option '--key'" -- "$tm" profile -o "$tmp/d" --key 'arg0[t]' -- true
 "$tm" run -h -- | grep -q -- "--key EXPR" || fail "run -h -- prints no run-mode usage"
+# source lines end to end: the example kernel compiled here with -lineinfo, its recorded
+# BBVs (the same 17 blocks): the report ranks its two loops' lines first
+src=$(cd "$(dirname "$0")/.." && pwd)
+nvcc=/usr/local/cuda/bin/nvcc
+if [ -x "$nvcc" ]; then
+  "$nvcc" -ptx -lineinfo -arch=sm_90 -o "$tmp/div.ptx" "$src/examples/divergent/divergent.cu" \
+    || fail "nvcc -lineinfo"
+  gunzip -c "$src/examples/divergent/recorded/run0.bbv.npy.gz" > "$tmp/r0.bbv.npy"
+  cp "$src/examples/divergent/recorded/run0.bbv.npy.json" "$tmp/r0.bbv.npy.json"
+  "$tm" report --cfg "$tmp/div.ptx" --kernel divergent --bbv "$tmp/r0.bbv.npy" > "$tmp/rep.txt" \
+    || fail "report on -lineinfo PTX"
+  grep -A2 '^source lines that cost the most divergence' "$tmp/rep.txt" | tail -2 | awk '{print $1}' \
+    | tr '\n' ' ' | grep -qx 'divergent.cu:16 divergent.cu:13 ' || { cat "$tmp/rep.txt"; fail "source-line ranking"; }
+  "$tm" cfg "$tmp/div.ptx" | grep -q '^  0 divergent/+0 line [0-9]* (divergent.cu:5),' || fail "cfg: no source line"
+  echo "ok: the report ranks divergent.cu:16 and :13 (the two loops) first"
+else
+  echo "[  SKIPPED ] source lines end to end: no $nvcc"
+fi
 if [ -n "$san" ]; then # the preloaded library would need the sanitizers' runtime first
   echo "[  SKIPPED ] test_attach_cli: running an application under the attach library" \
        "(built with sanitizers: $san)"
