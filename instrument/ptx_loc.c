@@ -34,41 +34,52 @@ static int loc_number(const tmap_ptx_tok *t, uint32_t *v)
     return 0;
 }
 
-/* The path of `.file N "path"` in item it (NULL when it is no .file);
- * *index its number.  A malformed one fails. */
-static tmap_status file_item(const tmap_ptx_module *m, const tmap_ptx_item *it, uint32_t *index,
-                             const char **path, size_t *len, tmap_error *err)
+/* The path of `.file N "path"` in tokens toks[0..n) of PTX line `line`
+ * (NULL when they are no .file); *index its number.  A malformed one fails. */
+static tmap_status file_toks(const tmap_ptx_module *m, const tmap_ptx_tok *toks, uint32_t n,
+                             uint32_t line, uint32_t *index, const char **path, size_t *len,
+                             tmap_error *err)
 {
     *path = NULL;
-    if (it->kind != TMAP_IT_LINE || !it->ntoks || strcmp(it->toks[0].text, ".file"))
+    if (!n || strcmp(toks[0].text, ".file"))
         return TMAP_OK;
-    const tmap_ptx_tok *s = it->ntoks >= 3 ? &it->toks[2] : NULL;
-    size_t n = s ? strlen(s->text) : 0;
-    if (!s || loc_number(&it->toks[1], index) || s->kind != TMAP_TOK_STRING || n < 2 ||
-        n - 2 > LOC_MAX_PATH || (it->ntoks > 3 && strcmp(it->toks[3].text, ",")))
+    const tmap_ptx_tok *s = n >= 3 ? &toks[2] : NULL;
+    size_t k = s ? strlen(s->text) : 0;
+    if (!s || loc_number(&toks[1], index) || s->kind != TMAP_TOK_STRING || k < 2 ||
+        k - 2 > LOC_MAX_PATH || (n > 3 && strcmp(toks[3].text, ",")))
         return tmap_fail(err, TMAP_ERR_PARSE, "%s:%u: .file: expected `.file N \"path\"` "
-                         "(a number up to %u, a path up to %d bytes)", m->file, it->line,
+                         "(a number up to %u, a path up to %d bytes)", m->file, line,
                          (unsigned)LOC_MAX_NUMBER, LOC_MAX_PATH);
     *path = s->text + 1;
-    *len = n - 2;
+    *len = k - 2;
     return TMAP_OK;
 }
 
 /* The path of file `index`: *len bytes of its token (not NUL-terminated),
- * or an error naming the .loc's `line`. */
+ * from a .file at module scope or in a function body; or an error naming
+ * the .loc's `line`. */
 static tmap_status file_path(const tmap_ptx_module *m, uint32_t index, uint32_t line,
                              const char **path, size_t *len, tmap_error *err)
 {
-    for (size_t i = 0; i < m->nitems; i++) {
-        uint32_t k = 0;
-        tmap_status st = file_item(m, &m->items[i], &k, path, len, err);
-        if (st != TMAP_OK)
-            return st;
-        if (*path && k == index)
+    uint32_t k = 0;
+    tmap_status st = TMAP_OK;
+    for (size_t i = 0; i < m->nitems && st == TMAP_OK; i++) {
+        const tmap_ptx_item *it = &m->items[i];
+        if (it->kind == TMAP_IT_LINE)
+            st = file_toks(m, it->toks, it->ntoks, it->line, &k, path, len, err);
+        if (st == TMAP_OK && *path && k == index)
             return TMAP_OK;
     }
-    return tmap_fail(err, TMAP_ERR_PARSE, "%s:%u: .loc names file %u, which no .file "
-                     "declares", m->file, line, index);
+    for (size_t f = 0; f < m->nfuncs && st == TMAP_OK; f++)
+        for (size_t i = 0; i < m->funcs[f].nbody && st == TMAP_OK; i++) {
+            const tmap_ptx_stmt *s = &m->funcs[f].body[i];
+            if (s->kind == TMAP_ST_LINE)
+                st = file_toks(m, s->toks, s->ntoks, s->line, &k, path, len, err);
+            if (st == TMAP_OK && *path && k == index)
+                return TMAP_OK;
+        }
+    return st != TMAP_OK ? st : tmap_fail(err, TMAP_ERR_PARSE, "%s:%u: .loc names file %u, "
+                                          "which no .file declares", m->file, line, index);
 }
 
 /* File and line of a `.loc` statement; fails when malformed. */

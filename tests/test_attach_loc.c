@@ -63,8 +63,9 @@ static void no_loc_no_line(void **state)
     tmap_cfg_free(cfg);
 }
 
-/* loc.ptx with one line replaced: the CFG fails with `want` in its message. */
-static void bad(const char *from, const char *to, const char *want)
+/* The CFG of loc.ptx with `from` replaced by `to` (NULL and e's message
+ * when it fails). */
+static tmap_cfg *edited(const char *from, const char *to, tmap_error *e)
 {
     char *text = test_read("tests/ptx/loc.ptx");
     size_t off = 0, n = strlen(from);
@@ -74,19 +75,38 @@ static void bad(const char *from, const char *to, const char *want)
     tmap_buf b = {0};
     tmap_buf_printf(&b, "%.*s%s%s", (int)off, text, to, text + off + n);
     tmap_ptx_module *m = NULL;
-    tmap_error e = {0};
     tmap_cfg *cfg = NULL;
-    tmap_status st = tmap_ptx_parse(b.data, b.len, "bad.ptx", &m, &e);
-    if (st == TMAP_OK)
-        st = tmap_cfg_build(m, "loc", &cfg, &e);
-    if (st == TMAP_OK)
-        fail_msg("'%s' for '%s' was taken", to, from);
-    if (!strstr(e.message, want))
-        fail_msg("'%s' not in '%s'", want, e.message);
-    tmap_cfg_free(cfg);
+    if (tmap_ptx_parse(b.data, b.len, "bad.ptx", &m, e) == TMAP_OK)
+        tmap_cfg_build(m, "loc", &cfg, e);
     tmap_ptx_free(m);
     tmap_buf_free(&b);
     free(text);
+    return cfg;
+}
+
+/* The edited loc.ptx fails with `want` in its message. */
+static void bad(const char *from, const char *to, const char *want)
+{
+    tmap_error e = {0};
+    tmap_cfg *cfg = edited(from, to, &e);
+    if (cfg)
+        fail_msg("'%s' for '%s' was taken", to, from);
+    if (!strstr(e.message, want))
+        fail_msg("'%s' not in '%s'", want, e.message);
+}
+
+/* A .file inside a function body declares its file too. */
+static void file_in_body(void **state)
+{
+    (void)state;
+    tmap_error e = {0};
+    tmap_cfg *cfg = edited("$L__BB0_2:\n\t.loc\t2 3 9",
+                           "\t.file\t3 \"/src/other.cu\"\n$L__BB0_2:\n\t.loc\t3 3 9", &e);
+    if (!cfg)
+        fail_msg("%s", e.message);
+    char buf[64];
+    assert_string_equal(src(&cfg->blocks[2], buf, sizeof buf), "other.cu:3");
+    tmap_cfg_free(cfg);
 }
 
 static void malformed_directives_fail(void **state)
@@ -233,6 +253,7 @@ int main(void)
         cmocka_unit_test(blocks_get_their_lines),
         cmocka_unit_test(no_loc_no_line),
         cmocka_unit_test(malformed_directives_fail),
+        cmocka_unit_test(file_in_body),
         cmocka_unit_test(safety_names_the_source_line),
         cmocka_unit_test(nvcc_lineinfo),
         cmocka_unit_test(report_ranks_lines),
