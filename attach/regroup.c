@@ -296,6 +296,9 @@ static tmap_status take_args(tmap_attach_regroup *g, const tmap_attach_call *c, 
         CUdeviceptr base = 0;
         size_t size = 0;
         memcpy(&p, g->argv[s->arg], 8);
+        if (p % s->elem_size) /* a misaligned load would fault the application's context */
+            return tmap_fail(err, TMAP_ERR_INVALID, "--key: arg%u (0x%llx) is not aligned for "
+                             "%s elements", s->arg, (unsigned long long)p, s->type);
         if (!g->opts.range || g->opts.range(&base, &size, (CUdeviceptr)p) != CUDA_SUCCESS)
             return tmap_fail(err, TMAP_ERR_INVALID, "--key: arg%u (0x%llx) is not device "
                              "memory the driver knows (cuMemGetAddressRange)", s->arg,
