@@ -7,6 +7,8 @@
 #  - loop_runtime (two launch shapes, a template kernel between), loop_driver
 #    (cuLaunchKernelEx and the packed `extra` buffer) and loop_dlopen: outputs
 #    byte-identical under run;
+#  - profile -- skewed (built with -lineinfo): profile.json names source lines and the
+#    report on its output ranks the loop's line first;
 #  - a predictor trained on `profile --` output (--predictor, --feature) regroups
 #    skewed too, its output byte-identical;
 #  - a uniform key (every thread alike) leaves the launches alone after the trial.
@@ -34,6 +36,14 @@ echo "ok: skewed: output identical, regrouped, $saved ms saved"
 "$tm" profile -q -o "$tmp/prof" -k work -c 2 --feature 'n=arg0:i32[t]' -- "$apps/skewed" 262144 2 > /dev/null \
   || fail "profile -- skewed"
 "$tm" train "$tmp/prof/_Z4workPKiPfi" -o "$tmp/model.txt" > /dev/null || fail "train"
+# skewed is built with -lineinfo: its blocks' source lines, and the report ranks the loop's
+loop=$(grep -n 'for (int i = 0; i < n\[t\]; i++)' "$src/tests/apps/skewed.cu" | cut -d: -f1)
+grep -q "\"file\": \".*skewed.cu\"" "$tmp/prof/_Z4workPKiPfi/profile.json" || fail "profile.json: no source lines"
+"$tm" report --cfg "$tmp/prof/_Z4workPKiPfi/kernel.ptx" --kernel _Z4workPKiPfi \
+  --bbv "$tmp/prof/_Z4workPKiPfi/run0.bbv.npy" > "$tmp/rep.txt" || fail "report on profile -- output"
+top=$(grep -A1 '^source lines that cost the most divergence' "$tmp/rep.txt" | tail -1 | awk '{print $1}')
+case "$top" in skewed.cu:$loop|skewed.cu:$((loop + 1))) ;; *) cat "$tmp/rep.txt"; fail "top source line $top, not the loop ($loop)";; esac
+echo "ok: profile -- skewed (-lineinfo): the report ranks $top, the loop, first"
 "$tm" run -k work --predictor "$tmp/model.txt" --feature 'n=arg0:i32[t]' -- "$apps/skewed" \
   > "$tmp/prun.txt" 2> "$tmp/prun.err" || { cat "$tmp/prun.err"; fail "run --predictor -- skewed"; }
 grep '^threadmap run:' "$tmp/prun.err"
