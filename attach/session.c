@@ -347,9 +347,10 @@ static int profile(tmap_session *s, const handle *h, const tmap_attach_call *c, 
 
 /* ------------------------------------------------------------ run mode */
 
-static void stream_of(const tmap_attach_call *c, void **stream)
+/* The launch's stream; for a _ptsz entry point, stream 0 is the thread's. */
+static void *stream_of(const tmap_attach_call *c)
 {
-    *stream = c->stream || !c->per_thread_stream ? (void *)c->stream : (void *)CU_STREAM_PER_THREAD;
+    return c->stream || !c->per_thread_stream ? (void *)c->stream : (void *)CU_STREAM_PER_THREAD;
 }
 
 /* The kernel's regrouper, made at its first selected launch; NULL (and
@@ -376,7 +377,8 @@ static tmap_attach_regroup *regrouper_of(tmap_session *s, const handle *h, kerne
         st = find_ptx(s, h, &ptx, &err);
     if (st == TMAP_OK)
         st = tmap_attach_regroup_create(s->cuda, ptx, c, &o, &k->rg, &err);
-    k->stats.setup_ms = 1e3 * (tmap_clock_seconds() - t0);
+    if (st == TMAP_OK)
+        k->stats.setup_ms = 1e3 * (tmap_clock_seconds() - t0);
     if (st != TMAP_OK) {
         k->refused = 1;
         snprintf(k->stats.note, sizeof k->stats.note, "%s", err.message);
@@ -398,14 +400,12 @@ static int regroup(tmap_session *s, const handle *h, const tmap_attach_call *c, 
     k->stats.seen++;
     tmap_attach_regroup *g = regrouper_of(s, h, k, c);
     int launched = 0;
-    void *stream;
-    stream_of(c, &stream);
     if (!g)
         return 0;
     tmap_status st = c->nattrs || !tmap_attach_regroup_fits(g, c) ? TMAP_ERR_UNSUPPORTED
                                                                     : not_captured(s, c, &err);
     if (st == TMAP_OK)
-        st = tmap_attach_regroup_launch(g, c, stream, &k->stats, &launched, &err);
+        st = tmap_attach_regroup_launch(g, c, stream_of(c), &k->stats, &launched, &err);
     if (st != TMAP_OK)
         k->stats.alone++;
     if (st != TMAP_OK && err.message[0])
