@@ -3,10 +3,15 @@
  * features to a device-resident permutation, without a host round trip of
  * per-thread data (built with nvcc; CUB from the toolkit sorts).
  *
- *   cost   eq. 1 per block (rounded, clamped at 0, as tmap_predict) and
- *          eq. 11's thread latency sum_b lat[b] * count[b], in double, term
- *          by term in block order with no fused multiply-add: bitwise the
- *          CPU's tmap_predict + tmap_regroup_latency;
+ *   cost   eq. 11's thread latency sum_b lat[b] * count_b with eq. 1's
+ *          count clamped to [0, 2^32-1] (not rounded), folded: blocks of
+ *          equal coefficients merged on the host; on the GPU each tile of
+ *          256 threads bounds eq. 1 over its features' box and proves
+ *          which blocks are never clamped there, whose terms fold into one
+ *          linear form (p+1 fused multiply-adds per thread), and which are
+ *          always 0 (dropped); only the rest are evaluated per thread with
+ *          the clamp.  Every step is one fma in a fixed order, so a CPU
+ *          doing the same gets the same bits (tests/test_gpu_regroup.c);
  *   sort   the key rounded to single precision, then to bfloat16 (8
  *          significant bits: keys within about 1 part in 256 tie, which
  *          groups threads of the same work as well and halves the radix
@@ -57,9 +62,10 @@ struct tmap_gpu_regroup {
     unsigned *thread;             /* [n] 0..n-1, the sort's values in */
     void *temp;                   /* CUB's scratch */
     size_t temp_bytes;
-    double *model;                /* coefficients then latencies */
+    double *model;                /* the compiled rows (compile_rows) */
     size_t model_cap;             /* doubles */
-    size_t nblocks, nfeatures;    /* of the model set; 0 blocks: none yet */
+    size_t nrows, nfeatures;      /* of the model set */
+    int have_model;
     size_t model_version;         /* counts tmap_gpu_regroup_model calls */
     cudaStream_t capture;         /* graphs are captured on this stream */
     cudaGraphExec_t graph;        /* cost + sort, or NULL */
@@ -81,44 +87,145 @@ static tmap_status cuda_fail(tmap_error *err, cudaError_t e, const char *call)
 
 /* ------------------------------------------------------------- kernels */
 
-/* One thread per thread of the launch; the model (coefficients, then the
- * latencies) is staged in shared memory when it fits, and the first
- * features are held in registers. */
-enum { MAX_REG_FEATURES = 8 };
-__global__ void cost_kernel(const double *x, unsigned p, const double *model,
-                            unsigned nblocks, size_t n, double *cost)
+/* The folded key (see threadmap/runtime.h).  A row of the compiled model
+ * is [c0, c1..cp, ct, w] padded to ROW(p) doubles (an even count: rows
+ * load as double2); each tile of TILE threads proves, from its features'
+ * box and its thread range, which rows are never clamped there (L: folded
+ * into one linear form), always clamped at 0 (Z: dropped), or neither
+ * (U: evaluated per thread with the clamp). */
+enum { TILE = 256, MAX_ROWS = 8192 };
+enum { ROW_Z = 0, ROW_L = 1, ROW_U = 2 };
+#define ROW(p) ((((size_t)(p) + 3) + 1) & ~(size_t)1)
+#define COUNT_MAX 4294967295.0
+
+/* Row k's class on the box [lo, hi] of features and [t0, t1] of thread
+ * indices: the bounds of eq. 1 over the box, each product rounded once
+ * (fma), trusted only beyond a margin larger than their rounding error. */
+__device__ int row_class(const double *r, unsigned p, const double *lo, const double *hi,
+                         double t0, double t1)
 {
-    extern __shared__ double staged[];
-    size_t nmodel = (size_t)nblocks * (p + 3);
-    int fits = nmodel * sizeof(double) <= 32768;
-    if (fits)
-        for (size_t i = threadIdx.x; i < nmodel; i += blockDim.x)
-            staged[i] = model[i];
-    __syncthreads();
-    const double *coef = fits ? staged : model, *lat = coef + (size_t)nblocks * (p + 2);
-    size_t t = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
-    if (t >= n)
-        return;
-    const double *xt = x + t * p;
-    double xr[MAX_REG_FEATURES];
-#pragma unroll
-    for (unsigned j = 0; j < MAX_REG_FEATURES; j++)
-        xr[j] = j < p ? xt[j] : 0;
-    double acc = 0;
-    for (unsigned b = 0; b < nblocks; b++) {
-        const double *c = coef + (size_t)b * (p + 2);
-        double v = __dadd_rn(c[0], __dmul_rn(c[p + 1], (double)t));
-#pragma unroll
-        for (unsigned j = 0; j < MAX_REG_FEATURES; j++)
-            if (j < p)
-                v = __dadd_rn(v, __dmul_rn(c[j + 1], xr[j]));
-        for (unsigned j = MAX_REG_FEATURES; j < p; j++)
-            v = __dadd_rn(v, __dmul_rn(c[j + 1], xt[j]));
-        v = floor(__dadd_rn(v, 0.5));
-        double count = !(v > 0) ? 0.0 : v >= 4294967295.0 ? 4294967295.0 : v;
-        acc = __dadd_rn(acc, __dmul_rn(lat[b], count));
+    double ct = r[p + 1], vlo = r[0], vhi = r[0], s = fabs(r[0]);
+    vlo = fma(ct, ct >= 0 ? t0 : t1, vlo);
+    vhi = fma(ct, ct >= 0 ? t1 : t0, vhi);
+    s = fma(fabs(ct), t1, s);
+    for (unsigned j = 0; j < p; j++) {
+        double c = r[j + 1];
+        vlo = fma(c, c >= 0 ? lo[j] : hi[j], vlo);
+        vhi = fma(c, c >= 0 ? hi[j] : lo[j], vhi);
+        s = fma(fabs(c), fmax(fabs(lo[j]), fabs(hi[j])), s);
     }
-    cost[t] = acc;
+    double margin = __dmul_rn(s, (double)(p + 3) * 0x1p-52); /* not fused into a use */
+    if (vlo > margin && vhi < COUNT_MAX - margin)
+        return ROW_L;
+    return vhi < -margin ? ROW_Z : ROW_U;
+}
+
+/* Thread t's feature j: from registers when p is known (P > 0, loops
+ * over j unrolled), else from memory. */
+template <int P>
+__device__ __forceinline__ double feat(const double *xr, const double *xt, unsigned j)
+{
+    return P > 0 ? xr[j] : xt[j];
+}
+
+/* Per tile: the box (block min/max per feature), the class of each row,
+ * the folded form of the L rows, the list of U rows; then per thread the
+ * folded form and each U row clamped.  P > 0: p == P (unrolled, rows
+ * read as double2); P == 0: any p. */
+template <int P>
+__global__ void __launch_bounds__(TILE) cost_kernel(const double *x, unsigned p,
+                                                    const double *rows_g, unsigned m,
+                                                    int staged_rows, size_t n, double *cost)
+{
+    extern __shared__ double2 shm[];
+    const size_t S = ROW(P > 0 ? P : p);
+    double *rows = staged_rows ? (double *)shm : (double *)rows_g;
+    double *lo = (double *)shm + (staged_rows ? m * S : 0), *hi = lo + p, *fold = hi + p;
+    double *wpart = fold + p + 2;                    /* [TILE / 32][2 p] warp min/max */
+    unsigned short *ulist = (unsigned short *)(wpart + (TILE / 32) * 2 * p);
+    unsigned char *cls = (unsigned char *)(ulist + m);
+    __shared__ unsigned nu;
+    if (staged_rows)
+        for (size_t i = threadIdx.x; i < m * S; i += blockDim.x)
+            rows[i] = rows_g[i];
+    size_t first = (size_t)blockIdx.x * TILE, t = first + threadIdx.x;
+    size_t last = n - first < TILE ? n - 1 : first + TILE - 1;
+    int live = t < n;
+    const double *xt = x + (live ? t : first) * p;
+    const unsigned pp = P > 0 ? P : p; /* a constant where P > 0 */
+    double xr[P > 0 ? P : 1];
+#pragma unroll
+    for (int j = 0; j < P; j++)
+        xr[j] = xt[j];
+    unsigned lane = threadIdx.x & 31, warp = threadIdx.x / 32;
+#pragma unroll
+    for (unsigned j = 0; j < pp; j++) { /* the box: dead threads repeat the first row */
+        double a = feat<P>(xr, xt, j), b = a;
+        for (int o = 16; o > 0; o >>= 1) {
+            a = fmin(a, __shfl_xor_sync(0xffffffffu, a, o));
+            b = fmax(b, __shfl_xor_sync(0xffffffffu, b, o));
+        }
+        if (!lane)
+            wpart[warp * 2 * p + j] = a, wpart[warp * 2 * p + p + j] = b;
+    }
+    __syncthreads();
+    for (unsigned j = threadIdx.x; j < p; j += blockDim.x) {
+        double a = wpart[j], b = wpart[p + j];
+        for (unsigned w = 1; w < TILE / 32; w++)
+            a = fmin(a, wpart[w * 2 * p + j]), b = fmax(b, wpart[w * 2 * p + p + j]);
+        lo[j] = a, hi[j] = b;
+    }
+    __syncthreads();
+    for (unsigned k = threadIdx.x; k < m; k += blockDim.x)
+        cls[k] = (unsigned char)row_class(rows + k * S, p, lo, hi, (double)first, (double)last);
+    __syncthreads();
+    for (unsigned j = threadIdx.x; j < p + 2; j += blockDim.x) {
+        double a = 0;
+        for (unsigned k = 0; k < m; k++)
+            if (cls[k] == ROW_L)
+                a = fma(rows[k * S + p + 2], rows[k * S + j], a);
+        fold[j] = a;
+    }
+    if (threadIdx.x == blockDim.x - 1) {
+        unsigned u = 0;
+        for (unsigned k = 0; k < m; k++)
+            if (cls[k] == ROW_U)
+                ulist[u++] = (unsigned short)k;
+        nu = u;
+    }
+    __syncthreads();
+    if (!live)
+        return;
+    double td = (double)t, key = fma(fold[p + 1], td, fold[0]);
+#pragma unroll
+    for (unsigned j = 0; j < pp; j++)
+        key = fma(fold[j + 1], feat<P>(xr, xt, j), key);
+    for (unsigned i = 0; i < nu; i++) {
+        const double *r = rows + ulist[i] * S;
+        double v, w;
+        if (P > 0) {
+            double c[ROW(P > 0 ? P : 1)];
+            const double2 *r2 = (const double2 *)r;
+#pragma unroll
+            for (unsigned h = 0; h < ROW(P > 0 ? P : 1) / 2; h++) {
+                double2 q = r2[h];
+                c[2 * h] = q.x, c[2 * h + 1] = q.y;
+            }
+            v = fma(c[P + 1], td, c[0]);
+#pragma unroll
+            for (unsigned j = 0; j < (P > 0 ? P : 1); j++)
+                v = fma(c[j + 1], xr[j], v);
+            w = c[P + 2];
+        } else {
+            v = fma(r[p + 1], td, r[0]);
+            for (unsigned j = 0; j < p; j++)
+                v = fma(r[j + 1], feat<P>(xr, xt, j), v);
+            w = r[p + 2];
+        }
+        v = v > 0 ? v : 0.0;
+        key = fma(w, v < COUNT_MAX ? v : COUNT_MAX, key);
+    }
+    cost[t] = key;
 }
 
 /* The key rounded to single precision, then to bfloat16 (round to nearest
@@ -252,27 +359,78 @@ extern "C" uint64_t tmap_gpu_regroup_cost_ptr(const tmap_gpu_regroup *g)
     return g ? (uint64_t)(uintptr_t)g->cost : 0;
 }
 
+/* The model compiled to rows [c0, c1..cp, ct, w, pad]: blocks of the same
+ * coefficients (bit for bit) merged, their latencies summed in block
+ * order; rows of weight 0 dropped.  Returns the row count, or -1 past
+ * MAX_ROWS; rows has room for nblocks rows. */
+static long compile_rows(const double *coef, const double *lat, size_t nblocks, size_t p,
+                         double *rows)
+{
+    size_t S = ROW(p), m = 0;
+    for (size_t b = 0; b < nblocks; b++) {
+        const double *c = coef + b * (p + 2);
+        size_t k = 0;
+        while (k < m && memcmp(rows + k * S, c, (p + 2) * sizeof *c))
+            k++;
+        if (k == m) {
+            memset(rows + m * S, 0, S * sizeof *rows);
+            memcpy(rows + m * S, c, (p + 2) * sizeof *c);
+            m++;
+        }
+        rows[k * S + p + 2] += lat[b];
+    }
+    size_t kept = 0;
+    for (size_t k = 0; k < m; k++)
+        if (rows[k * S + p + 2] != 0)
+            memmove(rows + kept++ * S, rows + k * S, S * sizeof *rows);
+    return kept > MAX_ROWS ? -1 : (long)kept;
+}
+
 extern "C" tmap_status tmap_gpu_regroup_model(tmap_gpu_regroup *g, const double *coef,
                                               const double *lat, size_t nblocks,
                                               size_t nfeatures, tmap_error *err)
 {
     if (!g || !coef || !lat || !nblocks || nblocks > UINT32_MAX || nfeatures > 65536)
         return tmap_fail(err, TMAP_ERR_INVALID, "tmap_gpu_regroup_model: bad arguments");
-    size_t ncoef = nblocks * (nfeatures + 2), need = ncoef + nblocks;
-    if (need > g->model_cap) {
+    size_t S = ROW(nfeatures);
+    double *rows = (double *)calloc(nblocks * S, sizeof *rows);
+    if (!rows)
+        return tmap_fail(err, TMAP_ERR_NOMEM, "tmap_gpu_regroup_model: out of memory");
+    long m = compile_rows(coef, lat, nblocks, nfeatures, rows);
+    tmap_status st = TMAP_OK;
+    if (m < 0)
+        st = tmap_fail(err, TMAP_ERR_INVALID, "tmap_gpu_regroup_model: more than %d distinct "
+                       "blocks of non-zero latency", (int)MAX_ROWS);
+    size_t need = (m > 0 ? (size_t)m : 1) * S;
+    if (!st && need > g->model_cap) {
         if (g->model)
             cudaFree(g->model);
         g->model = NULL, g->model_cap = 0;
-        TMAP_CU(cudaMalloc((void **)&g->model, need * sizeof(double)), "cudaMalloc");
-        g->model_cap = need;
+        cudaError_t e = cudaMalloc((void **)&g->model, need * sizeof(double));
+        st = e == cudaSuccess ? TMAP_OK : cuda_fail(err, e, "tmap_gpu_regroup_model: cudaMalloc");
+        g->model_cap = st ? 0 : need;
     }
-    TMAP_CU(cudaMemcpy(g->model, coef, ncoef * sizeof(double), cudaMemcpyHostToDevice),
-            "cudaMemcpy");
-    TMAP_CU(cudaMemcpy(g->model + ncoef, lat, nblocks * sizeof(double), cudaMemcpyHostToDevice),
-            "cudaMemcpy");
-    g->nblocks = nblocks, g->nfeatures = nfeatures;
+    cudaError_t e = cudaSuccess;
+    if (!st && m > 0)
+        e = cudaMemcpy(g->model, rows, (size_t)m * S * sizeof(double), cudaMemcpyHostToDevice);
+    if (!st && e != cudaSuccess)
+        st = cuda_fail(err, e, "tmap_gpu_regroup_model: cudaMemcpy");
+    free(rows);
+    if (st)
+        return st;
+    g->nrows = (size_t)m, g->nfeatures = nfeatures, g->have_model = 1;
     g->model_version++;
     return TMAP_OK;
+}
+
+/* Shared memory of a cost tile: the rows when they fit (*staged), the box,
+ * the folded form, the warps' partial boxes, the U list and the classes. */
+static size_t cost_shared(size_t m, size_t p, int *staged)
+{
+    size_t rest = (2 * p + p + 2 + (TILE / 32) * 2 * p) * sizeof(double) + m * 3;
+    size_t rows = m * ROW(p) * sizeof(double);
+    *staged = rows + rest <= 40960;
+    return (*staged ? rows : 0) + rest;
 }
 
 extern "C" tmap_status tmap_gpu_regroup_cost(tmap_gpu_regroup *g, uint64_t features,
@@ -280,13 +438,33 @@ extern "C" tmap_status tmap_gpu_regroup_cost(tmap_gpu_regroup *g, uint64_t featu
 {
     if (!g || (!features && g->nfeatures))
         return tmap_fail(err, TMAP_ERR_INVALID, "tmap_gpu_regroup_cost: an argument is NULL");
-    if (!g->nblocks)
+    if (!g->have_model)
         return tmap_fail(err, TMAP_ERR_INVALID, "tmap_gpu_regroup_cost: no model yet "
                          "(tmap_gpu_regroup_model)");
-    size_t shared = g->nblocks * (g->nfeatures + 3) * sizeof(double);
-    cost_kernel<<<grid_of(g->n), 256, shared <= 32768 ? shared : 0, (cudaStream_t)stream>>>(
-        (const double *)(uintptr_t)features, (unsigned)g->nfeatures, g->model,
-        (unsigned)g->nblocks, g->n, g->cost);
+    int staged;
+    size_t shared = cost_shared(g->nrows, g->nfeatures, &staged);
+    if (shared > 48 * 1024)
+        return tmap_fail(err, TMAP_ERR_INVALID, "tmap_gpu_regroup_cost: %zu features and %zu "
+                         "rows need %zu bytes of shared memory (48 KiB)", g->nfeatures, g->nrows,
+                         shared);
+    const double *x = (const double *)(uintptr_t)features;
+    unsigned p = (unsigned)g->nfeatures, m = (unsigned)g->nrows;
+    unsigned grid = (unsigned)((g->n + TILE - 1) / TILE);
+    cudaStream_t s = (cudaStream_t)stream;
+#define TMAP_COST(P)                                                                           \
+    cost_kernel<P><<<grid, TILE, shared, s>>>(x, p, g->model, m, staged, g->n, g->cost)
+    switch (p) {
+    case 1: TMAP_COST(1); break;
+    case 2: TMAP_COST(2); break;
+    case 3: TMAP_COST(3); break;
+    case 4: TMAP_COST(4); break;
+    case 5: TMAP_COST(5); break;
+    case 6: TMAP_COST(6); break;
+    case 7: TMAP_COST(7); break;
+    case 8: TMAP_COST(8); break;
+    default: TMAP_COST(0); break;
+    }
+#undef TMAP_COST
     TMAP_CU(cudaGetLastError(), "cost kernel launch");
     return TMAP_OK;
 }

@@ -1,14 +1,19 @@
 /*
  * test_gpu_regroup.c -- the GPU regroup path (runtime/gpu_regroup.cu)
- * against the CPU references on the same inputs: each thread's eq. 11
- * latency from its features must equal, bit for bit, tmap_predict followed
- * by the CPU's latency sum; the device sort's permutation must equal
+ * against the CPU references on the same inputs: each thread's folded
+ * eq. 11 latency (threadmap/runtime.h: blocks of equal coefficients
+ * merged, per tile of 256 threads the rows proven never clamped folded
+ * into one linear form, those always clamped at 0 dropped, the others
+ * clamped per thread, each step one fma) must equal, bit for bit, a CPU
+ * computing the same sequence, and the mathematical sum of lat * clamp(eq.
+ * 1) to rounding; the device sort's permutation must equal
  * tmap_regroup_sort_key's on the keys rounded to bfloat16, over
  * the grid and within thread blocks (a last partial block included),
  * descending and ascending, with many ties; and the one-graph path (cost
  * then sort) must give the same permutation, also when relaunched and when
  * the model changes.
  */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -20,7 +25,8 @@
 #include "threadmap.h"
 #include "tests/testutil.h"
 
-enum { N = 100000 + 77, P = 3, B = 12 };
+enum { N = 100000 + 77, P = 3, B = 12, TILE = 256, W = P + 2 };
+#define COUNT_MAX 4294967295.0
 
 static double uniform(uint64_t *s, double lo, double hi)
 {
@@ -28,25 +34,109 @@ static double uniform(uint64_t *s, double lo, double hi)
     return lo + (hi - lo) * (double)(*s >> 11) / 9007199254740992.0;
 }
 
-/* The CPU reference: counts by tmap_predict, then sum_b lat[b] * count;
- * *zeros counts the predictions clamped at zero. */
-static double *cpu_cost(const double *x, double *coef, const double *lat, size_t *zeros)
+/* The model as the device compiles it: rows [c0, c1..cp, ct] of weight
+ * rows[k][W], equal rows merged, weight 0 dropped; returns the count. */
+static size_t compile(const double *coef, const double *lat, double rows[B][W + 1])
 {
-    tmap_predictor pred = {.nblocks = B, .nfeatures = P, .coef = coef};
-    tmap_bbv bbv;
-    TMAP_CHECK(tmap_predict(&pred, x, N, &bbv, err));
-    double *cost = malloc(N * sizeof *cost);
-    *zeros = 0;
-    for (size_t t = 0; t < N; t++) {
-        double s = 0;
-        for (size_t b = 0; b < B; b++) {
-            s += lat[b] * (double)bbv.counts[t * B + b];
-            *zeros += bbv.counts[t * B + b] == 0;
-        }
-        cost[t] = s;
+    size_t m = 0, kept = 0;
+    for (size_t b = 0; b < B; b++) {
+        size_t k = 0;
+        while (k < m && memcmp(rows[k], coef + b * W, W * sizeof(double)))
+            k++;
+        if (k == m)
+            memcpy(rows[m], coef + b * W, W * sizeof(double)), rows[m++][W] = 0;
+        rows[k][W] += lat[b];
     }
-    tmap_bbv_free(&bbv);
+    for (size_t k = 0; k < m; k++)
+        if (rows[k][W] != 0)
+            memmove(rows[kept++], rows[k], sizeof rows[k]);
+    return kept;
+}
+
+enum { Z, L, U };
+
+/* A row's class on a tile's box, as threadmap/runtime.h states it. */
+static int row_class(const double *r, const double *lo, const double *hi, double t0, double t1)
+{
+    double ct = r[P + 1], vlo = r[0], vhi = r[0], s = fabs(r[0]);
+    vlo = fma(ct, ct >= 0 ? t0 : t1, vlo);
+    vhi = fma(ct, ct >= 0 ? t1 : t0, vhi);
+    s = fma(fabs(ct), t1, s);
+    for (size_t j = 0; j < P; j++) {
+        double c = r[j + 1];
+        vlo = fma(c, c >= 0 ? lo[j] : hi[j], vlo);
+        vhi = fma(c, c >= 0 ? hi[j] : lo[j], vhi);
+        s = fma(fabs(c), fmax(fabs(lo[j]), fabs(hi[j])), s);
+    }
+    double margin = s * ((double)(P + 3) * 0x1p-52);
+    if (vlo > margin && vhi < COUNT_MAX - margin)
+        return L;
+    return vhi < -margin ? Z : U;
+}
+
+static double clamp_count(double v)
+{
+    v = v > 0 ? v : 0.0;
+    return v < COUNT_MAX ? v : COUNT_MAX;
+}
+
+/* The CPU reference of the folded key; classes[c] counts the (tile, row)
+ * pairs of each class. */
+static double *cpu_cost(const double *x, const double *coef, const double *lat,
+                        size_t classes[3])
+{
+    double rows[B][W + 1], *cost = malloc(N * sizeof *cost);
+    size_t m = compile(coef, lat, rows);
+    memset(classes, 0, 3 * sizeof *classes);
+    for (size_t first = 0; first < N; first += TILE) {
+        size_t last = N - first < TILE ? N - 1 : first + TILE - 1;
+        double lo[P], hi[P], fold[W] = {0};
+        int cls[B];
+        for (size_t j = 0; j < P; j++) {
+            lo[j] = hi[j] = x[first * P + j];
+            for (size_t t = first; t <= last; t++)
+                lo[j] = fmin(lo[j], x[t * P + j]), hi[j] = fmax(hi[j], x[t * P + j]);
+        }
+        for (size_t k = 0; k < m; k++) {
+            cls[k] = row_class(rows[k], lo, hi, (double)first, (double)last);
+            classes[cls[k]]++;
+            for (size_t j = 0; j < W && cls[k] == L; j++)
+                fold[j] = fma(rows[k][W], rows[k][j], fold[j]);
+        }
+        for (size_t t = first; t <= last; t++) {
+            double key = fma(fold[P + 1], (double)t, fold[0]);
+            for (size_t j = 0; j < P; j++)
+                key = fma(fold[j + 1], x[t * P + j], key);
+            for (size_t k = 0; k < m; k++) {
+                if (cls[k] != U)
+                    continue;
+                double v = fma(rows[k][P + 1], (double)t, rows[k][0]);
+                for (size_t j = 0; j < P; j++)
+                    v = fma(rows[k][j + 1], x[t * P + j], v);
+                key = fma(rows[k][W], clamp_count(v), key);
+            }
+            cost[t] = key;
+        }
+    }
     return cost;
+}
+
+/* The key is eq. 11 of eq. 1's clamped counts, to rounding. */
+static void expect_near_eq11(const double *x, const double *coef, const double *lat,
+                             const double *got)
+{
+    for (size_t t = 0; t < N; t++) {
+        double sum = 0, scale = 1; /* scale: the sum of the terms' magnitudes */
+        for (size_t b = 0; b < B; b++) {
+            const double *c = coef + b * W;
+            double v = c[0] + c[P + 1] * (double)t, mag = fabs(c[0]) + fabs(c[P + 1]) * t;
+            for (size_t j = 0; j < P; j++)
+                v += c[j + 1] * x[t * P + j], mag += fabs(c[j + 1] * x[t * P + j]);
+            sum += lat[b] * clamp_count(v), scale += lat[b] * mag;
+        }
+        if (fabs(got[t] - sum) > 1e-12 * scale)
+            fail_msg("thread %zu: key %.17g, eq. 11 %.17g", t, got[t], sum);
+    }
 }
 
 /* key rounded to single precision, then to bfloat16 (round to nearest
@@ -107,18 +197,24 @@ static void test_equal_to_cpu(void **state)
 {
     tmap_cuda *c = test_gpu_open();
     uint64_t s = 99;
-    double *x = malloc(N * P * sizeof *x), coef[B * (P + 2)], lat[B];
-    for (size_t i = 0; i < N * P; i++)
-        x[i] = uniform(&s, 0, 50);
-    for (size_t i = 0; i < B * (P + 2); i++)
+    double *x = malloc(N * P * sizeof *x), coef[B * W], lat[B], base[P];
+    for (size_t t = 0; t < N; t++) /* even tiles: features close together; odd: spread */
+        for (size_t j = 0; j < P; j++) {
+            if (t % TILE == 0)
+                base[j] = uniform(&s, 0, 50);
+            x[t * P + j] = (t / TILE) % 2 ? uniform(&s, 0, 50) : base[j] + uniform(&s, 0, 0.5);
+        }
+    for (size_t i = 0; i < B * W; i++)
         coef[i] = uniform(&s, -3, 3);
     for (size_t b = 0; b < B; b++) {
-        coef[b * (P + 2) + P + 1] = uniform(&s, -1e-4, 1e-4); /* the thread id term */
+        coef[b * W + P + 1] = uniform(&s, -1e-4, 1e-4); /* the thread id term */
         lat[b] = uniform(&s, 1, 40);
     }
-    size_t zeros;
-    double *want = cpu_cost(x, coef, lat, &zeros), *got = malloc(N * sizeof *got);
-    assert_true(zeros > 0 && zeros < (size_t)N * B); /* the clamp at zero is exercised */
+    memcpy(coef + 5 * W, coef + 2 * W, W * sizeof *coef); /* merged with block 2 */
+    lat[7] = 0;                                              /* dropped */
+    size_t classes[3];
+    double *want = cpu_cost(x, coef, lat, classes), *got = malloc(N * sizeof *got);
+    assert_true(classes[Z] > 0 && classes[L] > 0 && classes[U] > 0); /* every class exercised */
     tmap_gpu_regroup *g = NULL;
     uint64_t d_x, d_perm;
     TMAP_CHECK(tmap_gpu_regroup_create(c, N, &g, err));
@@ -132,6 +228,7 @@ static void test_equal_to_cpu(void **state)
     for (size_t t = 0; t < N; t++)
         if (memcmp(&got[t], &want[t], sizeof got[t]))
             fail_msg("thread %zu: GPU cost %.17g, CPU %.17g", t, got[t], want[t]);
+    expect_near_eq11(x, coef, lat, got);
     /* the one-graph path, twice, then after the model changes */
     uint32_t *ref = cpu_sort(want, 1, 256);
     for (int i = 0; i < 2; i++) {
@@ -143,7 +240,7 @@ static void test_equal_to_cpu(void **state)
     free(ref);
     for (size_t b = 0; b < B; b++)
         lat[b] = B - (double)b;
-    double *want2 = cpu_cost(x, coef, lat, &zeros);
+    double *want2 = cpu_cost(x, coef, lat, classes);
     ref = cpu_sort(want2, 1, 256);
     TMAP_CHECK(tmap_gpu_regroup_model(g, coef, lat, B, P, err));
     TMAP_CHECK(tmap_gpu_regroup_run(g, d_x, 1, 256, d_perm, NULL, err));
