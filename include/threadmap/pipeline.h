@@ -101,7 +101,9 @@ typedef struct tmap_eval {
     double gpu_fresh_ms;       /* per launch, a new input each: key, sort, gather,
                                   kernel, scatter (median) */
     double gpu_cached_ms;      /* per launch, the same input again: the kernel and the
-                                  scatter; NAN when the kernel updates an input */
+                                  scatter, reps launches back to back (one event pair,
+                                  after warm-up); NAN when the kernel updates an input */
+    double gpu_original_ms;    /* the original timed as gpu_cached_ms: back to back */
     int gpu_outputs_equal;     /* -1 not run, 0 differ, 1 equal */
 } tmap_eval;
 
