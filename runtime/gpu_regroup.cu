@@ -4,7 +4,7 @@
  * per-thread data (built with nvcc; CUB from the toolkit sorts).
  *
  *   cost   eq. 11's thread latency sum_b lat[b] * count_b with eq. 1's
- *          count clamped to [0, 2^32-1] (not rounded), folded: blocks of
+ *          count clamped at 0 (not rounded), folded: blocks of
  *          equal coefficients merged on the host; on the GPU each tile of
  *          256 threads bounds eq. 1 over its features' box and proves
  *          which blocks are never clamped there, whose terms fold into one
@@ -90,13 +90,12 @@ static tmap_status cuda_fail(tmap_error *err, cudaError_t e, const char *call)
 /* The folded key (see threadmap/runtime.h).  A row of the compiled model
  * is [c0, c1..cp, ct, w] padded to ROW(p) doubles (an even count: rows
  * load as double2); each tile of TILE threads proves, from its features'
- * box and its thread range, which rows are never clamped there (L: folded
- * into one linear form), always clamped at 0 (Z: dropped), or neither
- * (U: evaluated per thread with the clamp). */
+ * box and its thread range, which rows are never negative there (L:
+ * folded into one linear form), never positive (Z: dropped), or neither
+ * (U: evaluated per thread, clamped at 0). */
 enum { TILE = 256, MAX_ROWS = 8192 };
 enum { ROW_Z = 0, ROW_L = 1, ROW_U = 2 };
 #define ROW(p) ((((size_t)(p) + 3) + 1) & ~(size_t)1)
-#define COUNT_MAX 4294967295.0
 
 /* Row k's class on the box [lo, hi] of features and [t0, t1] of thread
  * indices: the bounds of eq. 1 over the box, each product rounded once
@@ -115,9 +114,7 @@ __device__ int row_class(const double *r, unsigned p, const double *lo, const do
         s = fma(fabs(c), fmax(fabs(lo[j]), fabs(hi[j])), s);
     }
     double margin = __dmul_rn(s, (double)(p + 3) * 0x1p-52); /* not fused into a use */
-    if (vlo > margin && vhi < COUNT_MAX - margin)
-        return ROW_L;
-    return vhi < -margin ? ROW_Z : ROW_U;
+    return vlo > margin ? ROW_L : vhi < -margin ? ROW_Z : ROW_U;
 }
 
 /* Thread t's feature j: from registers when p is known (P > 0, loops
@@ -128,80 +125,131 @@ __device__ __forceinline__ double feat(const double *xr, const double *xt, unsig
     return P > 0 ? xr[j] : xt[j];
 }
 
-/* Per tile: the box (block min/max per feature), the class of each row,
- * the folded form of the L rows, the list of U rows; then per thread the
- * folded form and each U row clamped.  P > 0: p == P (unrolled, rows
- * read as double2); P == 0: any p. */
-template <int P>
-__global__ void __launch_bounds__(TILE) cost_kernel(const double *x, unsigned p,
-                                                    const double *rows_g, unsigned m,
-                                                    int staged_rows, size_t n, double *cost)
+/* What a tile shares: its box, the folded form, the warps' partial boxes,
+ * the rows' classes, the lists of L and U rows (in row order). */
+struct tile_shared {
+    double *lo, *hi, *fold, *wpart;
+    unsigned char *cls;
+    unsigned short *list[2]; /* L, U */
+};
+
+__device__ tile_shared tile_layout(double *base, unsigned p, unsigned m)
 {
-    extern __shared__ double2 shm[];
-    const size_t S = ROW(P > 0 ? P : p);
-    double *rows = staged_rows ? (double *)shm : (double *)rows_g;
-    double *lo = (double *)shm + (staged_rows ? m * S : 0), *hi = lo + p, *fold = hi + p;
-    double *wpart = fold + p + 2;                    /* [TILE / 32][2 p] warp min/max */
-    unsigned short *ulist = (unsigned short *)(wpart + (TILE / 32) * 2 * p);
-    unsigned char *cls = (unsigned char *)(ulist + m);
-    __shared__ unsigned nu;
-    if (staged_rows)
-        for (size_t i = threadIdx.x; i < m * S; i += blockDim.x)
-            rows[i] = rows_g[i];
-    size_t first = (size_t)blockIdx.x * TILE, t = first + threadIdx.x;
-    size_t last = n - first < TILE ? n - 1 : first + TILE - 1;
-    int live = t < n;
-    const double *xt = x + (live ? t : first) * p;
-    const unsigned pp = P > 0 ? P : p; /* a constant where P > 0 */
-    double xr[P > 0 ? P : 1];
+    tile_shared t;
+    t.lo = base, t.hi = t.lo + p, t.fold = t.hi + p, t.wpart = t.fold + p + 2;
+    t.list[0] = (unsigned short *)(t.wpart + (TILE / 32) * 2 * p);
+    t.list[1] = t.list[0] + m;
+    t.cls = (unsigned char *)(t.list[1] + m);
+    return t;
+}
+
+/* A float's bits mapped so that unsigned order is the value's order. */
+__device__ __forceinline__ unsigned ordered(float f)
+{
+    unsigned u = __float_as_uint(f);
+    return (u >> 31) ? ~u : u | 0x80000000u;
+}
+
+__device__ __forceinline__ float unordered(unsigned u)
+{
+    return __uint_as_float((u >> 31) ? u & 0x7fffffffu : ~u);
+}
+
+/* The warp's least and greatest of a (ordered floats). */
+__device__ __forceinline__ void warp_minmax(unsigned &lo, unsigned &hi)
+{
+#if __CUDA_ARCH__ >= 800
+    lo = __reduce_min_sync(0xffffffffu, lo);
+    hi = __reduce_max_sync(0xffffffffu, hi);
+#else
+    for (int o = 16; o > 0; o >>= 1) {
+        lo = min(lo, __shfl_xor_sync(0xffffffffu, lo, o));
+        hi = max(hi, __shfl_xor_sync(0xffffffffu, hi, o));
+    }
+#endif
+}
+
+/* The box of the tile's features into t.lo, t.hi, widened to floats: lo
+ * the greatest float <= each feature's least value, hi the least float >=
+ * its greatest (every thread of the tile calls it; dead threads hold the
+ * first thread's row). */
+template <int P>
+__device__ __forceinline__ void tile_box(const tile_shared &t, const double *xr, const double *xt,
+                                         unsigned p)
+{
+    const unsigned pp = P > 0 ? P : p, lane = threadIdx.x & 31, warp = threadIdx.x / 32;
+    unsigned *part = (unsigned *)t.wpart;
 #pragma unroll
-    for (int j = 0; j < P; j++)
-        xr[j] = xt[j];
-    unsigned lane = threadIdx.x & 31, warp = threadIdx.x / 32;
-#pragma unroll
-    for (unsigned j = 0; j < pp; j++) { /* the box: dead threads repeat the first row */
-        double a = feat<P>(xr, xt, j), b = a;
-        for (int o = 16; o > 0; o >>= 1) {
-            a = fmin(a, __shfl_xor_sync(0xffffffffu, a, o));
-            b = fmax(b, __shfl_xor_sync(0xffffffffu, b, o));
-        }
+    for (unsigned j = 0; j < pp; j++) {
+        double x = feat<P>(xr, xt, j);
+        unsigned a = ordered(__double2float_rd(x)), b = ordered(__double2float_ru(x));
+        warp_minmax(a, b);
         if (!lane)
-            wpart[warp * 2 * p + j] = a, wpart[warp * 2 * p + p + j] = b;
+            part[warp * 2 * p + j] = a, part[warp * 2 * p + p + j] = b;
     }
     __syncthreads();
     for (unsigned j = threadIdx.x; j < p; j += blockDim.x) {
-        double a = wpart[j], b = wpart[p + j];
+        unsigned a = part[j], b = part[p + j];
         for (unsigned w = 1; w < TILE / 32; w++)
-            a = fmin(a, wpart[w * 2 * p + j]), b = fmax(b, wpart[w * 2 * p + p + j]);
-        lo[j] = a, hi[j] = b;
+            a = min(a, part[w * 2 * p + j]), b = max(b, part[w * 2 * p + p + j]);
+        t.lo[j] = unordered(a), t.hi[j] = unordered(b);
     }
     __syncthreads();
+}
+
+/* Each row's class, then (warp 0, by ballots) the lists of L and U rows in
+ * row order, then the folded form: a_j = fma(w, r_j, a_j) over the L rows
+ * in order.  Returns the U count. */
+__device__ __forceinline__ unsigned tile_rows(const tile_shared &t, const double *rows, size_t S,
+                                              unsigned p, unsigned m, double t0, double t1)
+{
+    __shared__ unsigned count[2];
     for (unsigned k = threadIdx.x; k < m; k += blockDim.x)
-        cls[k] = (unsigned char)row_class(rows + k * S, p, lo, hi, (double)first, (double)last);
+        t.cls[k] = (unsigned char)row_class(rows + k * S, p, t.lo, t.hi, t0, t1);
     __syncthreads();
+    if (threadIdx.x < 32) {
+        unsigned lane = threadIdx.x, below = (1u << lane) - 1, n[2] = {0, 0};
+        for (unsigned base = 0; base < m; base += 32) {
+            unsigned k = base + lane, c = k < m ? t.cls[k] : ROW_Z;
+            for (int l = 0; l < 2; l++) {
+                unsigned in = __ballot_sync(0xffffffffu, c == (l ? ROW_U : ROW_L));
+                if (c == (l ? ROW_U : ROW_L))
+                    t.list[l][n[l] + __popc(in & below)] = (unsigned short)k;
+                n[l] += __popc(in);
+            }
+        }
+        if (!lane)
+            count[0] = n[0], count[1] = n[1];
+    }
+    __syncthreads();
+    unsigned nl = count[0];
     for (unsigned j = threadIdx.x; j < p + 2; j += blockDim.x) {
         double a = 0;
-        for (unsigned k = 0; k < m; k++)
-            if (cls[k] == ROW_L)
-                a = fma(rows[k * S + p + 2], rows[k * S + j], a);
-        fold[j] = a;
-    }
-    if (threadIdx.x == blockDim.x - 1) {
-        unsigned u = 0;
-        for (unsigned k = 0; k < m; k++)
-            if (cls[k] == ROW_U)
-                ulist[u++] = (unsigned short)k;
-        nu = u;
+#pragma unroll 4
+        for (unsigned i = 0; i < nl; i++) {
+            const double *r = rows + t.list[0][i] * S;
+            a = fma(r[p + 2], r[j], a);
+        }
+        t.fold[j] = a;
     }
     __syncthreads();
-    if (!live)
-        return;
-    double td = (double)t, key = fma(fold[p + 1], td, fold[0]);
+    return count[1];
+}
+
+/* Thread t's key: the folded form, then each U row clamped. */
+template <int P>
+__device__ __forceinline__ double thread_key(const tile_shared &t, const double *rows, size_t S,
+                                             unsigned p, unsigned nu, const double *xr,
+                                             const double *xt, double td)
+{
+    const unsigned pp = P > 0 ? P : p;
+    double key = fma(t.fold[p + 1], td, t.fold[0]);
 #pragma unroll
     for (unsigned j = 0; j < pp; j++)
-        key = fma(fold[j + 1], feat<P>(xr, xt, j), key);
+        key = fma(t.fold[j + 1], feat<P>(xr, xt, j), key);
+#pragma unroll 2
     for (unsigned i = 0; i < nu; i++) {
-        const double *r = rows + ulist[i] * S;
+        const double *r = rows + t.list[1][i] * S;
         double v, w;
         if (P > 0) {
             double c[ROW(P > 0 ? P : 1)];
@@ -219,13 +267,55 @@ __global__ void __launch_bounds__(TILE) cost_kernel(const double *x, unsigned p,
         } else {
             v = fma(r[p + 1], td, r[0]);
             for (unsigned j = 0; j < p; j++)
-                v = fma(r[j + 1], feat<P>(xr, xt, j), v);
+                v = fma(r[j + 1], xt[j], v);
             w = r[p + 2];
         }
-        v = v > 0 ? v : 0.0;
-        key = fma(w, v < COUNT_MAX ? v : COUNT_MAX, key);
+        key = fma(w, v > 0 ? v : 0.0, key); /* NaN: 0 */
     }
-    cost[t] = key;
+    return key;
+}
+
+/* One tile, with the rows where `rows` points (inlined twice: shared
+ * memory or global, so that each copy's loads know their space). */
+template <int P>
+__device__ __forceinline__ void cost_tile(const tile_shared &t, const double *rows, const double *x,
+                                          unsigned p, unsigned m, size_t n, double *cost)
+{
+    const size_t S = ROW(P > 0 ? P : p);
+    size_t first = (size_t)blockIdx.x * TILE, tid = first + threadIdx.x;
+    size_t last = n - first < TILE ? n - 1 : first + TILE - 1;
+    const double *xt = x + (tid < n ? tid : first) * p;
+    double xr[P > 0 ? P : 1];
+#pragma unroll
+    for (int j = 0; j < P; j++)
+        xr[j] = xt[j];
+    tile_box<P>(t, xr, xt, p);
+    unsigned nu = tile_rows(t, rows, S, p, m, (double)first, (double)last);
+    if (tid < n)
+        cost[tid] = thread_key<P>(t, rows, S, p, nu, xr, xt, (double)tid);
+}
+
+/* Per tile of TILE threads: the box, the rows' classes and the folded
+ * form, then each thread's key.  P > 0: p == P (unrolled, rows read as
+ * double2); P == 0: any p.  The rows are staged in shared memory when
+ * they fit. */
+template <int P>
+__global__ void __launch_bounds__(TILE) cost_kernel(const double *x, unsigned p,
+                                                    const double *rows_g, unsigned m,
+                                                    int staged_rows, size_t n, double *cost)
+{
+    extern __shared__ double2 shm[];
+    double *staged = (double *)shm;
+    const size_t S = ROW(P > 0 ? P : p);
+    tile_shared t = tile_layout(staged + (staged_rows ? m * S : 0), p, m);
+    if (staged_rows) {
+        for (size_t i = threadIdx.x; i < m * S; i += blockDim.x)
+            staged[i] = rows_g[i];
+        __syncthreads();
+        cost_tile<P>(t, staged, x, p, m, n, cost);
+    } else {
+        cost_tile<P>(t, rows_g, x, p, m, n, cost);
+    }
 }
 
 /* The key rounded to single precision, then to bfloat16 (round to nearest
@@ -427,7 +517,7 @@ extern "C" tmap_status tmap_gpu_regroup_model(tmap_gpu_regroup *g, const double 
  * the folded form, the warps' partial boxes, the U list and the classes. */
 static size_t cost_shared(size_t m, size_t p, int *staged)
 {
-    size_t rest = (2 * p + p + 2 + (TILE / 32) * 2 * p) * sizeof(double) + m * 3;
+    size_t rest = (2 * p + p + 2 + (TILE / 32) * 2 * p) * sizeof(double) + m * 5;
     size_t rows = m * ROW(p) * sizeof(double);
     *staged = rows + rest <= 40960;
     return (*staged ? rows : 0) + rest;
@@ -582,3 +672,4 @@ extern "C" tmap_status tmap_gpu_regroup_sync(tmap_gpu_regroup *g, void *stream,
     TMAP_CU(cudaStreamSynchronize((cudaStream_t)stream), "cudaStreamSynchronize");
     return TMAP_OK;
 }
+

@@ -26,7 +26,6 @@
 #include "tests/testutil.h"
 
 enum { N = 100000 + 77, P = 3, B = 12, TILE = 256, W = P + 2 };
-#define COUNT_MAX 4294967295.0
 
 static double uniform(uint64_t *s, double lo, double hi)
 {
@@ -69,16 +68,30 @@ static int row_class(const double *r, const double *lo, const double *hi, double
         s = fma(fabs(c), fmax(fabs(lo[j]), fabs(hi[j])), s);
     }
     double margin = s * ((double)(P + 3) * 0x1p-52);
-    if (vlo > margin && vhi < COUNT_MAX - margin)
-        return L;
-    return vhi < -margin ? Z : U;
+    return vlo > margin ? L : vhi < -margin ? Z : U;
 }
 
-static double clamp_count(double v)
+/* x widened to a float below (dir < 0) or above; as an unsigned that
+ * orders floats by value (the device reduces these). */
+static uint32_t widened(double x, int dir)
 {
-    v = v > 0 ? v : 0.0;
-    return v < COUNT_MAX ? v : COUNT_MAX;
+    float f = (float)x;
+    if (dir < 0 ? (double)f > x : (double)f < x)
+        f = nextafterf(f, dir < 0 ? -INFINITY : INFINITY);
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return (u >> 31) ? ~u : u | 0x80000000u;
 }
+
+static double unwidened(uint32_t u)
+{
+    float f;
+    u = (u >> 31) ? u & 0x7fffffffu : ~u;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+static double clamp_count(double v) { return v > 0 ? v : 0.0; }
 
 /* The CPU reference of the folded key; classes[c] counts the (tile, row)
  * pairs of each class. */
@@ -92,10 +105,13 @@ static double *cpu_cost(const double *x, const double *coef, const double *lat,
         size_t last = N - first < TILE ? N - 1 : first + TILE - 1;
         double lo[P], hi[P], fold[W] = {0};
         int cls[B];
-        for (size_t j = 0; j < P; j++) {
-            lo[j] = hi[j] = x[first * P + j];
-            for (size_t t = first; t <= last; t++)
-                lo[j] = fmin(lo[j], x[t * P + j]), hi[j] = fmax(hi[j], x[t * P + j]);
+        for (size_t j = 0; j < P; j++) { /* the box, widened to floats */
+            uint32_t a = UINT32_MAX, z = 0;
+            for (size_t t = first; t <= last; t++) {
+                uint32_t u = widened(x[t * P + j], -1), v = widened(x[t * P + j], 1);
+                a = u < a ? u : a, z = v > z ? v : z;
+            }
+            lo[j] = unwidened(a), hi[j] = unwidened(z);
         }
         for (size_t k = 0; k < m; k++) {
             cls[k] = row_class(rows[k], lo, hi, (double)first, (double)last);

@@ -279,20 +279,21 @@ uint64_t tmap_layout_copy_ptr(const tmap_layout *y, size_t i);
  * tmap_gpu_regroup_cost: each thread's eq. 11 latency from its features
  * (device double [nthreads][nfeatures], row t = thread t, finite) into the
  * device array tmap_gpu_regroup_cost_ptr(g): sum over rows of
- * w * clamp(v, 0, 2^32-1), v = eq. 1's count (not rounded), folded per
- * tile of 256 threads (threads 256i..256i+255): from the tile's box (each
- * feature's min and max over its threads, the thread range) each row's
- * lowest and highest v are bounded by fma(c, lo or hi, .) from c0, then
- * ct, then c1..cp; with s = |c0| + |ct| t_last + sum |c_j| max(|lo_j|,
- * |hi_j|) (the same fma chain) and margin = s (p+3) 2^-52, a row is L
- * (lowest > margin, highest < 2^32-1 - margin: never clamped in the
- * tile), Z (highest < -margin: always 0) or U.  Folded form
- * a_j = sum over L rows in order of fma(w, r_j, a_j) from 0; then the key
- * = fma(a_t, t, a_0), fma(a_j, x_j, .) for j = 1..p, and for each U row in
- * order v = fma(ct, t, c0), fma(c_j, x_j, .), v clamped (NaN to 0), key =
- * fma(w, v, key).  Mathematically the sum of w * clamp(v) over all blocks;
- * its bits are those of this sequence (what the tests' CPU reference
- * computes), not those of tmap_predict's rounded counts.
+ * w * max(v, 0), v = eq. 1's count (neither rounded nor capped), folded
+ * per tile of 256 threads (threads 256i..256i+255): from the tile's box
+ * (each feature's min and max over its threads widened to floats: the
+ * greatest float below the min, the least above the max; the thread range)
+ * each row's lowest and highest v are bounded by fma(c, lo or hi, .) from
+ * c0, then ct, then c1..cp; with s = |c0| + |ct| t_last + sum |c_j|
+ * max(|lo_j|, |hi_j|) (the same fma chain) and margin = s (p+3) 2^-52, a
+ * row is L (lowest > margin: never negative in the tile), Z (highest <
+ * -margin: never positive) or U.  Folded form a_j = sum over L rows in
+ * order of fma(w, r_j, a_j) from 0; then the key = fma(a_t, t, a_0),
+ * fma(a_j, x_j, .) for j = 1..p, and for each U row in order v = fma(ct,
+ * t, c0), fma(c_j, x_j, .), key = fma(w, max(v, 0), key) (NaN: 0).
+ * Mathematically the sum of w * max(v, 0) over all blocks; its bits are
+ * those of this sequence (what the tests' CPU reference computes), not
+ * those of tmap_predict's rounded counts.
  *
  * tmap_gpu_regroup_sort: perm (device u32 [nthreads]) sorts the threads
  * stably by key (device double [nthreads]) rounded to single precision and
