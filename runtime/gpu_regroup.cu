@@ -68,6 +68,8 @@ struct tmap_gpu_regroup {
     int have_model;
     size_t model_version;         /* counts tmap_gpu_regroup_model calls */
     cudaStream_t capture;         /* graphs are captured on this stream */
+    cudaStream_t side;            /* work beside the caller's stream */
+    cudaEvent_t fork, mark;       /* the caller's stream so far; the side's marked work */
     cudaGraphExec_t graph;        /* cost + sort, or NULL */
     graph_key made_for;
 };
@@ -421,6 +423,12 @@ extern "C" tmap_status tmap_gpu_regroup_create(tmap_cuda *c, size_t nthreads,
         e = cudaMalloc(bufs[i], sizes[i] ? sizes[i] : 1);
     if (e == cudaSuccess)
         e = cudaStreamCreateWithFlags(&g->capture, cudaStreamNonBlocking);
+    if (e == cudaSuccess)
+        e = cudaStreamCreateWithFlags(&g->side, cudaStreamNonBlocking);
+    if (e == cudaSuccess)
+        e = cudaEventCreateWithFlags(&g->fork, cudaEventDisableTiming);
+    if (e == cudaSuccess)
+        e = cudaEventCreateWithFlags(&g->mark, cudaEventDisableTiming);
     if (e != cudaSuccess) {
         tmap_gpu_regroup_free(g);
         return cuda_fail(err, e, "tmap_gpu_regroup_create: cudaMalloc");
@@ -439,8 +447,14 @@ extern "C" void tmap_gpu_regroup_free(tmap_gpu_regroup *g)
             cudaFree(bufs[i]);
     if (g->graph)
         cudaGraphExecDestroy(g->graph);
-    if (g->capture)
-        cudaStreamDestroy(g->capture);
+    cudaStream_t streams[] = {g->capture, g->side};
+    for (int i = 0; i < 2; i++)
+        if (streams[i])
+            cudaStreamDestroy(streams[i]);
+    if (g->fork)
+        cudaEventDestroy(g->fork);
+    if (g->mark)
+        cudaEventDestroy(g->mark);
     free(g);
 }
 
@@ -673,3 +687,56 @@ extern "C" tmap_status tmap_gpu_regroup_sync(tmap_gpu_regroup *g, void *stream,
     return TMAP_OK;
 }
 
+/* ------------------------------------------------------------ overlap */
+
+extern "C" void *tmap_gpu_regroup_side(const tmap_gpu_regroup *g)
+{
+    return g ? (void *)g->side : NULL;
+}
+
+extern "C" tmap_status tmap_gpu_regroup_fork(tmap_gpu_regroup *g, void *stream, tmap_error *err)
+{
+    if (!g)
+        return tmap_fail(err, TMAP_ERR_INVALID, "tmap_gpu_regroup_fork: argument 'g' is NULL");
+    TMAP_CU(cudaEventRecord(g->fork, (cudaStream_t)stream), "cudaEventRecord");
+    TMAP_CU(cudaStreamWaitEvent(g->side, g->fork, 0), "cudaStreamWaitEvent");
+    return TMAP_OK;
+}
+
+extern "C" tmap_status tmap_gpu_regroup_mark(tmap_gpu_regroup *g, tmap_error *err)
+{
+    if (!g)
+        return tmap_fail(err, TMAP_ERR_INVALID, "tmap_gpu_regroup_mark: argument 'g' is NULL");
+    TMAP_CU(cudaEventRecord(g->mark, g->side), "cudaEventRecord");
+    return TMAP_OK;
+}
+
+extern "C" tmap_status tmap_gpu_regroup_done(tmap_gpu_regroup *g, int *done, tmap_error *err)
+{
+    if (!g || !done)
+        return tmap_fail(err, TMAP_ERR_INVALID, "tmap_gpu_regroup_done: an argument is NULL");
+    cudaError_t e = cudaEventQuery(g->mark);
+    *done = e == cudaSuccess;
+    if (e != cudaSuccess && e != cudaErrorNotReady)
+        return cuda_fail(err, e, "cudaEventQuery");
+    return TMAP_OK;
+}
+
+extern "C" tmap_status tmap_gpu_regroup_join(tmap_gpu_regroup *g, void *stream, tmap_error *err)
+{
+    if (!g)
+        return tmap_fail(err, TMAP_ERR_INVALID, "tmap_gpu_regroup_join: argument 'g' is NULL");
+    TMAP_CU(cudaStreamWaitEvent((cudaStream_t)stream, g->mark, 0), "cudaStreamWaitEvent");
+    return TMAP_OK;
+}
+
+extern "C" tmap_status tmap_gpu_regroup_copy(tmap_gpu_regroup *g, uint64_t dst, uint64_t src,
+                                             size_t bytes, void *stream, tmap_error *err)
+{
+    if (!g || !dst || !src)
+        return tmap_fail(err, TMAP_ERR_INVALID, "tmap_gpu_regroup_copy: an argument is NULL");
+    TMAP_CU(cudaMemcpyAsync((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, bytes,
+                            cudaMemcpyDeviceToDevice, (cudaStream_t)stream),
+            "cudaMemcpyAsync");
+    return TMAP_OK;
+}

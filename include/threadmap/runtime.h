@@ -336,6 +336,20 @@ tmap_status tmap_gpu_regroup_sync(tmap_gpu_regroup *g, void *stream, tmap_error 
 tmap_status tmap_gpu_regroup_deal(tmap_gpu_regroup *g, uint64_t sorted, size_t block_size,
                                   uint64_t perm, void *stream, tmap_error *err);
 
+/* Overlap: work enqueued on g's own stream, tmap_gpu_regroup_side(g), runs
+ * beside the caller's; events order the two without the host waiting.
+ * fork: the side stream waits for what `stream` holds so far; mark: records
+ * what the side stream holds so far; done: whether the marked work has
+ * finished (no wait); join: `stream` waits for the marked work; copy:
+ * bytes from device src to dst, enqueued on `stream`. */
+void *tmap_gpu_regroup_side(const tmap_gpu_regroup *g);
+tmap_status tmap_gpu_regroup_fork(tmap_gpu_regroup *g, void *stream, tmap_error *err);
+tmap_status tmap_gpu_regroup_mark(tmap_gpu_regroup *g, tmap_error *err);
+tmap_status tmap_gpu_regroup_done(tmap_gpu_regroup *g, int *done, tmap_error *err);
+tmap_status tmap_gpu_regroup_join(tmap_gpu_regroup *g, void *stream, tmap_error *err);
+tmap_status tmap_gpu_regroup_copy(tmap_gpu_regroup *g, uint64_t dst, uint64_t src, size_t bytes,
+                                  void *stream, tmap_error *err);
+
 /* A stretch of a stream timed by two CUDA events (experimental), read
  * later without waiting: start, stop, then poll until *ready (then *ms
  * holds the time and the timer may be started again). */
