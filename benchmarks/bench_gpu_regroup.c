@@ -15,7 +15,8 @@
  *   path -- cost (the worst case above) + grid sort as one CUDA graph
  *           (tmap_gpu_regroup_run), as regroup() runs them, from one event
  *           to the next, and the host time to enqueue it; path_deal: the
- *           same then the deal (bin-and-deal's whole path).
+ *           same then the deal (bin-and-deal's whole path); path_folded:
+ *           the path with the folded model (no block can be clamped).
  * Each stage is timed from an idle GPU, so its time includes the host's
  * enqueue (CUB's dispatch); in the graph paths it does not.
  * Medians of --reps after 3 warm-ups, CUDA events on one stream.
@@ -32,7 +33,7 @@
 enum { NFEAT = 5 };
 
 typedef struct stage_times {
-    float cost, folded, sort_grid, sort_block, deal, path, path_deal, enqueue_us;
+    float cost, folded, sort_grid, sort_block, deal, path, path_deal, path_folded, enqueue_us;
 } stage_times;
 
 static int fail(const tmap_error *e)
@@ -82,6 +83,9 @@ static tmap_status one_rep(tmap_gpu_regroup *g, tmap_gpu_regroup *gf, tmap_timer
     if (!st) st = tmap_gpu_regroup_run(g, x, 1, 0, sorted, NULL, err);
     if (!st) st = tmap_gpu_regroup_deal(g, sorted, 256, perm, NULL, err);
     if (!st) st = stop(g, t, &o->path_deal, err);
+    if (!st) st = tmap_timer_start(t, NULL, err);
+    if (!st) st = tmap_gpu_regroup_run(gf, x, 1, 0, perm, NULL, err);
+    if (!st) st = stop(gf, t, &o->path_folded, err);
     return st;
 }
 
@@ -134,7 +138,8 @@ static int measure(tmap_cuda *c, size_t n, size_t nb, int reps, double peak, tma
     if (!st) {
         double cost_floor = (double)n * (NFEAT + 1) * 8 / (peak * 1e9) * 1e6;
         double sort_floor = (double)n * 8 * 2 / (peak * 1e9) * 1e6;
-        printf("%9zu %5zu | %8.1f %7.1f %6.1f | %9.1f %10.1f %6.1f %6.1f | %8.1f %9.1f %8.1f\n",
+        printf("%9zu %5zu | %8.1f %7.1f %6.1f | %9.1f %10.1f %6.1f %6.1f | %8.1f %9.1f %11.1f "
+               "%8.1f\n",
                n, nb, median_of(r, reps, offsetof(stage_times, cost)) * 1e3,
                median_of(r, reps, offsetof(stage_times, folded)) * 1e3, cost_floor,
                median_of(r, reps, offsetof(stage_times, sort_grid)) * 1e3,
@@ -142,6 +147,7 @@ static int measure(tmap_cuda *c, size_t n, size_t nb, int reps, double peak, tma
                median_of(r, reps, offsetof(stage_times, deal)) * 1e3, sort_floor,
                median_of(r, reps, offsetof(stage_times, path)) * 1e3,
                median_of(r, reps, offsetof(stage_times, path_deal)) * 1e3,
+               median_of(r, reps, offsetof(stage_times, path_folded)) * 1e3,
                median_of(r, reps, offsetof(stage_times, enqueue_us)));
     }
     tmap_gpu_regroup_free(g);
@@ -172,8 +178,9 @@ int main(int argc, char **argv)
     bench_banner(stdout, &d, "# ");
     printf("# peak DRAM bandwidth %.0f GB/s; %d features; medians of %d reps; times in us\n",
            peak, NFEAT, reps);
-    printf("%9s %5s | %8s %7s %6s | %9s %10s %6s %6s | %8s %9s %8s\n", "threads", "B", "cost",
-           "folded", "floor", "sort_grid", "sort_block", "deal", "floor", "path", "path_deal", "enqueue");
+    printf("%9s %5s | %8s %7s %6s | %9s %10s %6s %6s | %8s %9s %11s %8s\n", "threads", "B",
+           "cost", "folded", "floor", "sort_grid", "sort_block", "deal", "floor", "path",
+           "path_deal", "path_folded", "enqueue");
     for (long n = 10000; n <= max_threads; n *= 10)
         for (size_t nb = 16; nb <= 256; nb *= 4)
             if (measure(c, (size_t)n / 256 * 256, nb, reps, peak, t)) /* whole 256-thread blocks */

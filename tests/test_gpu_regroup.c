@@ -35,10 +35,10 @@ static double uniform(uint64_t *s, double lo, double hi)
 
 /* The model as the device compiles it: rows [c0, c1..cp, ct] of weight
  * rows[k][W], equal rows merged, weight 0 dropped; returns the count. */
-static size_t compile(const double *coef, const double *lat, double rows[B][W + 1])
+static size_t compile(const double *coef, const double *lat, size_t nb, double (*rows)[W + 1])
 {
     size_t m = 0, kept = 0;
-    for (size_t b = 0; b < B; b++) {
+    for (size_t b = 0; b < nb; b++) {
         size_t k = 0;
         while (k < m && memcmp(rows[k], coef + b * W, W * sizeof(double)))
             k++;
@@ -95,16 +95,16 @@ static double clamp_count(double v) { return v > 0 ? v : 0.0; }
 
 /* The CPU reference of the folded key; classes[c] counts the (tile, row)
  * pairs of each class. */
-static double *cpu_cost(const double *x, const double *coef, const double *lat,
+static double *cpu_cost(const double *x, const double *coef, const double *lat, size_t nb,
                         size_t classes[3])
 {
-    double rows[B][W + 1], *cost = malloc(N * sizeof *cost);
-    size_t m = compile(coef, lat, rows);
+    double (*rows)[W + 1] = malloc(nb * sizeof *rows), *cost = malloc(N * sizeof *cost);
+    int *cls = malloc(nb * sizeof *cls);
+    size_t m = compile(coef, lat, nb, rows);
     memset(classes, 0, 3 * sizeof *classes);
     for (size_t first = 0; first < N; first += TILE) {
         size_t last = N - first < TILE ? N - 1 : first + TILE - 1;
         double lo[P], hi[P], fold[W] = {0};
-        int cls[B];
         for (size_t j = 0; j < P; j++) { /* the box, widened to floats */
             uint32_t a = UINT32_MAX, z = 0;
             for (size_t t = first; t <= last; t++) {
@@ -134,16 +134,17 @@ static double *cpu_cost(const double *x, const double *coef, const double *lat,
             cost[t] = key;
         }
     }
+    free(rows), free(cls);
     return cost;
 }
 
 /* The key is eq. 11 of eq. 1's clamped counts, to rounding. */
 static void expect_near_eq11(const double *x, const double *coef, const double *lat,
-                             const double *got)
+                             size_t nb, const double *got)
 {
     for (size_t t = 0; t < N; t++) {
         double sum = 0, scale = 1; /* scale: the sum of the terms' magnitudes */
-        for (size_t b = 0; b < B; b++) {
+        for (size_t b = 0; b < nb; b++) {
             const double *c = coef + b * W;
             double v = c[0] + c[P + 1] * (double)t, mag = fabs(c[0]) + fabs(c[P + 1]) * t;
             for (size_t j = 0; j < P; j++)
@@ -229,7 +230,7 @@ static void test_equal_to_cpu(void **state)
     memcpy(coef + 5 * W, coef + 2 * W, W * sizeof *coef); /* merged with block 2 */
     lat[7] = 0;                                              /* dropped */
     size_t classes[3];
-    double *want = cpu_cost(x, coef, lat, classes), *got = malloc(N * sizeof *got);
+    double *want = cpu_cost(x, coef, lat, B, classes), *got = malloc(N * sizeof *got);
     assert_true(classes[Z] > 0 && classes[L] > 0 && classes[U] > 0); /* every class exercised */
     tmap_gpu_regroup *g = NULL;
     uint64_t d_x, d_perm;
@@ -244,7 +245,7 @@ static void test_equal_to_cpu(void **state)
     for (size_t t = 0; t < N; t++)
         if (memcmp(&got[t], &want[t], sizeof got[t]))
             fail_msg("thread %zu: GPU cost %.17g, CPU %.17g", t, got[t], want[t]);
-    expect_near_eq11(x, coef, lat, got);
+    expect_near_eq11(x, coef, lat, B, got);
     /* the one-graph path, twice, then after the model changes */
     uint32_t *ref = cpu_sort(want, 1, 256);
     for (int i = 0; i < 2; i++) {
@@ -256,7 +257,7 @@ static void test_equal_to_cpu(void **state)
     free(ref);
     for (size_t b = 0; b < B; b++)
         lat[b] = B - (double)b;
-    double *want2 = cpu_cost(x, coef, lat, classes);
+    double *want2 = cpu_cost(x, coef, lat, B, classes);
     ref = cpu_sort(want2, 1, 256);
     TMAP_CHECK(tmap_gpu_regroup_model(g, coef, lat, B, P, err));
     TMAP_CHECK(tmap_gpu_regroup_run(g, d_x, 1, 256, d_perm, NULL, err));
@@ -274,6 +275,42 @@ static void test_equal_to_cpu(void **state)
     tmap_cuda_free(c, d_x);
     tmap_cuda_free(c, d_perm);
     free(x), free(want), free(got);
+    tmap_cuda_close(c);
+}
+
+/* A model too large for the cost tile's shared memory (900 distinct
+ * blocks of 6 doubles, 43 KB: the rows read from global memory) gives the
+ * CPU's bits too. */
+static void test_many_blocks(void **state)
+{
+    enum { NB = 900 };
+    tmap_cuda *c = test_gpu_open();
+    uint64_t s = 5, d_x;
+    double *x = malloc(N * P * sizeof *x), *coef = malloc(NB * W * sizeof *coef);
+    double *lat = malloc(NB * sizeof *lat), *got = malloc(N * sizeof *got);
+    for (size_t i = 0; i < N * P; i++)
+        x[i] = uniform(&s, 0, 50);
+    for (size_t i = 0; i < NB * W; i++)
+        coef[i] = uniform(&s, -3, 3);
+    for (size_t b = 0; b < NB; b++)
+        coef[b * W + P + 1] = uniform(&s, -1e-4, 1e-4), lat[b] = uniform(&s, 1, 40);
+    size_t classes[3];
+    double *want = cpu_cost(x, coef, lat, NB, classes);
+    tmap_gpu_regroup *g = NULL;
+    TMAP_CHECK(tmap_gpu_regroup_create(c, N, &g, err));
+    TMAP_CHECK(tmap_cuda_alloc(c, N * P * sizeof *x, &d_x, err));
+    TMAP_CHECK(tmap_cuda_upload(c, d_x, x, N * P * sizeof *x, err));
+    TMAP_CHECK(tmap_gpu_regroup_model(g, coef, lat, NB, P, err));
+    TMAP_CHECK(tmap_gpu_regroup_cost(g, d_x, NULL, err));
+    TMAP_CHECK(tmap_gpu_regroup_sync(g, NULL, err));
+    TMAP_CHECK(tmap_cuda_download(c, got, tmap_gpu_regroup_cost_ptr(g), N * sizeof *got, err));
+    for (size_t t = 0; t < N; t++)
+        if (memcmp(&got[t], &want[t], sizeof got[t]))
+            fail_msg("thread %zu: GPU cost %.17g, CPU %.17g", t, got[t], want[t]);
+    expect_near_eq11(x, coef, lat, NB, got);
+    tmap_gpu_regroup_free(g);
+    tmap_cuda_free(c, d_x);
+    free(x), free(coef), free(lat), free(got), free(want);
     tmap_cuda_close(c);
 }
 
@@ -318,6 +355,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_equal_to_cpu),
+        cmocka_unit_test(test_many_blocks),
         cmocka_unit_test(test_deal_equal_to_cpu),
     };
     return test_gpu_main(tests, NULL, NULL);
