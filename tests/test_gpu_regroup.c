@@ -168,6 +168,29 @@ static double bf16_round(double key)
     return f;
 }
 
+/* The GPU's keys for features x (uploaded to *d_x) and this model: equal
+ * to want bit for bit, and to eq. 11 to rounding.  Returns the scratch. */
+static tmap_gpu_regroup *expect_gpu_cost(tmap_cuda *c, const double *x, uint64_t *d_x,
+                                         const double *coef, const double *lat, size_t nb,
+                                         const double *want)
+{
+    tmap_gpu_regroup *g = NULL;
+    double *got = malloc(N * sizeof *got);
+    TMAP_CHECK(tmap_gpu_regroup_create(c, N, &g, err));
+    TMAP_CHECK(tmap_cuda_alloc(c, N * P * sizeof *x, d_x, err));
+    TMAP_CHECK(tmap_cuda_upload(c, *d_x, x, N * P * sizeof *x, err));
+    TMAP_CHECK(tmap_gpu_regroup_model(g, coef, lat, nb, P, err));
+    TMAP_CHECK(tmap_gpu_regroup_cost(g, *d_x, NULL, err));
+    TMAP_CHECK(tmap_gpu_regroup_sync(g, NULL, err));
+    TMAP_CHECK(tmap_cuda_download(c, got, tmap_gpu_regroup_cost_ptr(g), N * sizeof *got, err));
+    for (size_t t = 0; t < N; t++)
+        if (memcmp(&got[t], &want[t], sizeof got[t]))
+            fail_msg("thread %zu: GPU cost %.17g, CPU %.17g", t, got[t], want[t]);
+    expect_near_eq11(x, coef, lat, nb, got);
+    free(got);
+    return g;
+}
+
 /* The CPU's permutation of the keys as the device sort rounds them. */
 static uint32_t *cpu_sort(const double *key, int descending, size_t block_size)
 {
@@ -230,22 +253,11 @@ static void test_equal_to_cpu(void **state)
     memcpy(coef + 5 * W, coef + 2 * W, W * sizeof *coef); /* merged with block 2 */
     lat[7] = 0;                                              /* dropped */
     size_t classes[3];
-    double *want = cpu_cost(x, coef, lat, B, classes), *got = malloc(N * sizeof *got);
+    double *want = cpu_cost(x, coef, lat, B, classes);
     assert_true(classes[Z] > 0 && classes[L] > 0 && classes[U] > 0); /* every class exercised */
-    tmap_gpu_regroup *g = NULL;
     uint64_t d_x, d_perm;
-    TMAP_CHECK(tmap_gpu_regroup_create(c, N, &g, err));
-    TMAP_CHECK(tmap_cuda_alloc(c, N * P * sizeof *x, &d_x, err));
+    tmap_gpu_regroup *g = expect_gpu_cost(c, x, &d_x, coef, lat, B, want);
     TMAP_CHECK(tmap_cuda_alloc(c, N * sizeof(uint32_t), &d_perm, err));
-    TMAP_CHECK(tmap_cuda_upload(c, d_x, x, N * P * sizeof *x, err));
-    TMAP_CHECK(tmap_gpu_regroup_model(g, coef, lat, B, P, err));
-    TMAP_CHECK(tmap_gpu_regroup_cost(g, d_x, NULL, err));
-    TMAP_CHECK(tmap_gpu_regroup_sync(g, NULL, err));
-    TMAP_CHECK(tmap_cuda_download(c, got, tmap_gpu_regroup_cost_ptr(g), N * sizeof *got, err));
-    for (size_t t = 0; t < N; t++)
-        if (memcmp(&got[t], &want[t], sizeof got[t]))
-            fail_msg("thread %zu: GPU cost %.17g, CPU %.17g", t, got[t], want[t]);
-    expect_near_eq11(x, coef, lat, B, got);
     /* the one-graph path, twice, then after the model changes */
     uint32_t *ref = cpu_sort(want, 1, 256);
     for (int i = 0; i < 2; i++) {
@@ -274,7 +286,7 @@ static void test_equal_to_cpu(void **state)
     tmap_gpu_regroup_free(g);
     tmap_cuda_free(c, d_x);
     tmap_cuda_free(c, d_perm);
-    free(x), free(want), free(got);
+    free(x), free(want);
     tmap_cuda_close(c);
 }
 
@@ -287,7 +299,7 @@ static void test_many_blocks(void **state)
     tmap_cuda *c = test_gpu_open();
     uint64_t s = 5, d_x;
     double *x = malloc(N * P * sizeof *x), *coef = malloc(NB * W * sizeof *coef);
-    double *lat = malloc(NB * sizeof *lat), *got = malloc(N * sizeof *got);
+    double *lat = malloc(NB * sizeof *lat);
     for (size_t i = 0; i < N * P; i++)
         x[i] = uniform(&s, 0, 50);
     for (size_t i = 0; i < NB * W; i++)
@@ -296,21 +308,9 @@ static void test_many_blocks(void **state)
         coef[b * W + P + 1] = uniform(&s, -1e-4, 1e-4), lat[b] = uniform(&s, 1, 40);
     size_t classes[3];
     double *want = cpu_cost(x, coef, lat, NB, classes);
-    tmap_gpu_regroup *g = NULL;
-    TMAP_CHECK(tmap_gpu_regroup_create(c, N, &g, err));
-    TMAP_CHECK(tmap_cuda_alloc(c, N * P * sizeof *x, &d_x, err));
-    TMAP_CHECK(tmap_cuda_upload(c, d_x, x, N * P * sizeof *x, err));
-    TMAP_CHECK(tmap_gpu_regroup_model(g, coef, lat, NB, P, err));
-    TMAP_CHECK(tmap_gpu_regroup_cost(g, d_x, NULL, err));
-    TMAP_CHECK(tmap_gpu_regroup_sync(g, NULL, err));
-    TMAP_CHECK(tmap_cuda_download(c, got, tmap_gpu_regroup_cost_ptr(g), N * sizeof *got, err));
-    for (size_t t = 0; t < N; t++)
-        if (memcmp(&got[t], &want[t], sizeof got[t]))
-            fail_msg("thread %zu: GPU cost %.17g, CPU %.17g", t, got[t], want[t]);
-    expect_near_eq11(x, coef, lat, NB, got);
-    tmap_gpu_regroup_free(g);
+    tmap_gpu_regroup_free(expect_gpu_cost(c, x, &d_x, coef, lat, NB, want));
     tmap_cuda_free(c, d_x);
-    free(x), free(coef), free(lat), free(got), free(want);
+    free(x), free(coef), free(lat), free(want);
     tmap_cuda_close(c);
 }
 
