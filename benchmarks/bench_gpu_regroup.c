@@ -2,17 +2,21 @@
  * bench_gpu_regroup.c -- the regroup path on the GPU, stage by stage, next
  * to each stage's bandwidth floor: for N threads with 5 features and B CFG
  * blocks,
- *   cost -- eq. 1 and eq. 11 per thread (tmap_gpu_regroup_cost); floor:
- *           reading the features and writing the cost once;
+ *   cost -- eq. 1 and eq. 11 per thread (tmap_gpu_regroup_cost) for B
+ *           distinct blocks each of which may be clamped in every tile
+ *           (the per-block fallback: the worst case); folded: B distinct
+ *           blocks never clamped (all folded: p+1 fmas per thread);
+ *           floor: reading the features and writing the cost once;
  *   sort -- the stable device sort of (key bits, thread) pairs into the
  *           permutation, over the grid and per 256-thread block
  *           (tmap_gpu_regroup_sort); floor: one read and one write of the
  *           keys and values (a radix sort makes several such passes);
  *   deal -- bin-and-deal's dealing of the grid order (tmap_gpu_regroup_deal);
- *   path -- cost + grid sort as one CUDA graph (tmap_gpu_regroup_run), as
- *           regroup() runs them, from one event to the next, and the host
- *           time to enqueue it; path_deal: the same then the deal
- *           (bin-and-deal's whole path).
+ *   path -- cost (the worst case above) + grid sort as one CUDA graph
+ *           (tmap_gpu_regroup_run), as regroup() runs them, from one event
+ *           to the next, and the host time to enqueue it; path_deal: the
+ *           same then the deal (bin-and-deal's whole path); path_folded:
+ *           the path with the folded model (no block can be clamped).
  * Each stage is timed from an idle GPU, so its time includes the host's
  * enqueue (CUB's dispatch); in the graph paths it does not.
  * Medians of --reps after 3 warm-ups, CUDA events on one stream.
@@ -29,7 +33,7 @@
 enum { NFEAT = 5 };
 
 typedef struct stage_times {
-    float cost, sort_grid, sort_block, deal, path, path_deal, enqueue_us;
+    float cost, folded, sort_grid, sort_block, deal, path, path_deal, path_folded, enqueue_us;
 } stage_times;
 
 static int fail(const tmap_error *e)
@@ -51,13 +55,16 @@ static tmap_status stop(tmap_gpu_regroup *g, tmap_timer *t, float *ms, tmap_erro
 /* Each stage from an idle GPU (its host-side enqueue counted), then the
  * graph paths as regroup() runs them (both graph runs write `sorted`: a
  * call with other arguments would capture the graph anew). */
-static tmap_status one_rep(tmap_gpu_regroup *g, tmap_timer *t, uint64_t x, uint64_t perm,
-                           uint64_t sorted, stage_times *o, tmap_error *err)
+static tmap_status one_rep(tmap_gpu_regroup *g, tmap_gpu_regroup *gf, tmap_timer *t, uint64_t x,
+                           uint64_t perm, uint64_t sorted, stage_times *o, tmap_error *err)
 {
     uint64_t cost = tmap_gpu_regroup_cost_ptr(g);
     tmap_status st = tmap_timer_start(t, NULL, err);
     if (!st) st = tmap_gpu_regroup_cost(g, x, NULL, err);
     if (!st) st = stop(g, t, &o->cost, err);
+    if (!st) st = tmap_timer_start(t, NULL, err);
+    if (!st) st = tmap_gpu_regroup_cost(gf, x, NULL, err);
+    if (!st) st = stop(gf, t, &o->folded, err);
     if (!st) st = tmap_timer_start(t, NULL, err);
     if (!st) st = tmap_gpu_regroup_sort(g, cost, 1, 0, sorted, NULL, err);
     if (!st) st = stop(g, t, &o->sort_grid, err);
@@ -76,6 +83,9 @@ static tmap_status one_rep(tmap_gpu_regroup *g, tmap_timer *t, uint64_t x, uint6
     if (!st) st = tmap_gpu_regroup_run(g, x, 1, 0, sorted, NULL, err);
     if (!st) st = tmap_gpu_regroup_deal(g, sorted, 256, perm, NULL, err);
     if (!st) st = stop(g, t, &o->path_deal, err);
+    if (!st) st = tmap_timer_start(t, NULL, err);
+    if (!st) st = tmap_gpu_regroup_run(gf, x, 1, 0, perm, NULL, err);
+    if (!st) st = stop(gf, t, &o->path_folded, err);
     return st;
 }
 
@@ -92,19 +102,28 @@ static float median_of(stage_times *r, int n, size_t off)
 static int measure(tmap_cuda *c, size_t n, size_t nb, int reps, double peak, tmap_timer *t)
 {
     tmap_error e = {0};
-    tmap_gpu_regroup *g = NULL;
+    tmap_gpu_regroup *g = NULL, *gf = NULL;
     uint64_t x = 0, perm = 0, sorted = 0;
     double *hx = malloc(n * NFEAT * sizeof *hx), *coef = malloc(nb * (NFEAT + 2) * sizeof *coef);
-    double *lat = malloc(nb * sizeof *lat);
+    double *lat = malloc(nb * sizeof *lat), *fcoef = malloc(nb * (NFEAT + 2) * sizeof *fcoef);
     stage_times *r = calloc((size_t)reps, sizeof *r);
     uint64_t s = 1;
-    for (size_t i = 0; i < n * NFEAT; i++)
+    for (size_t i = 0; i < n * NFEAT; i++) /* uniform in [0, 1678): every tile spans it */
         s = s * 6364136223846793005ull + 1, hx[i] = (double)(s >> 40) / 1e4;
-    for (size_t i = 0; i < nb * (NFEAT + 2); i++)
-        coef[i] = 0.01 * (double)(i % 7) - 0.02;
-    for (size_t b = 0; b < nb; b++)
+    for (size_t b = 0; b < nb; b++) { /* distinct blocks: none merges with another */
+        double *c = coef + b * (NFEAT + 2), *f = fcoef + b * (NFEAT + 2), sum = 0;
+        for (size_t j = 1; j <= NFEAT; j++) {
+            s = s * 6364136223846793005ull + 1;
+            c[j] = f[j] = 0.001 + 0.009 * (double)(s >> 40) / 16777216.0;
+            sum += c[j];
+        }
+        c[0] = -sum * 839, f[0] = 5 + (double)b; /* c: eq. 1 crosses 0 in every tile */
+        c[NFEAT + 1] = f[NFEAT + 1] = 1e-9 * (double)(b + 1);
         lat[b] = 4 + (double)(b % 5);
+    }
     tmap_status st = tmap_gpu_regroup_create(c, n, &g, &e);
+    if (!st) st = tmap_gpu_regroup_create(c, n, &gf, &e);
+    if (!st) st = tmap_gpu_regroup_model(gf, fcoef, lat, nb, NFEAT, &e);
     if (!st) st = tmap_cuda_alloc(c, n * NFEAT * sizeof *hx, &x, &e);
     if (!st) st = tmap_cuda_alloc(c, n * sizeof(uint32_t), &perm, &e);
     if (!st) st = tmap_cuda_alloc(c, n * sizeof(uint32_t), &sorted, &e);
@@ -112,27 +131,31 @@ static int measure(tmap_cuda *c, size_t n, size_t nb, int reps, double peak, tma
     if (!st) st = tmap_gpu_regroup_model(g, coef, lat, nb, NFEAT, &e);
     for (int i = -3; !st && i < reps; i++) {
         stage_times o;
-        st = one_rep(g, t, x, perm, sorted, &o, &e);
+        st = one_rep(g, gf, t, x, perm, sorted, &o, &e);
         if (i >= 0)
             r[i] = o;
     }
     if (!st) {
         double cost_floor = (double)n * (NFEAT + 1) * 8 / (peak * 1e9) * 1e6;
         double sort_floor = (double)n * 8 * 2 / (peak * 1e9) * 1e6;
-        printf("%9zu %5zu | %8.1f %6.1f | %9.1f %10.1f %6.1f %6.1f | %8.1f %9.1f %8.1f\n", n,
-               nb, median_of(r, reps, offsetof(stage_times, cost)) * 1e3, cost_floor,
+        printf("%9zu %5zu | %8.1f %7.1f %6.1f | %9.1f %10.1f %6.1f %6.1f | %8.1f %9.1f %11.1f "
+               "%8.1f\n",
+               n, nb, median_of(r, reps, offsetof(stage_times, cost)) * 1e3,
+               median_of(r, reps, offsetof(stage_times, folded)) * 1e3, cost_floor,
                median_of(r, reps, offsetof(stage_times, sort_grid)) * 1e3,
                median_of(r, reps, offsetof(stage_times, sort_block)) * 1e3,
                median_of(r, reps, offsetof(stage_times, deal)) * 1e3, sort_floor,
                median_of(r, reps, offsetof(stage_times, path)) * 1e3,
                median_of(r, reps, offsetof(stage_times, path_deal)) * 1e3,
+               median_of(r, reps, offsetof(stage_times, path_folded)) * 1e3,
                median_of(r, reps, offsetof(stage_times, enqueue_us)));
     }
     tmap_gpu_regroup_free(g);
+    tmap_gpu_regroup_free(gf);
     tmap_cuda_free(c, x);
     tmap_cuda_free(c, perm);
     tmap_cuda_free(c, sorted);
-    free(hx), free(coef), free(lat), free(r);
+    free(hx), free(coef), free(fcoef), free(lat), free(r);
     return st ? fail(&e) : 0;
 }
 
@@ -155,8 +178,9 @@ int main(int argc, char **argv)
     bench_banner(stdout, &d, "# ");
     printf("# peak DRAM bandwidth %.0f GB/s; %d features; medians of %d reps; times in us\n",
            peak, NFEAT, reps);
-    printf("%9s %5s | %8s %6s | %9s %10s %6s %6s | %8s %9s %8s\n", "threads", "B", "cost",
-           "floor", "sort_grid", "sort_block", "deal", "floor", "path", "path_deal", "enqueue");
+    printf("%9s %5s | %8s %7s %6s | %9s %10s %6s %6s | %8s %9s %11s %8s\n", "threads", "B",
+           "cost", "folded", "floor", "sort_grid", "sort_block", "deal", "floor", "path",
+           "path_deal", "path_folded", "enqueue");
     for (long n = 10000; n <= max_threads; n *= 10)
         for (size_t nb = 16; nb <= 256; nb *= 4)
             if (measure(c, (size_t)n / 256 * 256, nb, reps, peak, t)) /* whole 256-thread blocks */

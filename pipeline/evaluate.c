@@ -383,9 +383,9 @@ static tmap_status gpu_launch(ctx *x, tmap_regrouper *r, uint64_t sig, tmap_time
     return st;
 }
 
-/* Median per-launch time over reps launches (after one untimed), a new
- * input signature each (fresh) or the same one. */
-static tmap_status gpu_series(ctx *x, tmap_regrouper *r, tmap_timer *t, int fresh, uint64_t *sig,
+/* Median per-launch time over reps launches (after one untimed), each
+ * launch timed alone on a new input signature, as the original is. */
+static tmap_status gpu_series(ctx *x, tmap_regrouper *r, tmap_timer *t, uint64_t *sig,
                               double *out, tmap_error *err)
 {
     int n = x->o->reps;
@@ -393,14 +393,34 @@ static tmap_status gpu_series(ctx *x, tmap_regrouper *r, tmap_timer *t, int fres
     tmap_status st = v ? TMAP_OK : tmap_fail(err, TMAP_ERR_NOMEM, "out of memory");
     for (int i = -1; !st && i < n; i++) {
         float ms = 0;
-        *sig += fresh || i < 0;
-        st = gpu_launch(x, r, *sig, i < 0 ? NULL : t, &ms, err);
+        st = gpu_launch(x, r, ++*sig, i < 0 ? NULL : t, &ms, err);
         if (i >= 0)
             v[i] = ms;
     }
     if (!st)
         *out = tmap_median(v, (size_t)n);
     free(v);
+    return st;
+}
+
+/* Per-launch time of reps launches back to back after warm-up ones on the
+ * restored input, one event pair around them all: through the regrouper
+ * (the same signature: the remap cache) or, r NULL, the original kernel,
+ * so that the two are timed alike. */
+static tmap_status back_to_back(ctx *x, tmap_regrouper *r, const tmap_launch *l, uint64_t sig,
+                                tmap_timer *t, double *out, tmap_error *err)
+{
+    int n = x->o->reps, w = x->o->warmup > 0 ? x->o->warmup : 1;
+    float ms = 0;
+    tmap_status st = tmap_manifest_restore(x->m, err);
+    for (int i = -w; !st && i < n; i++) {
+        if (!i) st = tmap_timer_start(t, NULL, err);
+        if (!st) st = r ? tmap_regrouper_launch(r, x->original, sig, NULL, err)
+                        : tmap_kernel_enqueue(x->original, l, NULL, err);
+    }
+    if (!st) st = tmap_timer_stop(t, NULL, err);
+    if (!st) st = tmap_timer_wait(t, &ms, err);
+    *out = (double)ms / n;
     return st;
 }
 
@@ -413,8 +433,11 @@ static int updates_an_input(const tmap_manifest *m)
 }
 
 /* regroup() on the GPU: the trial on real launches, then the chosen path
- * timed with a new input each launch and with the same one. */
-static tmap_status gpu_measure(ctx *x, tmap_regrouper *r, tmap_timer *t, tmap_error *err)
+ * timed with a new input each launch (launch by launch, as original_ms)
+ * and, when no input is updated, with the same one back to back, next to
+ * the original back to back. */
+static tmap_status gpu_measure(ctx *x, tmap_regrouper *r, const tmap_launch *l, tmap_timer *t,
+                               tmap_error *err)
 {
     tmap_eval *e = x->e;
     uint64_t sig = 0;
@@ -424,9 +447,11 @@ static tmap_status gpu_measure(ctx *x, tmap_regrouper *r, tmap_timer *t, tmap_er
     if (!st && tmap_regrouper_chosen(r) < 0)
         st = tmap_fail(err, TMAP_ERR_CUDA, "the regrouper's trial did not finish");
     if (!st) e->gpu_outputs_equal = outputs_match(x);
-    if (!st) st = gpu_series(x, r, t, 1, &sig, &e->gpu_fresh_ms, err);
+    if (!st) st = gpu_series(x, r, t, &sig, &e->gpu_fresh_ms, err);
     if (!st && !updates_an_input(x->m))
-        st = gpu_series(x, r, t, 0, &sig, &e->gpu_cached_ms, err);
+        st = back_to_back(x, r, l, sig, t, &e->gpu_cached_ms, err);
+    if (!st && !updates_an_input(x->m))
+        st = back_to_back(x, NULL, l, sig, t, &e->gpu_original_ms, err);
     if (!st && e->gpu_outputs_equal)
         e->gpu_outputs_equal = outputs_match(x);
     if (!st) {
@@ -485,7 +510,7 @@ static tmap_status step_gpu(ctx *x, tmap_error *err)
         st = TMAP_OK;
     } else {
         if (!st) st = tmap_timer_create(x->cuda, &t, err);
-        if (!st) st = gpu_measure(x, r, t, err);
+        if (!st) st = gpu_measure(x, r, &l, t, err);
     }
     tmap_timer_free(t);
     tmap_regrouper_free(r);
@@ -506,7 +531,8 @@ tmap_status tmap_evaluate(tmap_cuda *c, tmap_manifest *m, const tmap_eval_opts *
     memset(out, 0, sizeof *out);
     for (int i = 0; i < TMAP_ALGO_COUNT; i++)
         out->measured_ms[i] = out->measured_apply_ms[i] = NAN, out->outputs_equal[i] = -1;
-    out->gpu_fresh_ms = out->gpu_cached_ms = NAN, out->gpu_outputs_equal = -1;
+    out->gpu_fresh_ms = out->gpu_cached_ms = out->gpu_original_ms = NAN;
+    out->gpu_outputs_equal = -1;
     if (o->reps < 1 || o->warmup < 0)
         return tmap_fail(err, TMAP_ERR_INVALID, "evaluate: reps must be >= 1 and warmup >= 0");
     ctx x = {.cuda = c, .m = m, .o = o, .e = out};

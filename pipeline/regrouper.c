@@ -8,7 +8,9 @@
  * (the caller's), device sort, fused gather, the kernel on the copies,
  * fused scatter, all on the caller's stream; the remap cache skips key and
  * sort, and the persistent layout the gather, while the input's signature
- * is unchanged.
+ * is unchanged.  With overlap, the next input's key and sort run on the
+ * GPU regroup path's own stream beside the current kernel (take_prepared,
+ * fork_next).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -49,6 +51,12 @@ struct tmap_regrouper {
     int perm_for;                /* trial index the permutation was made for, -1: none */
     uint64_t signature;          /* of the input the permutation was made for */
     int gathered;                /* the copies hold the arrays in perm's order */
+    int alone;                   /* this launch left alone (overlap: late, no permutation) */
+    uint64_t next;               /* overlap: device u32 [n], made on the side stream */
+    uint64_t want_sig;           /* announced by tmap_regrouper_prepare, 0: none */
+    uint64_t pending_sig;        /* what `next` is (being) made for, 0: none */
+    int side_used;               /* work was ever enqueued on the side stream */
+    size_t used, late;           /* prepared permutations taken; found not done */
     char why[512];
 };
 
@@ -155,6 +163,8 @@ static tmap_status make(tmap_regrouper *r, tmap_cuda *c, const tmap_launch *l,
         st = tmap_cuda_alloc(c, r->nthreads * sizeof(uint32_t), &r->perm, err);
     if (!st)
         st = tmap_cuda_alloc(c, r->nthreads * sizeof(uint32_t), &r->sorted, err);
+    if (!st && r->opts.overlap)
+        st = tmap_cuda_alloc(c, r->nthreads * sizeof(uint32_t), &r->next, err);
     if (!st && r->opts.redirected) /* it reads D from r->perm at every launch */
         st = tmap_redirect_set(r->opts.redirected, r->perm, err);
     return st;
@@ -200,10 +210,12 @@ void tmap_regrouper_free(tmap_regrouper *r)
 {
     if (!r)
         return;
+    if (r->side_used) /* nothing freed while the side stream may use it */
+        tmap_gpu_regroup_sync(r->gpu, tmap_gpu_regroup_side(r->gpu), NULL);
     for (int i = 0; i < MAX_TIMERS; i++)
         tmap_timer_free(r->timer[i]);
-    uint64_t bufs[] = {r->key, r->perm, r->sorted};
-    for (size_t i = 0; i < 3; i++)
+    uint64_t bufs[] = {r->key, r->perm, r->sorted, r->next};
+    for (size_t i = 0; i < 4; i++)
         if (bufs[i])
             tmap_cuda_free(r->cuda, bufs[i]);
     tmap_gpu_regroup_free(r->gpu);
@@ -235,6 +247,8 @@ tmap_status tmap_regrouper_poll(tmap_regrouper *r, int wait, void *stream, tmap_
     if (!r)
         return tmap_fail(err, TMAP_ERR_INVALID, "tmap_regrouper_poll: NULL regrouper");
     tmap_status st = wait ? tmap_gpu_regroup_sync(r->gpu, stream, err) : TMAP_OK;
+    if (!st && wait && r->side_used)
+        st = tmap_gpu_regroup_sync(r->gpu, tmap_gpu_regroup_side(r->gpu), err);
     for (int i = 0; !st && i < MAX_TIMERS; i++) {
         int ready = 0;
         float ms = 0;
@@ -251,8 +265,8 @@ tmap_status tmap_regrouper_poll(tmap_regrouper *r, int wait, void *stream, tmap_
     return st;
 }
 
-/* The permutation for trial index i on the current input, into r->perm. */
-static tmap_status permute(tmap_regrouper *r, int i, void *stream, tmap_error *err)
+/* The permutation for trial index i on the current input, into out. */
+static tmap_status permute(tmap_regrouper *r, int i, uint64_t out, void *stream, tmap_error *err)
 {
     uint64_t key = r->key;
     if (r->opts.model) {
@@ -266,30 +280,90 @@ static tmap_status permute(tmap_regrouper *r, int i, void *stream, tmap_error *e
     }
     switch (r->cand[i].algo) {
     case TMAP_REGROUPER_SORT_GRID:
-        return tmap_gpu_regroup_sort(r->gpu, key, 1, 0, r->perm, stream, err);
+        return tmap_gpu_regroup_sort(r->gpu, key, 1, 0, out, stream, err);
     case TMAP_REGROUPER_SORT_BLOCK:
-        return tmap_gpu_regroup_sort(r->gpu, key, 1, r->block_size, r->perm, stream, err);
+        return tmap_gpu_regroup_sort(r->gpu, key, 1, r->block_size, out, stream, err);
     case TMAP_REGROUPER_BIN_DEAL: {
         tmap_status st = tmap_gpu_regroup_sort(r->gpu, key, 1, 0, r->sorted, stream, err);
-        return st ? st : tmap_gpu_regroup_deal(r->gpu, r->sorted, r->block_size, r->perm, stream,
+        return st ? st : tmap_gpu_regroup_deal(r->gpu, r->sorted, r->block_size, out, stream,
                                                err);
     }
     default: return tmap_fail(err, TMAP_ERR_INVALID, "tmap_regrouper: bad candidate");
     }
 }
 
-/* A regrouped launch's preparation: key and sort unless cached; by layout
- * transform, the gather unless the copies are already in this order. */
-static tmap_status prepare(tmap_regrouper *r, uint64_t signature, void *stream, tmap_error *err)
+/* Overlap: the permutation prepared beside the last launch for this
+ * signature, if done (*took); if not done, the launch goes ahead with the
+ * permutation it has, or alone without one, and is counted late. */
+static tmap_status take_prepared(tmap_regrouper *r, uint64_t signature, void *stream, int *took,
+                                 tmap_error *err)
 {
-    tmap_status st = TMAP_OK;
-    if (r->perm_for != r->now || !signature || signature != r->signature) {
+    int done = 0;
+    *took = 0;
+    if (!r->pending_sig || signature != r->pending_sig ||
+        (r->perm_for == r->now && signature == r->signature))
+        return TMAP_OK;
+    tmap_status st = tmap_gpu_regroup_done(r->gpu, &done, err);
+    if (st)
+        return st;
+    *took = 1;
+    if (!done) {
+        r->late++;
+        r->alone = r->perm_for != r->now;
+        r->signature = 0, r->gathered = 0; /* perm is not this input's: no cache hit on it */
+        return TMAP_OK;
+    }
+    r->used++, r->pending_sig = 0;
+    st = tmap_gpu_regroup_join(r->gpu, stream, err);
+    if (!st)
+        st = tmap_gpu_regroup_copy(r->gpu, r->perm, r->next, r->nthreads * sizeof(uint32_t),
+                                   stream, err);
+    if (!st)
+        r->perm_for = r->now, r->signature = signature, r->gathered = 0;
+    return st;
+}
+
+/* Overlap: the input tmap_regrouper_prepare announced, keyed and sorted
+ * into r->next on the side stream after what `stream` holds so far (this
+ * launch's own use of the scratch), so beside the kernel that follows. */
+static tmap_status fork_next(tmap_regrouper *r, void *stream, tmap_error *err)
+{
+    uint64_t sig = r->want_sig;
+    r->want_sig = 0;
+    if (!sig)
+        return TMAP_OK;
+    tmap_status st = tmap_gpu_regroup_fork(r->gpu, stream, err);
+    if (!st)
+        st = permute(r, r->now, r->next, tmap_gpu_regroup_side(r->gpu), err);
+    if (!st)
+        st = tmap_gpu_regroup_mark(r->gpu, err);
+    if (!st)
+        r->pending_sig = sig, r->side_used = 1;
+    return st;
+}
+
+/* A regrouped launch's preparation: key and sort unless cached or
+ * prepared; by layout transform, the gather unless the copies are already
+ * in this order. */
+static tmap_status prepare_launch(tmap_regrouper *r, uint64_t signature, void *stream,
+                                  tmap_error *err)
+{
+    int took = 0;
+    tmap_status st = r->opts.overlap ? take_prepared(r, signature, stream, &took, err) : TMAP_OK;
+    if (!st && !took && (r->perm_for != r->now || !signature || signature != r->signature)) {
         r->perm_for = -1, r->gathered = 0;
-        st = permute(r, r->now, stream, err);
+        if (r->side_used) /* the scratch: after the side stream's work */
+            st = tmap_gpu_regroup_join(r->gpu, stream, err);
+        if (!st)
+            st = permute(r, r->now, r->perm, stream, err);
         if (st)
             return st;
         r->perm_for = r->now, r->signature = signature;
     }
+    if (!st && r->opts.overlap)
+        st = fork_next(r, stream, err);
+    if (st || r->alone)
+        return st;
     if (r->cand[r->now].redirect) {
         r->gathered = 0; /* the kernel updates the caller's arrays */
         memcpy(r->vals, r->orig, r->narrays * sizeof *r->vals);
@@ -301,6 +375,12 @@ static tmap_status prepare(tmap_regrouper *r, uint64_t signature, void *stream, 
     for (size_t i = 0; i < r->narrays; i++)
         r->vals[i] = tmap_layout_copy_ptr(r->layout, i);
     return st;
+}
+
+/* This launch runs a regrouping (not the original, not left alone). */
+static int regrouped(const tmap_regrouper *r)
+{
+    return r->cand[r->now].algo != TMAP_REGROUPER_ORIGINAL && !r->alone;
 }
 
 static int free_timer(const tmap_regrouper *r)
@@ -319,12 +399,15 @@ static tmap_status begin(tmap_regrouper *r, uint64_t signature, void *stream, tm
         return st;
     r->now = tmap_trial_next(&r->trial, &timed);
     r->now_timer = timed ? free_timer(r) : -1;
+    r->alone = 0;
     if (r->now_timer >= 0) {
         r->timer_cand[r->now_timer] = r->now;
         st = tmap_timer_start(r->timer[r->now_timer], stream, err);
     }
     if (!st && r->cand[r->now].algo != TMAP_REGROUPER_ORIGINAL)
-        return prepare(r, signature, stream, err);
+        st = prepare_launch(r, signature, stream, err);
+    if (st || regrouped(r))
+        return st;
     r->gathered = 0; /* the kernel updates the caller's arrays: the copies go stale */
     memcpy(r->vals, r->orig, r->narrays * sizeof *r->vals);
     return st;
@@ -351,7 +434,7 @@ tmap_status tmap_regrouper_end(tmap_regrouper *r, void *stream, tmap_error *err)
     if (!r)
         return tmap_fail(err, TMAP_ERR_INVALID, "tmap_regrouper_end: NULL regrouper");
     tmap_status st = TMAP_OK;
-    if (r->cand[r->now].algo != TMAP_REGROUPER_ORIGINAL && !r->cand[r->now].redirect)
+    if (regrouped(r) && !r->cand[r->now].redirect)
         st = tmap_layout_scatter(r->layout, r->perm, stream, err);
     if (!st && r->now_timer >= 0)
         st = tmap_timer_stop(r->timer[r->now_timer], stream, err);
@@ -367,8 +450,9 @@ tmap_status tmap_regrouper_launch(tmap_regrouper *r, tmap_kernel *k, uint64_t si
                          r ? "the kernel" : "the regrouper");
     tmap_status st = begin(r, signature, stream, err);
     if (!st)
-        st = tmap_kernel_enqueue(r->cand[r->now].redirect ? r->opts.redirected : k, &r->launch,
-                                 stream, err);
+        st = tmap_kernel_enqueue(regrouped(r) && r->cand[r->now].redirect ? r->opts.redirected
+                                                                          : k,
+                                 &r->launch, stream, err);
     return st ? st : tmap_regrouper_end(r, stream, err);
 }
 
@@ -391,4 +475,28 @@ void tmap_regrouper_medians(const tmap_regrouper *r, double *original_ms, double
         *original_ms = decided ? r->trial.median_ms[0] : NAN;
     if (chosen_ms)
         *chosen_ms = decided ? r->trial.median_ms[r->trial.chosen] : NAN;
+}
+
+tmap_status tmap_regrouper_prepare(tmap_regrouper *r, uint64_t signature, void *stream,
+                                   tmap_error *err)
+{
+    if (!r)
+        return tmap_fail(err, TMAP_ERR_INVALID, "tmap_regrouper_prepare: NULL regrouper");
+    if (!r->opts.overlap)
+        return tmap_fail(err, TMAP_ERR_INVALID, "tmap_regrouper_prepare: the regrouper was "
+                         "made without overlap (tmap_regrouper_opts.overlap)");
+    if (!signature || r->trial.chosen <= 0) /* on trial, or launches left alone */
+        return TMAP_OK;
+    tmap_status st = tmap_gpu_regroup_fork(r->gpu, stream, err);
+    if (!st)
+        r->want_sig = signature;
+    return st;
+}
+
+void tmap_regrouper_overlap_counts(const tmap_regrouper *r, size_t *used, size_t *late)
+{
+    if (used)
+        *used = r ? r->used : 0;
+    if (late)
+        *late = r ? r->late : 0;
 }

@@ -20,7 +20,9 @@ static void gpu_path(const tmap_eval *e, char *buf, size_t size)
     int n = snprintf(buf, size, "%s kept; per launch, overhead counted: %.3f ms with a new "
                      "input (%.2fx)", e->gpu_chosen, f, t0 / f);
     if (n > 0 && (size_t)n < size && isfinite(c))
-        n += snprintf(buf + n, size - (size_t)n, ", %.3f ms with the same input (%.2fx)", c, t0 / c);
+        n += snprintf(buf + n, size - (size_t)n, ", %.3f ms with the same input back to back "
+                      "(%.2fx the original's %.3f ms back to back)", c, e->gpu_original_ms / c,
+                      e->gpu_original_ms);
     if (n > 0 && (size_t)n < size)
         snprintf(buf + n, size - (size_t)n, " against %.3f ms original; outputs %s; trial: %s", t0,
                  e->gpu_outputs_equal == 1 ? "equal" : "DIFFER", e->gpu_note);

@@ -3,10 +3,15 @@
  * features to a device-resident permutation, without a host round trip of
  * per-thread data (built with nvcc; CUB from the toolkit sorts).
  *
- *   cost   eq. 1 per block (rounded, clamped at 0, as tmap_predict) and
- *          eq. 11's thread latency sum_b lat[b] * count[b], in double, term
- *          by term in block order with no fused multiply-add: bitwise the
- *          CPU's tmap_predict + tmap_regroup_latency;
+ *   cost   eq. 11's thread latency sum_b lat[b] * count_b with eq. 1's
+ *          count clamped at 0 (not rounded), folded: blocks of
+ *          equal coefficients merged on the host; on the GPU each tile of
+ *          256 threads bounds eq. 1 over its features' box and proves
+ *          which blocks are never clamped there, whose terms fold into one
+ *          linear form (p+1 fused multiply-adds per thread), and which are
+ *          always 0 (dropped); only the rest are evaluated per thread with
+ *          the clamp.  Every step is one fma in a fixed order, so a CPU
+ *          doing the same gets the same bits (tests/test_gpu_regroup.c);
  *   sort   the key rounded to single precision, then to bfloat16 (8
  *          significant bits: keys within about 1 part in 256 tie, which
  *          groups threads of the same work as well and halves the radix
@@ -57,11 +62,14 @@ struct tmap_gpu_regroup {
     unsigned *thread;             /* [n] 0..n-1, the sort's values in */
     void *temp;                   /* CUB's scratch */
     size_t temp_bytes;
-    double *model;                /* coefficients then latencies */
+    double *model;                /* the compiled rows (compile_rows) */
     size_t model_cap;             /* doubles */
-    size_t nblocks, nfeatures;    /* of the model set; 0 blocks: none yet */
+    size_t nrows, nfeatures;      /* of the model set */
+    int have_model;
     size_t model_version;         /* counts tmap_gpu_regroup_model calls */
     cudaStream_t capture;         /* graphs are captured on this stream */
+    cudaStream_t side;            /* work beside the caller's stream */
+    cudaEvent_t fork, mark;       /* the caller's stream so far; the side's marked work */
     cudaGraphExec_t graph;        /* cost + sort, or NULL */
     graph_key made_for;
 };
@@ -81,44 +89,235 @@ static tmap_status cuda_fail(tmap_error *err, cudaError_t e, const char *call)
 
 /* ------------------------------------------------------------- kernels */
 
-/* One thread per thread of the launch; the model (coefficients, then the
- * latencies) is staged in shared memory when it fits, and the first
- * features are held in registers. */
-enum { MAX_REG_FEATURES = 8 };
-__global__ void cost_kernel(const double *x, unsigned p, const double *model,
-                            unsigned nblocks, size_t n, double *cost)
+/* The folded key (see threadmap/runtime.h).  A row of the compiled model
+ * is [c0, c1..cp, ct, w] padded to ROW(p) doubles (an even count: rows
+ * load as double2); each tile of TILE threads proves, from its features'
+ * box and its thread range, which rows are never negative there (L:
+ * folded into one linear form), never positive (Z: dropped), or neither
+ * (U: evaluated per thread, clamped at 0). */
+enum { TILE = 256, MAX_ROWS = 8192 };
+enum { ROW_Z = 0, ROW_L = 1, ROW_U = 2 };
+#define ROW(p) ((((size_t)(p) + 3) + 1) & ~(size_t)1)
+
+/* Row k's class on the box [lo, hi] of features and [t0, t1] of thread
+ * indices: the bounds of eq. 1 over the box, each product rounded once
+ * (fma), trusted only beyond a margin larger than their rounding error. */
+__device__ int row_class(const double *r, unsigned p, const double *lo, const double *hi,
+                         double t0, double t1)
 {
-    extern __shared__ double staged[];
-    size_t nmodel = (size_t)nblocks * (p + 3);
-    int fits = nmodel * sizeof(double) <= 32768;
-    if (fits)
-        for (size_t i = threadIdx.x; i < nmodel; i += blockDim.x)
-            staged[i] = model[i];
-    __syncthreads();
-    const double *coef = fits ? staged : model, *lat = coef + (size_t)nblocks * (p + 2);
-    size_t t = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
-    if (t >= n)
-        return;
-    const double *xt = x + t * p;
-    double xr[MAX_REG_FEATURES];
-#pragma unroll
-    for (unsigned j = 0; j < MAX_REG_FEATURES; j++)
-        xr[j] = j < p ? xt[j] : 0;
-    double acc = 0;
-    for (unsigned b = 0; b < nblocks; b++) {
-        const double *c = coef + (size_t)b * (p + 2);
-        double v = __dadd_rn(c[0], __dmul_rn(c[p + 1], (double)t));
-#pragma unroll
-        for (unsigned j = 0; j < MAX_REG_FEATURES; j++)
-            if (j < p)
-                v = __dadd_rn(v, __dmul_rn(c[j + 1], xr[j]));
-        for (unsigned j = MAX_REG_FEATURES; j < p; j++)
-            v = __dadd_rn(v, __dmul_rn(c[j + 1], xt[j]));
-        v = floor(__dadd_rn(v, 0.5));
-        double count = !(v > 0) ? 0.0 : v >= 4294967295.0 ? 4294967295.0 : v;
-        acc = __dadd_rn(acc, __dmul_rn(lat[b], count));
+    double ct = r[p + 1], vlo = r[0], vhi = r[0], s = fabs(r[0]);
+    vlo = fma(ct, ct >= 0 ? t0 : t1, vlo);
+    vhi = fma(ct, ct >= 0 ? t1 : t0, vhi);
+    s = fma(fabs(ct), t1, s);
+    for (unsigned j = 0; j < p; j++) {
+        double c = r[j + 1];
+        vlo = fma(c, c >= 0 ? lo[j] : hi[j], vlo);
+        vhi = fma(c, c >= 0 ? hi[j] : lo[j], vhi);
+        s = fma(fabs(c), fmax(fabs(lo[j]), fabs(hi[j])), s);
     }
-    cost[t] = acc;
+    double margin = __dmul_rn(s, (double)(p + 3) * 0x1p-52); /* not fused into a use */
+    return vlo > margin ? ROW_L : vhi < -margin ? ROW_Z : ROW_U;
+}
+
+/* Thread t's feature j: from registers when p is known (P > 0, loops
+ * over j unrolled), else from memory. */
+template <int P>
+__device__ __forceinline__ double feat(const double *xr, const double *xt, unsigned j)
+{
+    return P > 0 ? xr[j] : xt[j];
+}
+
+/* What a tile shares: its box, the folded form, the warps' partial boxes,
+ * the rows' classes, the lists of L and U rows (in row order). */
+struct tile_shared {
+    double *lo, *hi, *fold, *wpart;
+    unsigned char *cls;
+    unsigned short *list[2]; /* L, U */
+};
+
+__device__ tile_shared tile_layout(double *base, unsigned p, unsigned m)
+{
+    tile_shared t;
+    t.lo = base, t.hi = t.lo + p, t.fold = t.hi + p, t.wpart = t.fold + p + 2;
+    t.list[0] = (unsigned short *)(t.wpart + (TILE / 32) * 2 * p);
+    t.list[1] = t.list[0] + m;
+    t.cls = (unsigned char *)(t.list[1] + m);
+    return t;
+}
+
+/* A float's bits mapped so that unsigned order is the value's order. */
+__device__ __forceinline__ unsigned ordered(float f)
+{
+    unsigned u = __float_as_uint(f);
+    return (u >> 31) ? ~u : u | 0x80000000u;
+}
+
+__device__ __forceinline__ float unordered(unsigned u)
+{
+    return __uint_as_float((u >> 31) ? u & 0x7fffffffu : ~u);
+}
+
+/* The warp's least and greatest of a (ordered floats). */
+__device__ __forceinline__ void warp_minmax(unsigned &lo, unsigned &hi)
+{
+#if __CUDA_ARCH__ >= 800
+    lo = __reduce_min_sync(0xffffffffu, lo);
+    hi = __reduce_max_sync(0xffffffffu, hi);
+#else
+    for (int o = 16; o > 0; o >>= 1) {
+        lo = min(lo, __shfl_xor_sync(0xffffffffu, lo, o));
+        hi = max(hi, __shfl_xor_sync(0xffffffffu, hi, o));
+    }
+#endif
+}
+
+/* The box of the tile's features into t.lo, t.hi, widened to floats: lo
+ * the greatest float <= each feature's least value, hi the least float >=
+ * its greatest (every thread of the tile calls it; dead threads hold the
+ * first thread's row). */
+template <int P>
+__device__ __forceinline__ void tile_box(const tile_shared &t, const double *xr, const double *xt,
+                                         unsigned p)
+{
+    const unsigned pp = P > 0 ? P : p, lane = threadIdx.x & 31, warp = threadIdx.x / 32;
+    unsigned *part = (unsigned *)t.wpart;
+#pragma unroll
+    for (unsigned j = 0; j < pp; j++) {
+        double x = feat<P>(xr, xt, j);
+        unsigned a = ordered(__double2float_rd(x)), b = ordered(__double2float_ru(x));
+        warp_minmax(a, b);
+        if (!lane)
+            part[warp * 2 * p + j] = a, part[warp * 2 * p + p + j] = b;
+    }
+    __syncthreads();
+    for (unsigned j = threadIdx.x; j < p; j += blockDim.x) {
+        unsigned a = part[j], b = part[p + j];
+        for (unsigned w = 1; w < TILE / 32; w++)
+            a = min(a, part[w * 2 * p + j]), b = max(b, part[w * 2 * p + p + j]);
+        t.lo[j] = unordered(a), t.hi[j] = unordered(b);
+    }
+    __syncthreads();
+}
+
+/* Each row's class, then (warp 0, by ballots) the lists of L and U rows in
+ * row order, then the folded form: a_j = fma(w, r_j, a_j) over the L rows
+ * in order.  Returns the U count. */
+__device__ __forceinline__ unsigned tile_rows(const tile_shared &t, const double *rows, size_t S,
+                                              unsigned p, unsigned m, double t0, double t1)
+{
+    __shared__ unsigned count[2];
+    for (unsigned k = threadIdx.x; k < m; k += blockDim.x)
+        t.cls[k] = (unsigned char)row_class(rows + k * S, p, t.lo, t.hi, t0, t1);
+    __syncthreads();
+    if (threadIdx.x < 32) {
+        unsigned lane = threadIdx.x, below = (1u << lane) - 1, n[2] = {0, 0};
+        for (unsigned base = 0; base < m; base += 32) {
+            unsigned k = base + lane, c = k < m ? t.cls[k] : ROW_Z;
+            for (int l = 0; l < 2; l++) {
+                unsigned in = __ballot_sync(0xffffffffu, c == (l ? ROW_U : ROW_L));
+                if (c == (l ? ROW_U : ROW_L))
+                    t.list[l][n[l] + __popc(in & below)] = (unsigned short)k;
+                n[l] += __popc(in);
+            }
+        }
+        if (!lane)
+            count[0] = n[0], count[1] = n[1];
+    }
+    __syncthreads();
+    unsigned nl = count[0];
+    for (unsigned j = threadIdx.x; j < p + 2; j += blockDim.x) {
+        double a = 0;
+#pragma unroll 4
+        for (unsigned i = 0; i < nl; i++) {
+            const double *r = rows + t.list[0][i] * S;
+            a = fma(r[p + 2], r[j], a);
+        }
+        t.fold[j] = a;
+    }
+    __syncthreads();
+    return count[1];
+}
+
+/* Thread t's key: the folded form, then each U row clamped. */
+template <int P>
+__device__ __forceinline__ double thread_key(const tile_shared &t, const double *rows, size_t S,
+                                             unsigned p, unsigned nu, const double *xr,
+                                             const double *xt, double td)
+{
+    const unsigned pp = P > 0 ? P : p;
+    double key = fma(t.fold[p + 1], td, t.fold[0]);
+#pragma unroll
+    for (unsigned j = 0; j < pp; j++)
+        key = fma(t.fold[j + 1], feat<P>(xr, xt, j), key);
+#pragma unroll 2
+    for (unsigned i = 0; i < nu; i++) {
+        const double *r = rows + t.list[1][i] * S;
+        double v, w;
+        if (P > 0) {
+            double c[ROW(P > 0 ? P : 1)];
+            const double2 *r2 = (const double2 *)r;
+#pragma unroll
+            for (unsigned h = 0; h < ROW(P > 0 ? P : 1) / 2; h++) {
+                double2 q = r2[h];
+                c[2 * h] = q.x, c[2 * h + 1] = q.y;
+            }
+            v = fma(c[P + 1], td, c[0]);
+#pragma unroll
+            for (unsigned j = 0; j < (P > 0 ? P : 1); j++)
+                v = fma(c[j + 1], xr[j], v);
+            w = c[P + 2];
+        } else {
+            v = fma(r[p + 1], td, r[0]);
+            for (unsigned j = 0; j < p; j++)
+                v = fma(r[j + 1], xt[j], v);
+            w = r[p + 2];
+        }
+        key = fma(w, v > 0 ? v : 0.0, key); /* NaN: 0 */
+    }
+    return key;
+}
+
+/* One tile, with the rows where `rows` points (inlined twice: shared
+ * memory or global, so that each copy's loads know their space). */
+template <int P>
+__device__ __forceinline__ void cost_tile(const tile_shared &t, const double *rows, const double *x,
+                                          unsigned p, unsigned m, size_t n, double *cost)
+{
+    const size_t S = ROW(P > 0 ? P : p);
+    size_t first = (size_t)blockIdx.x * TILE, tid = first + threadIdx.x;
+    size_t last = n - first < TILE ? n - 1 : first + TILE - 1;
+    const double *xt = x + (tid < n ? tid : first) * p;
+    double xr[P > 0 ? P : 1];
+#pragma unroll
+    for (int j = 0; j < P; j++)
+        xr[j] = xt[j];
+    tile_box<P>(t, xr, xt, p);
+    unsigned nu = tile_rows(t, rows, S, p, m, (double)first, (double)last);
+    if (tid < n)
+        cost[tid] = thread_key<P>(t, rows, S, p, nu, xr, xt, (double)tid);
+}
+
+/* Per tile of TILE threads: the box, the rows' classes and the folded
+ * form, then each thread's key.  P > 0: p == P (unrolled, rows read as
+ * double2); P == 0: any p.  The rows are staged in shared memory when
+ * they fit. */
+template <int P>
+__global__ void __launch_bounds__(TILE) cost_kernel(const double *x, unsigned p,
+                                                    const double *rows_g, unsigned m,
+                                                    int staged_rows, size_t n, double *cost)
+{
+    extern __shared__ double2 shm[];
+    double *staged = (double *)shm;
+    const size_t S = ROW(P > 0 ? P : p);
+    tile_shared t = tile_layout(staged + (staged_rows ? m * S : 0), p, m);
+    if (staged_rows) {
+        for (size_t i = threadIdx.x; i < m * S; i += blockDim.x)
+            staged[i] = rows_g[i];
+        __syncthreads();
+        cost_tile<P>(t, staged, x, p, m, n, cost);
+    } else {
+        cost_tile<P>(t, rows_g, x, p, m, n, cost);
+    }
 }
 
 /* The key rounded to single precision, then to bfloat16 (round to nearest
@@ -224,6 +423,12 @@ extern "C" tmap_status tmap_gpu_regroup_create(tmap_cuda *c, size_t nthreads,
         e = cudaMalloc(bufs[i], sizes[i] ? sizes[i] : 1);
     if (e == cudaSuccess)
         e = cudaStreamCreateWithFlags(&g->capture, cudaStreamNonBlocking);
+    if (e == cudaSuccess)
+        e = cudaStreamCreateWithFlags(&g->side, cudaStreamNonBlocking);
+    if (e == cudaSuccess)
+        e = cudaEventCreateWithFlags(&g->fork, cudaEventDisableTiming);
+    if (e == cudaSuccess)
+        e = cudaEventCreateWithFlags(&g->mark, cudaEventDisableTiming);
     if (e != cudaSuccess) {
         tmap_gpu_regroup_free(g);
         return cuda_fail(err, e, "tmap_gpu_regroup_create: cudaMalloc");
@@ -242,8 +447,14 @@ extern "C" void tmap_gpu_regroup_free(tmap_gpu_regroup *g)
             cudaFree(bufs[i]);
     if (g->graph)
         cudaGraphExecDestroy(g->graph);
-    if (g->capture)
-        cudaStreamDestroy(g->capture);
+    cudaStream_t streams[] = {g->capture, g->side};
+    for (int i = 0; i < 2; i++)
+        if (streams[i])
+            cudaStreamDestroy(streams[i]);
+    if (g->fork)
+        cudaEventDestroy(g->fork);
+    if (g->mark)
+        cudaEventDestroy(g->mark);
     free(g);
 }
 
@@ -252,27 +463,78 @@ extern "C" uint64_t tmap_gpu_regroup_cost_ptr(const tmap_gpu_regroup *g)
     return g ? (uint64_t)(uintptr_t)g->cost : 0;
 }
 
+/* The model compiled to rows [c0, c1..cp, ct, w, pad]: blocks of the same
+ * coefficients (bit for bit) merged, their latencies summed in block
+ * order; rows of weight 0 dropped.  Returns the row count, or -1 past
+ * MAX_ROWS; rows has room for nblocks rows. */
+static long compile_rows(const double *coef, const double *lat, size_t nblocks, size_t p,
+                         double *rows)
+{
+    size_t S = ROW(p), m = 0;
+    for (size_t b = 0; b < nblocks; b++) {
+        const double *c = coef + b * (p + 2);
+        size_t k = 0;
+        while (k < m && memcmp(rows + k * S, c, (p + 2) * sizeof *c))
+            k++;
+        if (k == m) {
+            memset(rows + m * S, 0, S * sizeof *rows);
+            memcpy(rows + m * S, c, (p + 2) * sizeof *c);
+            m++;
+        }
+        rows[k * S + p + 2] += lat[b];
+    }
+    size_t kept = 0;
+    for (size_t k = 0; k < m; k++)
+        if (rows[k * S + p + 2] != 0)
+            memmove(rows + kept++ * S, rows + k * S, S * sizeof *rows);
+    return kept > MAX_ROWS ? -1 : (long)kept;
+}
+
 extern "C" tmap_status tmap_gpu_regroup_model(tmap_gpu_regroup *g, const double *coef,
                                               const double *lat, size_t nblocks,
                                               size_t nfeatures, tmap_error *err)
 {
     if (!g || !coef || !lat || !nblocks || nblocks > UINT32_MAX || nfeatures > 65536)
         return tmap_fail(err, TMAP_ERR_INVALID, "tmap_gpu_regroup_model: bad arguments");
-    size_t ncoef = nblocks * (nfeatures + 2), need = ncoef + nblocks;
-    if (need > g->model_cap) {
+    size_t S = ROW(nfeatures);
+    double *rows = (double *)calloc(nblocks * S, sizeof *rows);
+    if (!rows)
+        return tmap_fail(err, TMAP_ERR_NOMEM, "tmap_gpu_regroup_model: out of memory");
+    long m = compile_rows(coef, lat, nblocks, nfeatures, rows);
+    tmap_status st = TMAP_OK;
+    if (m < 0)
+        st = tmap_fail(err, TMAP_ERR_INVALID, "tmap_gpu_regroup_model: more than %d distinct "
+                       "blocks of non-zero latency", (int)MAX_ROWS);
+    size_t need = (m > 0 ? (size_t)m : 1) * S;
+    if (!st && need > g->model_cap) {
         if (g->model)
             cudaFree(g->model);
         g->model = NULL, g->model_cap = 0;
-        TMAP_CU(cudaMalloc((void **)&g->model, need * sizeof(double)), "cudaMalloc");
-        g->model_cap = need;
+        cudaError_t e = cudaMalloc((void **)&g->model, need * sizeof(double));
+        st = e == cudaSuccess ? TMAP_OK : cuda_fail(err, e, "tmap_gpu_regroup_model: cudaMalloc");
+        g->model_cap = st ? 0 : need;
     }
-    TMAP_CU(cudaMemcpy(g->model, coef, ncoef * sizeof(double), cudaMemcpyHostToDevice),
-            "cudaMemcpy");
-    TMAP_CU(cudaMemcpy(g->model + ncoef, lat, nblocks * sizeof(double), cudaMemcpyHostToDevice),
-            "cudaMemcpy");
-    g->nblocks = nblocks, g->nfeatures = nfeatures;
+    cudaError_t e = cudaSuccess;
+    if (!st && m > 0)
+        e = cudaMemcpy(g->model, rows, (size_t)m * S * sizeof(double), cudaMemcpyHostToDevice);
+    if (!st && e != cudaSuccess)
+        st = cuda_fail(err, e, "tmap_gpu_regroup_model: cudaMemcpy");
+    free(rows);
+    if (st)
+        return st;
+    g->nrows = (size_t)m, g->nfeatures = nfeatures, g->have_model = 1;
     g->model_version++;
     return TMAP_OK;
+}
+
+/* Shared memory of a cost tile: the rows when they fit (*staged), the box,
+ * the folded form, the warps' partial boxes, the U list and the classes. */
+static size_t cost_shared(size_t m, size_t p, int *staged)
+{
+    size_t rest = (2 * p + p + 2 + (TILE / 32) * 2 * p) * sizeof(double) + m * 5;
+    size_t rows = m * ROW(p) * sizeof(double);
+    *staged = rows + rest <= 40960;
+    return (*staged ? rows : 0) + rest;
 }
 
 extern "C" tmap_status tmap_gpu_regroup_cost(tmap_gpu_regroup *g, uint64_t features,
@@ -280,13 +542,33 @@ extern "C" tmap_status tmap_gpu_regroup_cost(tmap_gpu_regroup *g, uint64_t featu
 {
     if (!g || (!features && g->nfeatures))
         return tmap_fail(err, TMAP_ERR_INVALID, "tmap_gpu_regroup_cost: an argument is NULL");
-    if (!g->nblocks)
+    if (!g->have_model)
         return tmap_fail(err, TMAP_ERR_INVALID, "tmap_gpu_regroup_cost: no model yet "
                          "(tmap_gpu_regroup_model)");
-    size_t shared = g->nblocks * (g->nfeatures + 3) * sizeof(double);
-    cost_kernel<<<grid_of(g->n), 256, shared <= 32768 ? shared : 0, (cudaStream_t)stream>>>(
-        (const double *)(uintptr_t)features, (unsigned)g->nfeatures, g->model,
-        (unsigned)g->nblocks, g->n, g->cost);
+    int staged;
+    size_t shared = cost_shared(g->nrows, g->nfeatures, &staged);
+    if (shared > 48 * 1024)
+        return tmap_fail(err, TMAP_ERR_INVALID, "tmap_gpu_regroup_cost: %zu features and %zu "
+                         "rows need %zu bytes of shared memory (48 KiB)", g->nfeatures, g->nrows,
+                         shared);
+    const double *x = (const double *)(uintptr_t)features;
+    unsigned p = (unsigned)g->nfeatures, m = (unsigned)g->nrows;
+    unsigned grid = (unsigned)((g->n + TILE - 1) / TILE);
+    cudaStream_t s = (cudaStream_t)stream;
+#define TMAP_COST(P)                                                                           \
+    cost_kernel<P><<<grid, TILE, shared, s>>>(x, p, g->model, m, staged, g->n, g->cost)
+    switch (p) {
+    case 1: TMAP_COST(1); break;
+    case 2: TMAP_COST(2); break;
+    case 3: TMAP_COST(3); break;
+    case 4: TMAP_COST(4); break;
+    case 5: TMAP_COST(5); break;
+    case 6: TMAP_COST(6); break;
+    case 7: TMAP_COST(7); break;
+    case 8: TMAP_COST(8); break;
+    default: TMAP_COST(0); break;
+    }
+#undef TMAP_COST
     TMAP_CU(cudaGetLastError(), "cost kernel launch");
     return TMAP_OK;
 }
@@ -402,5 +684,59 @@ extern "C" tmap_status tmap_gpu_regroup_sync(tmap_gpu_regroup *g, void *stream,
     if (!g)
         return tmap_fail(err, TMAP_ERR_INVALID, "tmap_gpu_regroup_sync: argument 'g' is NULL");
     TMAP_CU(cudaStreamSynchronize((cudaStream_t)stream), "cudaStreamSynchronize");
+    return TMAP_OK;
+}
+
+/* ------------------------------------------------------------ overlap */
+
+extern "C" void *tmap_gpu_regroup_side(const tmap_gpu_regroup *g)
+{
+    return g ? (void *)g->side : NULL;
+}
+
+extern "C" tmap_status tmap_gpu_regroup_fork(tmap_gpu_regroup *g, void *stream, tmap_error *err)
+{
+    if (!g)
+        return tmap_fail(err, TMAP_ERR_INVALID, "tmap_gpu_regroup_fork: argument 'g' is NULL");
+    TMAP_CU(cudaEventRecord(g->fork, (cudaStream_t)stream), "cudaEventRecord");
+    TMAP_CU(cudaStreamWaitEvent(g->side, g->fork, 0), "cudaStreamWaitEvent");
+    return TMAP_OK;
+}
+
+extern "C" tmap_status tmap_gpu_regroup_mark(tmap_gpu_regroup *g, tmap_error *err)
+{
+    if (!g)
+        return tmap_fail(err, TMAP_ERR_INVALID, "tmap_gpu_regroup_mark: argument 'g' is NULL");
+    TMAP_CU(cudaEventRecord(g->mark, g->side), "cudaEventRecord");
+    return TMAP_OK;
+}
+
+extern "C" tmap_status tmap_gpu_regroup_done(tmap_gpu_regroup *g, int *done, tmap_error *err)
+{
+    if (!g || !done)
+        return tmap_fail(err, TMAP_ERR_INVALID, "tmap_gpu_regroup_done: an argument is NULL");
+    cudaError_t e = cudaEventQuery(g->mark);
+    *done = e == cudaSuccess;
+    if (e != cudaSuccess && e != cudaErrorNotReady)
+        return cuda_fail(err, e, "cudaEventQuery");
+    return TMAP_OK;
+}
+
+extern "C" tmap_status tmap_gpu_regroup_join(tmap_gpu_regroup *g, void *stream, tmap_error *err)
+{
+    if (!g)
+        return tmap_fail(err, TMAP_ERR_INVALID, "tmap_gpu_regroup_join: argument 'g' is NULL");
+    TMAP_CU(cudaStreamWaitEvent((cudaStream_t)stream, g->mark, 0), "cudaStreamWaitEvent");
+    return TMAP_OK;
+}
+
+extern "C" tmap_status tmap_gpu_regroup_copy(tmap_gpu_regroup *g, uint64_t dst, uint64_t src,
+                                             size_t bytes, void *stream, tmap_error *err)
+{
+    if (!g || !dst || !src)
+        return tmap_fail(err, TMAP_ERR_INVALID, "tmap_gpu_regroup_copy: an argument is NULL");
+    TMAP_CU(cudaMemcpyAsync((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, bytes,
+                            cudaMemcpyDeviceToDevice, (cudaStream_t)stream),
+            "cudaMemcpyAsync");
     return TMAP_OK;
 }

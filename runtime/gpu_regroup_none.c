@@ -59,3 +59,28 @@ tmap_status tmap_gpu_regroup_deal(tmap_gpu_regroup *g, uint64_t sorted, size_t b
 {
     return none(err);
 }
+
+void *tmap_gpu_regroup_side(const tmap_gpu_regroup *g) { return NULL; }
+
+tmap_status tmap_gpu_regroup_fork(tmap_gpu_regroup *g, void *stream, tmap_error *err)
+{
+    return none(err);
+}
+
+tmap_status tmap_gpu_regroup_mark(tmap_gpu_regroup *g, tmap_error *err) { return none(err); }
+
+tmap_status tmap_gpu_regroup_done(tmap_gpu_regroup *g, int *done, tmap_error *err)
+{
+    return none(err);
+}
+
+tmap_status tmap_gpu_regroup_join(tmap_gpu_regroup *g, void *stream, tmap_error *err)
+{
+    return none(err);
+}
+
+tmap_status tmap_gpu_regroup_copy(tmap_gpu_regroup *g, uint64_t dst, uint64_t src, size_t bytes,
+                                  void *stream, tmap_error *err)
+{
+    return none(err);
+}

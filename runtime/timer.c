@@ -88,3 +88,18 @@ tmap_status tmap_timer_poll(tmap_timer *t, int *ready, float *ms, tmap_error *er
     *ready = !st;
     return st;
 }
+
+tmap_status tmap_timer_wait(tmap_timer *t, float *ms, tmap_error *err)
+{
+    if (!t || !ms)
+        return tmap_fail(err, TMAP_ERR_INVALID, "tmap_timer_wait: an argument is NULL");
+    if (t->state != 2)
+        return tmap_fail(err, TMAP_ERR_INVALID, "tmap_timer_wait: the timer was not stopped");
+    tmap_status st = tmap_cuda_check(t->cuda, t->cuda->api.event_synchronize(t->e[1]),
+                                     "cuEventSynchronize", err);
+    int ready = 0;
+    if (!st)
+        st = tmap_timer_poll(t, &ready, ms, err);
+    return st ? st : ready ? TMAP_OK : tmap_fail(err, TMAP_ERR_CUDA, "tmap_timer_wait: the stop "
+                                                 "event is not done after cuEventSynchronize");
+}

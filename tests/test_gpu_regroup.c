@@ -1,14 +1,19 @@
 /*
  * test_gpu_regroup.c -- the GPU regroup path (runtime/gpu_regroup.cu)
- * against the CPU references on the same inputs: each thread's eq. 11
- * latency from its features must equal, bit for bit, tmap_predict followed
- * by the CPU's latency sum; the device sort's permutation must equal
+ * against the CPU references on the same inputs: each thread's folded
+ * eq. 11 latency (threadmap/runtime.h: blocks of equal coefficients
+ * merged, per tile of 256 threads the rows proven never clamped folded
+ * into one linear form, those always clamped at 0 dropped, the others
+ * clamped per thread, each step one fma) must equal, bit for bit, a CPU
+ * computing the same sequence, and the mathematical sum of lat * clamp(eq.
+ * 1) to rounding; the device sort's permutation must equal
  * tmap_regroup_sort_key's on the keys rounded to bfloat16, over
  * the grid and within thread blocks (a last partial block included),
  * descending and ascending, with many ties; and the one-graph path (cost
  * then sort) must give the same permutation, also when relaunched and when
  * the model changes.
  */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -20,7 +25,7 @@
 #include "threadmap.h"
 #include "tests/testutil.h"
 
-enum { N = 100000 + 77, P = 3, B = 12 };
+enum { N = 100000 + 77, P = 3, B = 12, TILE = 256, W = P + 2 };
 
 static double uniform(uint64_t *s, double lo, double hi)
 {
@@ -28,25 +33,127 @@ static double uniform(uint64_t *s, double lo, double hi)
     return lo + (hi - lo) * (double)(*s >> 11) / 9007199254740992.0;
 }
 
-/* The CPU reference: counts by tmap_predict, then sum_b lat[b] * count;
- * *zeros counts the predictions clamped at zero. */
-static double *cpu_cost(const double *x, double *coef, const double *lat, size_t *zeros)
+/* The model as the device compiles it: rows [c0, c1..cp, ct] of weight
+ * rows[k][W], equal rows merged, weight 0 dropped; returns the count. */
+static size_t compile(const double *coef, const double *lat, size_t nb, double (*rows)[W + 1])
 {
-    tmap_predictor pred = {.nblocks = B, .nfeatures = P, .coef = coef};
-    tmap_bbv bbv;
-    TMAP_CHECK(tmap_predict(&pred, x, N, &bbv, err));
-    double *cost = malloc(N * sizeof *cost);
-    *zeros = 0;
-    for (size_t t = 0; t < N; t++) {
-        double s = 0;
-        for (size_t b = 0; b < B; b++) {
-            s += lat[b] * (double)bbv.counts[t * B + b];
-            *zeros += bbv.counts[t * B + b] == 0;
-        }
-        cost[t] = s;
+    size_t m = 0, kept = 0;
+    for (size_t b = 0; b < nb; b++) {
+        size_t k = 0;
+        while (k < m && memcmp(rows[k], coef + b * W, W * sizeof(double)))
+            k++;
+        if (k == m)
+            memcpy(rows[m], coef + b * W, W * sizeof(double)), rows[m++][W] = 0;
+        rows[k][W] += lat[b];
     }
-    tmap_bbv_free(&bbv);
+    for (size_t k = 0; k < m; k++)
+        if (rows[k][W] != 0)
+            memmove(rows[kept++], rows[k], sizeof rows[k]);
+    return kept;
+}
+
+enum { Z, L, U };
+
+/* A row's class on a tile's box, as threadmap/runtime.h states it. */
+static int row_class(const double *r, const double *lo, const double *hi, double t0, double t1)
+{
+    double ct = r[P + 1], vlo = r[0], vhi = r[0], s = fabs(r[0]);
+    vlo = fma(ct, ct >= 0 ? t0 : t1, vlo);
+    vhi = fma(ct, ct >= 0 ? t1 : t0, vhi);
+    s = fma(fabs(ct), t1, s);
+    for (size_t j = 0; j < P; j++) {
+        double c = r[j + 1];
+        vlo = fma(c, c >= 0 ? lo[j] : hi[j], vlo);
+        vhi = fma(c, c >= 0 ? hi[j] : lo[j], vhi);
+        s = fma(fabs(c), fmax(fabs(lo[j]), fabs(hi[j])), s);
+    }
+    double margin = s * ((double)(P + 3) * 0x1p-52);
+    return vlo > margin ? L : vhi < -margin ? Z : U;
+}
+
+/* x widened to a float below (dir < 0) or above; as an unsigned that
+ * orders floats by value (the device reduces these). */
+static uint32_t widened(double x, int dir)
+{
+    float f = (float)x;
+    if (dir < 0 ? (double)f > x : (double)f < x)
+        f = nextafterf(f, dir < 0 ? -INFINITY : INFINITY);
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return (u >> 31) ? ~u : u | 0x80000000u;
+}
+
+static double unwidened(uint32_t u)
+{
+    float f;
+    u = (u >> 31) ? u & 0x7fffffffu : ~u;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+static double clamp_count(double v) { return v > 0 ? v : 0.0; }
+
+/* The CPU reference of the folded key; classes[c] counts the (tile, row)
+ * pairs of each class. */
+static double *cpu_cost(const double *x, const double *coef, const double *lat, size_t nb,
+                        size_t classes[3])
+{
+    double (*rows)[W + 1] = malloc(nb * sizeof *rows), *cost = malloc(N * sizeof *cost);
+    int *cls = malloc(nb * sizeof *cls);
+    size_t m = compile(coef, lat, nb, rows);
+    memset(classes, 0, 3 * sizeof *classes);
+    for (size_t first = 0; first < N; first += TILE) {
+        size_t last = N - first < TILE ? N - 1 : first + TILE - 1;
+        double lo[P], hi[P], fold[W] = {0};
+        for (size_t j = 0; j < P; j++) { /* the box, widened to floats */
+            uint32_t a = UINT32_MAX, z = 0;
+            for (size_t t = first; t <= last; t++) {
+                uint32_t u = widened(x[t * P + j], -1), v = widened(x[t * P + j], 1);
+                a = u < a ? u : a, z = v > z ? v : z;
+            }
+            lo[j] = unwidened(a), hi[j] = unwidened(z);
+        }
+        for (size_t k = 0; k < m; k++) {
+            cls[k] = row_class(rows[k], lo, hi, (double)first, (double)last);
+            classes[cls[k]]++;
+            for (size_t j = 0; j < W && cls[k] == L; j++)
+                fold[j] = fma(rows[k][W], rows[k][j], fold[j]);
+        }
+        for (size_t t = first; t <= last; t++) {
+            double key = fma(fold[P + 1], (double)t, fold[0]);
+            for (size_t j = 0; j < P; j++)
+                key = fma(fold[j + 1], x[t * P + j], key);
+            for (size_t k = 0; k < m; k++) {
+                if (cls[k] != U)
+                    continue;
+                double v = fma(rows[k][P + 1], (double)t, rows[k][0]);
+                for (size_t j = 0; j < P; j++)
+                    v = fma(rows[k][j + 1], x[t * P + j], v);
+                key = fma(rows[k][W], clamp_count(v), key);
+            }
+            cost[t] = key;
+        }
+    }
+    free(rows), free(cls);
     return cost;
+}
+
+/* The key is eq. 11 of eq. 1's clamped counts, to rounding. */
+static void expect_near_eq11(const double *x, const double *coef, const double *lat,
+                             size_t nb, const double *got)
+{
+    for (size_t t = 0; t < N; t++) {
+        double sum = 0, scale = 1; /* scale: the sum of the terms' magnitudes */
+        for (size_t b = 0; b < nb; b++) {
+            const double *c = coef + b * W;
+            double v = c[0] + c[P + 1] * (double)t, mag = fabs(c[0]) + fabs(c[P + 1]) * t;
+            for (size_t j = 0; j < P; j++)
+                v += c[j + 1] * x[t * P + j], mag += fabs(c[j + 1] * x[t * P + j]);
+            sum += lat[b] * clamp_count(v), scale += lat[b] * mag;
+        }
+        if (fabs(got[t] - sum) > 1e-12 * scale)
+            fail_msg("thread %zu: key %.17g, eq. 11 %.17g", t, got[t], sum);
+    }
 }
 
 /* key rounded to single precision, then to bfloat16 (round to nearest
@@ -59,6 +166,29 @@ static double bf16_round(double key)
     u = (u + 0x7fffu + ((u >> 16) & 1u)) & 0xffff0000u;
     memcpy(&f, &u, sizeof f);
     return f;
+}
+
+/* The GPU's keys for features x (uploaded to *d_x) and this model: equal
+ * to want bit for bit, and to eq. 11 to rounding.  Returns the scratch. */
+static tmap_gpu_regroup *expect_gpu_cost(tmap_cuda *c, const double *x, uint64_t *d_x,
+                                         const double *coef, const double *lat, size_t nb,
+                                         const double *want)
+{
+    tmap_gpu_regroup *g = NULL;
+    double *got = malloc(N * sizeof *got);
+    TMAP_CHECK(tmap_gpu_regroup_create(c, N, &g, err));
+    TMAP_CHECK(tmap_cuda_alloc(c, N * P * sizeof *x, d_x, err));
+    TMAP_CHECK(tmap_cuda_upload(c, *d_x, x, N * P * sizeof *x, err));
+    TMAP_CHECK(tmap_gpu_regroup_model(g, coef, lat, nb, P, err));
+    TMAP_CHECK(tmap_gpu_regroup_cost(g, *d_x, NULL, err));
+    TMAP_CHECK(tmap_gpu_regroup_sync(g, NULL, err));
+    TMAP_CHECK(tmap_cuda_download(c, got, tmap_gpu_regroup_cost_ptr(g), N * sizeof *got, err));
+    for (size_t t = 0; t < N; t++)
+        if (memcmp(&got[t], &want[t], sizeof got[t]))
+            fail_msg("thread %zu: GPU cost %.17g, CPU %.17g", t, got[t], want[t]);
+    expect_near_eq11(x, coef, lat, nb, got);
+    free(got);
+    return g;
 }
 
 /* The CPU's permutation of the keys as the device sort rounds them. */
@@ -107,31 +237,27 @@ static void test_equal_to_cpu(void **state)
 {
     tmap_cuda *c = test_gpu_open();
     uint64_t s = 99;
-    double *x = malloc(N * P * sizeof *x), coef[B * (P + 2)], lat[B];
-    for (size_t i = 0; i < N * P; i++)
-        x[i] = uniform(&s, 0, 50);
-    for (size_t i = 0; i < B * (P + 2); i++)
+    double *x = malloc(N * P * sizeof *x), coef[B * W], lat[B], base[P];
+    for (size_t t = 0; t < N; t++) /* even tiles: features close together; odd: spread */
+        for (size_t j = 0; j < P; j++) {
+            if (t % TILE == 0)
+                base[j] = uniform(&s, 0, 50);
+            x[t * P + j] = (t / TILE) % 2 ? uniform(&s, 0, 50) : base[j] + uniform(&s, 0, 0.5);
+        }
+    for (size_t i = 0; i < B * W; i++)
         coef[i] = uniform(&s, -3, 3);
     for (size_t b = 0; b < B; b++) {
-        coef[b * (P + 2) + P + 1] = uniform(&s, -1e-4, 1e-4); /* the thread id term */
+        coef[b * W + P + 1] = uniform(&s, -1e-4, 1e-4); /* the thread id term */
         lat[b] = uniform(&s, 1, 40);
     }
-    size_t zeros;
-    double *want = cpu_cost(x, coef, lat, &zeros), *got = malloc(N * sizeof *got);
-    assert_true(zeros > 0 && zeros < (size_t)N * B); /* the clamp at zero is exercised */
-    tmap_gpu_regroup *g = NULL;
+    memcpy(coef + 5 * W, coef + 2 * W, W * sizeof *coef); /* merged with block 2 */
+    lat[7] = 0;                                              /* dropped */
+    size_t classes[3];
+    double *want = cpu_cost(x, coef, lat, B, classes);
+    assert_true(classes[Z] > 0 && classes[L] > 0 && classes[U] > 0); /* every class exercised */
     uint64_t d_x, d_perm;
-    TMAP_CHECK(tmap_gpu_regroup_create(c, N, &g, err));
-    TMAP_CHECK(tmap_cuda_alloc(c, N * P * sizeof *x, &d_x, err));
+    tmap_gpu_regroup *g = expect_gpu_cost(c, x, &d_x, coef, lat, B, want);
     TMAP_CHECK(tmap_cuda_alloc(c, N * sizeof(uint32_t), &d_perm, err));
-    TMAP_CHECK(tmap_cuda_upload(c, d_x, x, N * P * sizeof *x, err));
-    TMAP_CHECK(tmap_gpu_regroup_model(g, coef, lat, B, P, err));
-    TMAP_CHECK(tmap_gpu_regroup_cost(g, d_x, NULL, err));
-    TMAP_CHECK(tmap_gpu_regroup_sync(g, NULL, err));
-    TMAP_CHECK(tmap_cuda_download(c, got, tmap_gpu_regroup_cost_ptr(g), N * sizeof *got, err));
-    for (size_t t = 0; t < N; t++)
-        if (memcmp(&got[t], &want[t], sizeof got[t]))
-            fail_msg("thread %zu: GPU cost %.17g, CPU %.17g", t, got[t], want[t]);
     /* the one-graph path, twice, then after the model changes */
     uint32_t *ref = cpu_sort(want, 1, 256);
     for (int i = 0; i < 2; i++) {
@@ -143,7 +269,7 @@ static void test_equal_to_cpu(void **state)
     free(ref);
     for (size_t b = 0; b < B; b++)
         lat[b] = B - (double)b;
-    double *want2 = cpu_cost(x, coef, lat, &zeros);
+    double *want2 = cpu_cost(x, coef, lat, B, classes);
     ref = cpu_sort(want2, 1, 256);
     TMAP_CHECK(tmap_gpu_regroup_model(g, coef, lat, B, P, err));
     TMAP_CHECK(tmap_gpu_regroup_run(g, d_x, 1, 256, d_perm, NULL, err));
@@ -160,7 +286,31 @@ static void test_equal_to_cpu(void **state)
     tmap_gpu_regroup_free(g);
     tmap_cuda_free(c, d_x);
     tmap_cuda_free(c, d_perm);
-    free(x), free(want), free(got);
+    free(x), free(want);
+    tmap_cuda_close(c);
+}
+
+/* A model too large for the cost tile's shared memory (900 distinct
+ * blocks of 6 doubles, 43 KB: the rows read from global memory) gives the
+ * CPU's bits too. */
+static void test_many_blocks(void **state)
+{
+    enum { NB = 900 };
+    tmap_cuda *c = test_gpu_open();
+    uint64_t s = 5, d_x;
+    double *x = malloc(N * P * sizeof *x), *coef = malloc(NB * W * sizeof *coef);
+    double *lat = malloc(NB * sizeof *lat);
+    for (size_t i = 0; i < N * P; i++)
+        x[i] = uniform(&s, 0, 50);
+    for (size_t i = 0; i < NB * W; i++)
+        coef[i] = uniform(&s, -3, 3);
+    for (size_t b = 0; b < NB; b++)
+        coef[b * W + P + 1] = uniform(&s, -1e-4, 1e-4), lat[b] = uniform(&s, 1, 40);
+    size_t classes[3];
+    double *want = cpu_cost(x, coef, lat, NB, classes);
+    tmap_gpu_regroup_free(expect_gpu_cost(c, x, &d_x, coef, lat, NB, want));
+    tmap_cuda_free(c, d_x);
+    free(x), free(coef), free(lat), free(want);
     tmap_cuda_close(c);
 }
 
@@ -205,6 +355,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_equal_to_cpu),
+        cmocka_unit_test(test_many_blocks),
         cmocka_unit_test(test_deal_equal_to_cpu),
     };
     return test_gpu_main(tests, NULL, NULL);

@@ -101,7 +101,9 @@ typedef struct tmap_eval {
     double gpu_fresh_ms;       /* per launch, a new input each: key, sort, gather,
                                   kernel, scatter (median) */
     double gpu_cached_ms;      /* per launch, the same input again: the kernel and the
-                                  scatter; NAN when the kernel updates an input */
+                                  scatter, reps launches back to back (one event pair,
+                                  after warm-up); NAN when the kernel updates an input */
+    double gpu_original_ms;    /* the original timed as gpu_cached_ms: back to back */
     int gpu_outputs_equal;     /* -1 not run, 0 differ, 1 equal */
 } tmap_eval;
 
@@ -463,6 +465,8 @@ typedef struct tmap_regrouper_opts {
                                        model that reads the manifest's key feature) */
     const double *alt_lat;          /* its block latencies */
     const char *alt_name;           /* what it is, for the candidates' names */
+    int overlap;                    /* 1: tmap_regrouper_prepare makes the next input's
+                                       permutation beside the current kernel */
 } tmap_regrouper_opts;
 
 typedef struct tmap_regrouper tmap_regrouper;
@@ -483,7 +487,25 @@ tmap_status tmap_regrouper_end(tmap_regrouper *r, void *stream, tmap_error *err)
 /* begin, the kernel (driver API, l's arguments with the arrays replaced), end. */
 tmap_status tmap_regrouper_launch(tmap_regrouper *r, tmap_kernel *k, uint64_t signature,
                                   void *stream, tmap_error *err);
-/* Reads the trial times that are in (wait: first waits for the stream). */
+/* Overlap (opts.overlap; zhang2010 4.1, zheng2020 5.1): the input of
+ * `signature` (not 0) is the one after the next launch, and what its key
+ * reads (the model's features, the key function's data) is in place as
+ * far as `stream` holds now and stays so until that input's launch.  At
+ * the next begin/launch, after that launch's own preparation and before
+ * its kernel, the key and sort for `signature` are enqueued on the GPU
+ * regroup path's own stream (tmap_gpu_regroup_side), ordered by events,
+ * so they run beside the kernel.  At the launch of `signature`, if they
+ * are done the permutation is taken (stream-ordered copy); if not, the
+ * launch goes ahead with the permutation it has (the last input's: any
+ * permutation gives the same results) or, having none, is left alone,
+ * and is counted late.  Does nothing while on trial or when the trial
+ * left launches alone. */
+tmap_status tmap_regrouper_prepare(tmap_regrouper *r, uint64_t signature, void *stream,
+                                   tmap_error *err);
+/* Prepared permutations taken, and launches that found theirs not done. */
+void tmap_regrouper_overlap_counts(const tmap_regrouper *r, size_t *used, size_t *late);
+/* Reads the trial times that are in (wait: first waits for the stream and,
+ * with overlap, the regrouper's own). */
 tmap_status tmap_regrouper_poll(tmap_regrouper *r, int wait, void *stream, tmap_error *err);
 /* The algorithm kept (a tmap_regrouper_cand), or -1 while on trial; its
  * name with the mechanism ("sorting (grid), redirected"), "" while on

@@ -271,13 +271,29 @@ uint64_t tmap_layout_copy_ptr(const tmap_layout *y, size_t i);
  *
  * tmap_gpu_regroup_model: the regression to evaluate: coef as
  * tmap_predictor.coef ([nblocks][nfeatures + 2]) and the block latencies
- * lat[nblocks], copied to the device (this call waits for the copy).
+ * lat[nblocks], compiled into rows r = [c0, c1..cp, ct] of weight w:
+ * blocks of bitwise equal coefficients merged (w: their latencies summed
+ * in block order), rows of weight 0 dropped (at most 8192 rows remain);
+ * copied to the device (this call waits for the copy).
  *
  * tmap_gpu_regroup_cost: each thread's eq. 11 latency from its features
- * (device double [nthreads][nfeatures], row t = thread t) through eq. 1,
- * counts rounded and clamped as tmap_predict does, weighted by lat, into
- * the device array tmap_gpu_regroup_cost_ptr(g): bitwise what tmap_predict
- * and the CPU's thread latency give.
+ * (device double [nthreads][nfeatures], row t = thread t, finite) into the
+ * device array tmap_gpu_regroup_cost_ptr(g): sum over rows of
+ * w * max(v, 0), v = eq. 1's count (neither rounded nor capped), folded
+ * per tile of 256 threads (threads 256i..256i+255): from the tile's box
+ * (each feature's min and max over its threads widened to floats: the
+ * greatest float below the min, the least above the max; the thread range)
+ * each row's lowest and highest v are bounded by fma(c, lo or hi, .) from
+ * c0, then ct, then c1..cp; with s = |c0| + |ct| t_last + sum |c_j|
+ * max(|lo_j|, |hi_j|) (the same fma chain) and margin = s (p+3) 2^-52, a
+ * row is L (lowest > margin: never negative in the tile), Z (highest <
+ * -margin: never positive) or U.  Folded form a_j = sum over L rows in
+ * order of fma(w, r_j, a_j) from 0; then the key = fma(a_t, t, a_0),
+ * fma(a_j, x_j, .) for j = 1..p, and for each U row in order v = fma(ct,
+ * t, c0), fma(c_j, x_j, .), key = fma(w, max(v, 0), key) (NaN: 0).
+ * Mathematically the sum of w * max(v, 0) over all blocks; its bits are
+ * those of this sequence (what the tests' CPU reference computes), not
+ * those of tmap_predict's rounded counts.
  *
  * tmap_gpu_regroup_sort: perm (device u32 [nthreads]) sorts the threads
  * stably by key (device double [nthreads]) rounded to single precision and
@@ -320,6 +336,20 @@ tmap_status tmap_gpu_regroup_sync(tmap_gpu_regroup *g, void *stream, tmap_error 
 tmap_status tmap_gpu_regroup_deal(tmap_gpu_regroup *g, uint64_t sorted, size_t block_size,
                                   uint64_t perm, void *stream, tmap_error *err);
 
+/* Overlap: work enqueued on g's own stream, tmap_gpu_regroup_side(g), runs
+ * beside the caller's; events order the two without the host waiting.
+ * fork: the side stream waits for what `stream` holds so far; mark: records
+ * what the side stream holds so far; done: whether the marked work has
+ * finished (no wait); join: `stream` waits for the marked work; copy:
+ * bytes from device src to dst, enqueued on `stream`. */
+void *tmap_gpu_regroup_side(const tmap_gpu_regroup *g);
+tmap_status tmap_gpu_regroup_fork(tmap_gpu_regroup *g, void *stream, tmap_error *err);
+tmap_status tmap_gpu_regroup_mark(tmap_gpu_regroup *g, tmap_error *err);
+tmap_status tmap_gpu_regroup_done(tmap_gpu_regroup *g, int *done, tmap_error *err);
+tmap_status tmap_gpu_regroup_join(tmap_gpu_regroup *g, void *stream, tmap_error *err);
+tmap_status tmap_gpu_regroup_copy(tmap_gpu_regroup *g, uint64_t dst, uint64_t src, size_t bytes,
+                                  void *stream, tmap_error *err);
+
 /* A stretch of a stream timed by two CUDA events (experimental), read
  * later without waiting: start, stop, then poll until *ready (then *ms
  * holds the time and the timer may be started again). */
@@ -329,6 +359,8 @@ tmap_status tmap_timer_create(tmap_cuda *c, tmap_timer **out, tmap_error *err);
 void tmap_timer_free(tmap_timer *t);
 tmap_status tmap_timer_start(tmap_timer *t, void *stream, tmap_error *err);
 tmap_status tmap_timer_stop(tmap_timer *t, void *stream, tmap_error *err);
+/* Waits for the stop (host blocks) and reads the time, as a ready poll. */
+tmap_status tmap_timer_wait(tmap_timer *t, float *ms, tmap_error *err);
 tmap_status tmap_timer_poll(tmap_timer *t, int *ready, float *ms, tmap_error *err);
 
 /* Reference redirection at run time: parses `ptx`, redirects `kernel`,

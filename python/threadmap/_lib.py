@@ -234,7 +234,7 @@ class RegrouperOpts(ctypes.Structure):
                 ("model", POINTER(Predictor)), ("lat", POINTER(c_double)),
                 ("features", c_uint64), ("redirected", c_void_p),
                 ("alt_model", POINTER(Predictor)), ("alt_lat", POINTER(c_double)),
-                ("alt_name", ctypes.c_char_p)]
+                ("alt_name", ctypes.c_char_p), ("overlap", c_int)]
 
 
 # ---------------------------------------------------------------- functions
