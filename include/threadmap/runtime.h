@@ -196,6 +196,29 @@ tmap_status tmap_manifest_array(const tmap_manifest *m, size_t i, tmap_array_vie
 /* Index of a named array, or -1. */
 long tmap_manifest_find(const tmap_manifest *m, const char *name);
 
+/* An irregular reference of the kernel, as the manifest's "references"
+ * names it: thread t's j-th access (j < per_thread) is
+ * data[index[t * per_thread + j]], of elem_bytes bytes (data's type size, or
+ * a power-of-two multiple of it for a struct element: 16 for a float4);
+ * data holds nelems such elements.  Names are owned by the manifest. */
+typedef struct tmap_reference_view {
+    const char *data;
+    const char *index;
+    size_t per_thread;
+    size_t elem_bytes;
+    size_t nelems;         /* at most 2^32 */
+    int read, write;       /* the access: read, write, or both */
+} tmap_reference_view;
+
+size_t tmap_manifest_num_references(const tmap_manifest *m);
+tmap_status tmap_manifest_reference(const tmap_manifest *m, size_t i, tmap_reference_view *v);
+/* Reference i's first threads * per_thread index values as u32 (*index
+ * malloc'ed, *n entries), after generate; a value that is not an element
+ * of data (negative, or >= nelems) is an error naming the manifest, the
+ * reference, the index array's element and the value. */
+tmap_status tmap_manifest_reference_index(const tmap_manifest *m, size_t i, uint32_t **index,
+                                          size_t *n, tmap_error *err);
+
 /* The manifest's per-thread arrays (per_thread > 0) as layout-transform
  * descriptors (malloc'ed).  An array passed in several arguments is an
  * error: moving it twice would break it. */
