@@ -343,6 +343,33 @@ tmap_status tmap_gpu_regroup_sync(tmap_gpu_regroup *g, void *stream, tmap_error 
 tmap_status tmap_gpu_regroup_deal(tmap_gpu_regroup *g, uint64_t sorted, size_t block_size,
                                   uint64_t perm, void *stream, tmap_error *err);
 
+/*
+ * Memory transactions of an irregular reference, counted on the GPU
+ * (runtime/gpu_sectors.cu; the model's tmap_sectors_count_gpu checks the
+ * arguments and is the entry point; docs/memory.md).  Warps of 32 slots:
+ * slot s (thread perm[s], or s when perm is 0) makes request j < per_thread
+ * of element index[perm[s] * per_thread + j] (the index itself when index
+ * is 0), elem_bytes bytes at a sector-aligned base; a request touches the
+ * distinct sector_bytes sectors of its active lanes' elements.
+ */
+typedef struct tmap_sector_counts {
+    uint64_t requests;     /* warp requests: warps x per_thread */
+    uint64_t sectors;      /* sectors touched, summed over the requests */
+    uint64_t min_sectors;  /* sum over requests of ceil(distinct elements x
+                              elem_bytes / sector_bytes): each request's
+                              elements packed together */
+    uint64_t footprint;    /* distinct sectors touched by the whole launch */
+} tmap_sector_counts;
+
+/* index and perm: device u32 arrays (0: the identity), indices below
+ * nelems (else TMAP_ERR_INVALID naming the first bad one's position).
+ * *l2_bytes (may be NULL) receives the device's L2 size.  Waits for the
+ * result.  TMAP_ERR_UNSUPPORTED without nvcc. */
+tmap_status tmap_gpu_sectors(tmap_cuda *c, uint64_t index, uint64_t perm, size_t nthreads,
+                             size_t per_thread, size_t elem_bytes, size_t nelems,
+                             size_t sector_bytes, tmap_sector_counts *out, uint64_t *l2_bytes,
+                             tmap_error *err);
+
 /* A stretch of a stream timed by two CUDA events (experimental), read
  * later without waiting: start, stop, then poll until *ready (then *ms
  * holds the time and the timer may be started again). */
