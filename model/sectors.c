@@ -33,6 +33,23 @@ static tmap_status check_ref(const tmap_memref *r, const char *fn, tmap_error *e
     return TMAP_OK;
 }
 
+tmap_status tmap_sectors_check(const tmap_memref *r, const uint32_t *index, const char *fn,
+                               tmap_error *err)
+{
+    tmap_status st = TMAP_NEED(err, r);
+    if (st || (st = check_ref(r, fn, err)))
+        return st;
+    size_t n = r->nthreads * r->per_thread;
+    for (size_t i = 0; index && i < n; i++)
+        if (index[i] >= r->nelems)
+            return tmap_fail(err, TMAP_ERR_INVALID, "%s: index[%zu] = %u is not below the %zu "
+                             "elements", fn, i, index[i], r->nelems);
+    if (!index && n > r->nelems)
+        return tmap_fail(err, TMAP_ERR_INVALID, "%s: without an index array the %zu accesses "
+                         "need as many elements (%zu)", fn, n, r->nelems);
+    return TMAP_OK;
+}
+
 /* Distinct values of v[0..n) (n small: a warp), sorting v in place. */
 static size_t distinct(uint64_t *v, size_t n)
 {
@@ -66,29 +83,13 @@ static void request(const tmap_memref *r, const uint32_t *index, const uint32_t 
     out->min_sectors += (de * eb + sb - 1) / sb;
 }
 
-/* The first position of index[0..n) whose value is not below nelems, or n. */
-static size_t first_bad(const uint32_t *index, size_t n, size_t nelems)
-{
-    size_t i = 0;
-    while (index && i < n && index[i] < nelems)
-        i++;
-    return index ? i : n;
-}
-
 tmap_status tmap_sectors_count(const tmap_memref *r, const uint32_t *index, const uint32_t *perm,
                                tmap_sector_counts *out, tmap_error *err)
 {
-    tmap_status st = TMAP_NEED(err, r, out);
-    if (st || (st = check_ref(r, "tmap_sectors_count", err)) ||
+    tmap_status st = TMAP_NEED(err, out);
+    if (st || (st = tmap_sectors_check(r, index, "tmap_sectors_count", err)) ||
         (perm && (st = tmap_perm_check(perm, r->nthreads, "tmap_sectors_count: perm", err))))
         return st;
-    size_t n = r->nthreads * r->per_thread, bad = first_bad(index, n, r->nelems);
-    if (bad < n)
-        return tmap_fail(err, TMAP_ERR_INVALID, "tmap_sectors_count: index[%zu] = %u is not "
-                         "below the %zu elements", bad, index[bad], r->nelems);
-    if (!index && n > r->nelems)
-        return tmap_fail(err, TMAP_ERR_INVALID, "tmap_sectors_count: without an index array "
-                         "the %zu accesses need as many elements (%zu)", n, r->nelems);
     size_t w = warp_of(r), sb = sector_of(r);
     size_t nsectors = (r->nelems * r->elem_bytes + sb - 1) / sb;
     uint64_t *bitmap = calloc((nsectors + 63) / 64, sizeof *bitmap);

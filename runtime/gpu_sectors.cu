@@ -70,7 +70,8 @@ __global__ void sectors_kernel(geometry g, unsigned *bitmap, totals *out)
         bool first_elem, first_sector;
         unsigned de = distinct(e, active, &first_elem);
         unsigned long long per = g.elem_bytes >= g.sector_bytes ? g.elem_bytes / g.sector_bytes : 1;
-        unsigned long long key = g.elem_bytes >= g.sector_bytes ? e : e * g.elem_bytes / g.sector_bytes;
+        unsigned long long key =
+            g.elem_bytes >= g.sector_bytes ? e : e * g.elem_bytes / g.sector_bytes;
         unsigned ds = distinct(key, active, &first_sector);
         if (lane == 0) {
             sectors += g.elem_bytes >= g.sector_bytes ? de * per : ds;

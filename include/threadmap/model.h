@@ -208,6 +208,8 @@ typedef struct tmap_memref {
     size_t nelems;         /* elements of A, 1 to 2^32: every index is below it */
     unsigned warp;         /* lanes per warp; 0: 32 */
     unsigned sector_bytes; /* a power of two; 0: 32 */
+    int write;             /* the reference stores: a layout may not hold two
+                              copies of an element (regroup's tmap_memre_*) */
 } tmap_memref;
 
 /* On the CPU (the reference).  index: nthreads x k entries or NULL; perm:
@@ -221,6 +223,11 @@ tmap_status tmap_sectors_count(const tmap_memref *r, const uint32_t *index, cons
 tmap_status tmap_sectors_count_gpu(tmap_cuda *c, const tmap_memref *r, uint64_t index,
                                    uint64_t perm, tmap_sector_counts *out, uint64_t *l2_bytes,
                                    tmap_error *err);
+/* Checks a reference's geometry and, index not NULL, that its
+ * nthreads x k values are below nelems (without one, that the accesses
+ * fit in the elements); errors start with fn. */
+tmap_status tmap_sectors_check(const tmap_memref *r, const uint32_t *index, const char *fn,
+                               tmap_error *err);
 /* sectors / requests (0 without requests). */
 double tmap_sectors_per_request(const tmap_sector_counts *s);
 /* 1 when the launch's footprint (distinct sectors x sector bytes) fits in
