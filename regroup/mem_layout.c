@@ -52,6 +52,9 @@ tmap_status tmap_memre_begin(const tmap_memref *r, const uint32_t *index, const 
     if (copies && r->write)
         return tmap_fail(err, TMAP_ERR_INVALID, "%s: the reference writes, and this layout "
                          "holds some elements twice", fn);
+    if (r->nelems > UINT32_MAX || nout > UINT32_MAX) /* TMAP_MEMRE_EMPTY is no slot */
+        return tmap_fail(err, TMAP_ERR_UNSUPPORTED, "%s: %zu elements, %zu slots: at most "
+                         "2^32 - 1", fn, r->nelems, nout);
     if (single && r->per_thread != 1)
         return tmap_fail(err, TMAP_ERR_UNSUPPORTED, "%s: %zu accesses per thread: this "
                          "transformation takes one (per_thread 1)", fn, r->per_thread);
@@ -131,29 +134,26 @@ static void redirect(const tmap_memref *r, const uint32_t *index, const uint32_t
 
 typedef struct reorder_ctx {
     const uint32_t *index;
-    size_t nelems, cursor;   /* every slot below cursor is taken */
-    uint32_t *from, *where;  /* from[slot], where[element]; EMPTY until placed */
+    size_t nelems;
+    uint32_t *from, *where; /* from[slot], where[element]; EMPTY until placed */
+    uint8_t *seen;          /* [element] */
+    uint32_t *late;         /* read elements whose first slot is past A's end, in order */
+    size_t nlate;
 } reorder_ctx;
 
-static void place(reorder_ctx *c, uint32_t e, size_t slot)
-{
-    c->from[slot] = e;
-    c->where[e] = (uint32_t)slot;
-}
-
-static void reorder_visit(void *ctx, size_t i, size_t slot)
+/* Accesses come in slot order: an element's first visit has its least
+ * slot, distinct from every other element's. */
+static void first_visit(void *ctx, size_t i, size_t slot)
 {
     reorder_ctx *c = ctx;
     uint32_t e = c->index[i];
-    if (c->where[e] != TMAP_MEMRE_EMPTY)
+    if (c->seen[e])
         return;
-    if (slot < c->nelems && c->from[slot] == TMAP_MEMRE_EMPTY) {
-        place(c, e, slot);
-        return;
-    }
-    while (c->from[c->cursor] != TMAP_MEMRE_EMPTY)
-        c->cursor++; /* a free slot remains: e is not placed yet */
-    place(c, e, c->cursor);
+    c->seen[e] = 1;
+    if (slot < c->nelems)
+        c->from[slot] = e, c->where[e] = (uint32_t)slot;
+    else
+        c->late[c->nlate++] = e;
 }
 
 tmap_status tmap_memre_reorder(const tmap_memref *r, const uint32_t *index, tmap_memre *out,
@@ -163,23 +163,22 @@ tmap_status tmap_memre_reorder(const tmap_memref *r, const uint32_t *index, tmap
     tmap_status st = tmap_memre_begin(r, index, "tmap_memre_reorder", 0, 0, ne, 0, out, err);
     if (st)
         return st;
-    uint32_t *where = malloc(ne * sizeof *where);
-    if (!where) {
-        tmap_memre_free(out);
+    reorder_ctx c = {index, ne, out->from, malloc(ne * sizeof(uint32_t)), calloc(ne, 1),
+                     malloc(ne * sizeof(uint32_t)), 0};
+    if (!c.where || !c.seen || !c.late) {
+        free(c.where), free(c.seen), free(c.late), tmap_memre_free(out);
         return tmap_fail(err, TMAP_ERR_NOMEM, "out of memory");
     }
-    memset(where, 0xff, ne * sizeof *where);
     memset(out->from, 0xff, ne * sizeof *out->from);
-    reorder_ctx c = {index, ne, 0, out->from, where};
-    each_request(r, reorder_visit, &c);
-    for (uint32_t e = 0; e < ne; e++)
-        if (where[e] == TMAP_MEMRE_EMPTY) {
-            while (out->from[c.cursor] != TMAP_MEMRE_EMPTY)
-                c.cursor++;
-            place(&c, e, c.cursor);
-        }
-    redirect(r, index, where, out->index);
-    free(where);
+    each_request(r, first_visit, &c);
+    for (uint32_t e = 0; e < ne; e++) /* then the elements nobody reads */
+        if (!c.seen[e])
+            c.late[c.nlate++] = e;
+    for (size_t x = 0, l = 0; x < ne; x++) /* as many free slots as late elements */
+        if (out->from[x] == TMAP_MEMRE_EMPTY)
+            out->from[x] = c.late[l], c.where[c.late[l++]] = (uint32_t)x;
+    redirect(r, index, c.where, out->index);
+    free(c.where), free(c.seen), free(c.late);
     return TMAP_OK;
 }
 

@@ -159,10 +159,10 @@ void tmap_memre_gather(const tmap_memre *m, const void *a, size_t elem_bytes, vo
 tmap_status tmap_memre_duplicate(const tmap_memref *r, const uint32_t *index, tmap_memre *out,
                                  tmap_error *err);
 /* Data reordering (zhang2011 sec. 3.2.1): A relocated, one copy per element,
- * P redirected to Q.  Accesses are visited warp by warp, request by
- * request; an element not yet placed goes to the slot duplication would
- * give its access when that slot exists and is free, else to the lowest
- * free slot; elements nobody reads fill the rest in order. */
+ * P redirected to Q.  An element goes to the slot duplication gives its
+ * first access (the least), when that slot is inside A; the other
+ * elements read, in the order of that slot, then those nobody reads, fill
+ * the free slots in order. */
 tmap_status tmap_memre_reorder(const tmap_memref *r, const uint32_t *index, tmap_memre *out,
                                tmap_error *err);
 /* A relabeling: A'[x] = A[order[x]] (order a permutation of the nelems

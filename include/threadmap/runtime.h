@@ -370,6 +370,32 @@ tmap_status tmap_gpu_sectors(tmap_cuda *c, uint64_t index, uint64_t perm, size_t
                              size_t sector_bytes, tmap_sector_counts *out, uint64_t *l2_bytes,
                              tmap_error *err);
 
+/*
+ * The GPU builds of memory layouts (runtime/gpu_memre.cu, nvcc and CUB;
+ * TMAP_ERR_UNSUPPORTED without nvcc; docs/memory.md).  Warps of 32
+ * threads; index: device u32 [nthreads * per_thread], values below nelems
+ * (not checked here: tmap_sectors_check on the host, or the GPU sector
+ * count, says so); at most 2^32 - 1 accesses and elements.  They write the
+ * arrays regroup's tmap_memre_duplicate and tmap_memre_reorder give, bit
+ * for bit: from (device u32 [nout]: A'[x] = A[from[x]]) and q (device u32
+ * [nthreads * per_thread]: the new index).
+ *
+ * tmap_gpu_memre_duplicate: nout = nthreads * per_thread; one kernel,
+ * enqueued on `stream` (NULL: the legacy default stream).
+ * tmap_gpu_memre_reorder: nout = nelems; an atomic minimum per element
+ * places the elements at their first access's slot, a CUB radix sort and
+ * scan place the rest; allocates its scratch and waits.
+ * tmap_gpu_memre_gather: dst[x] = src[from[x]] (elem_bytes each; zeros
+ * where from[x] is UINT32_MAX): building A' before a launch, on `stream`,
+ * allocating nothing.
+ */
+tmap_status tmap_gpu_memre_duplicate(uint64_t index, size_t nthreads, size_t per_thread,
+                                     uint64_t from, uint64_t q, void *stream, tmap_error *err);
+tmap_status tmap_gpu_memre_reorder(uint64_t index, size_t nthreads, size_t per_thread,
+                                   size_t nelems, uint64_t from, uint64_t q, tmap_error *err);
+tmap_status tmap_gpu_memre_gather(uint64_t from, size_t nout, uint64_t src, size_t elem_bytes,
+                                  uint64_t dst, void *stream, tmap_error *err);
+
 /* A stretch of a stream timed by two CUDA events (experimental), read
  * later without waiting: start, stop, then poll until *ready (then *ms
  * holds the time and the timer may be started again). */
