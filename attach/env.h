@@ -16,10 +16,16 @@
 #define TMAP_ATTACH_ENV_FEATURES "THREADMAP_ATTACH_FEATURES" /* specs, ';'-separated */
 #define TMAP_ATTACH_ENV_QUIET "THREADMAP_ATTACH_QUIET"
 #define TMAP_ATTACH_ENV_TRACE "THREADMAP_ATTACH_TRACE" /* 1: log intercepted calls */
+#define TMAP_ATTACH_ENV_RUN "THREADMAP_ATTACH_RUN"     /* 1: run mode */
+#define TMAP_ATTACH_ENV_KEY "THREADMAP_ATTACH_KEY"
+#define TMAP_ATTACH_ENV_PREDICTOR "THREADMAP_ATTACH_PREDICTOR"
+#define TMAP_ATTACH_ENV_TRIAL "THREADMAP_ATTACH_TRIAL"
+#define TMAP_ATTACH_ENV_THRESHOLD "THREADMAP_ATTACH_THRESHOLD"
 
 /* In the output folder: one line per profiled launch, one per failure. */
 #define TMAP_ATTACH_LAUNCHES "launches.tsv"
 #define TMAP_ATTACH_ERRORS "errors.txt"
+#define TMAP_ATTACH_SUMMARY "summary.txt" /* run mode: written at exit */
 
 /* The options as parsed once from the environment.  feature_specs points into
  * the owned copy `specs`. */

@@ -11,18 +11,6 @@
 #include "attach/env.h"
 #include "common/base.h"
 
-static const struct { const char *name; size_t size; } types[] = {
-    {"i8", 1}, {"u8", 1}, {"i32", 4}, {"u32", 4}, {"i64", 8}, {"u64", 8}, {"f32", 4}, {"f64", 8},
-};
-
-static size_t type_size(const char *t)
-{
-    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
-        if (!strcmp(t, types[i].name))
-            return types[i].size;
-    return 0;
-}
-
 /* "[t]", "[t+C]" or "[t-C]" -> *offset; 0 on success. */
 static int index_part(const char *s, long *offset)
 {
@@ -59,7 +47,7 @@ tmap_status tmap_attach_feature_parse(const char *spec, tmap_attach_feature *f,
     memcpy(f->name, spec, nlen);
     memcpy(f->type, colon + 1, tlen);
     f->arg = (unsigned)arg;
-    if (!(f->elem_size = type_size(f->type)))
+    if (!tmap_attach_key_type(f->type, &f->elem_size))
         return tmap_fail(err, TMAP_ERR_INVALID,
                          "feature '%s': type '%s' is not one of i8 u8 i32 u32 i64 u64 f32 f64",
                          spec, f->type);
@@ -69,12 +57,54 @@ tmap_status tmap_attach_feature_parse(const char *spec, tmap_attach_feature *f,
     return TMAP_OK;
 }
 
+/* A predictor that loads, reading as many features as --feature gives. */
+static tmap_status predictor_check(const tmap_attach_opts *o, tmap_error *err)
+{
+    tmap_predictor p;
+    tmap_status st = tmap_predictor_load(o->predictor, NULL, 0, NULL, &p, err);
+    if (st != TMAP_OK)
+        return st;
+    if (p.nfeatures != o->nfeatures)
+        st = tmap_fail(err, TMAP_ERR_INVALID, "%s reads %zu features (%s...); give them with "
+                       "--feature, in its order (%zu given)", o->predictor, p.nfeatures,
+                       p.nfeatures ? p.feature_names[0] : "", o->nfeatures);
+    tmap_predictor_free(&p);
+    return st;
+}
+
+/* Run mode's options: a key that parses, over the features given, or a
+ * predictor. */
+static tmap_status run_check(const tmap_attach_opts *o, tmap_error *err)
+{
+    if (!o->run)
+        return o->key || o->predictor ? tmap_fail(err, TMAP_ERR_INVALID, "a key is for run mode")
+                                      : TMAP_OK;
+    if (!o->key == !o->predictor || (o->key && !o->key[0]))
+        return tmap_fail(err, TMAP_ERR_INVALID, "give the key: --key EXPR (e.g. "
+                         "'arg0[t+1]-arg0[t]') or --predictor FILE with its --feature list");
+    if (o->predictor)
+        return predictor_check(o, err);
+    if (o->trial_launches < 0 || o->trial_launches > 16 || o->threshold < 0 || o->threshold >= 1)
+        return tmap_fail(err, TMAP_ERR_INVALID, "--trial must be 1 to 16 and --threshold in "
+                         "[0, 1)");
+    tmap_attach_feature f[TMAP_ATTACH_MAX_FEATURES];
+    tmap_attach_key k;
+    for (size_t i = 0; i < o->nfeatures; i++) /* checked by the caller */
+        if (tmap_attach_feature_parse(o->features[i], &f[i], err) != TMAP_OK)
+            return TMAP_ERR_INVALID;
+    tmap_status st = tmap_attach_key_make(&o->key, 1, f, o->nfeatures, &k, err);
+    if (st != TMAP_OK)
+        tmap_error_prefix(err, "--key");
+    tmap_attach_key_free(&k);
+    return st;
+}
+
 tmap_status tmap_attach_opts_check(const tmap_attach_opts *o, tmap_error *err)
 {
     tmap_status need = TMAP_NEED(err, o);
     if (need)
         return need;
-    if (!o->out || !o->out[0])
+    if (!o->run && (!o->out || !o->out[0])) /* run mode: a temporary one */
         return tmap_fail(err, TMAP_ERR_INVALID, "no output folder (-o DIR)");
     if (o->nfeatures > TMAP_ATTACH_MAX_FEATURES)
         return tmap_fail(err, TMAP_ERR_INVALID, "at most %d features",
@@ -90,6 +120,9 @@ tmap_status tmap_attach_opts_check(const tmap_attach_opts *o, tmap_error *err)
         if (st != TMAP_OK)
             return st;
     }
+    tmap_status st = run_check(o, err);
+    if (st != TMAP_OK)
+        return st;
     regex_t re;
     if (o->kernel_regex && regcomp(&re, o->kernel_regex, REG_EXTENDED | REG_NOSUB))
         return tmap_fail(err, TMAP_ERR_INVALID, "--kernel-name '%s': not a regular expression",
@@ -109,6 +142,8 @@ static int set_long(const char *name, long v)
 tmap_status tmap_attach_env_set(const tmap_attach_opts *o, tmap_error *err)
 {
     tmap_buf specs = {0};
+    char threshold[64];
+    snprintf(threshold, sizeof threshold, "%.17g", o->threshold);
     for (size_t i = 0; i < o->nfeatures; i++)
         tmap_buf_printf(&specs, "%s%s", i ? ";" : "", o->features[i]);
     int bad = specs.oom || setenv(TMAP_ATTACH_ENV_OUT, o->out, 1) ||
@@ -116,7 +151,12 @@ tmap_status tmap_attach_env_set(const tmap_attach_opts *o, tmap_error *err)
               set_long(TMAP_ATTACH_ENV_SKIP, o->launch_skip) ||
               set_long(TMAP_ATTACH_ENV_COUNT, o->launch_count) ||
               setenv(TMAP_ATTACH_ENV_FEATURES, specs.data ? specs.data : "", 1) ||
-              set_long(TMAP_ATTACH_ENV_QUIET, o->quiet);
+              set_long(TMAP_ATTACH_ENV_QUIET, o->quiet) ||
+              set_long(TMAP_ATTACH_ENV_RUN, o->run) ||
+              setenv(TMAP_ATTACH_ENV_KEY, o->key ? o->key : "", 1) ||
+              setenv(TMAP_ATTACH_ENV_PREDICTOR, o->predictor ? o->predictor : "", 1) ||
+              set_long(TMAP_ATTACH_ENV_TRIAL, o->trial_launches) ||
+              setenv(TMAP_ATTACH_ENV_THRESHOLD, threshold, 1);
     tmap_buf_free(&specs);
     return bad ? tmap_fail(err, TMAP_ERR_NOMEM, "cannot set the environment") : TMAP_OK;
 }
@@ -156,6 +196,16 @@ tmap_status tmap_attach_env_get(tmap_attach_env *e, tmap_error *err)
     o->launch_count = env_long(TMAP_ATTACH_ENV_COUNT, -1);
     o->quiet = (int)env_long(TMAP_ATTACH_ENV_QUIET, 0);
     e->trace = (int)env_long(TMAP_ATTACH_ENV_TRACE, 0);
+    o->run = (int)env_long(TMAP_ATTACH_ENV_RUN, 0);
+    o->key = getenv(TMAP_ATTACH_ENV_KEY);
+    if (o->key && !*o->key)
+        o->key = NULL;
+    o->predictor = getenv(TMAP_ATTACH_ENV_PREDICTOR);
+    if (o->predictor && !*o->predictor)
+        o->predictor = NULL;
+    o->trial_launches = (int)env_long(TMAP_ATTACH_ENV_TRIAL, 0);
+    const char *th = getenv(TMAP_ATTACH_ENV_THRESHOLD);
+    o->threshold = th && *th ? tmap_strtod(th, NULL) : 0;
     const char *specs = getenv(TMAP_ATTACH_ENV_FEATURES);
     if (specs && *specs && !(e->specs = strdup(specs)))
         return tmap_fail(err, TMAP_ERR_NOMEM, "out of memory");

@@ -4,10 +4,12 @@
  * its alignment (`.align N` before the type, else the type's size) and its
  * offset in the packed buffer cuLaunchKernel's `extra` form carries.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "attach/image.h"
+#include "attach/launch.h"
 #include "instrument/ptx.h"
 
 /* Bytes of a PTX scalar type (.u64, .f32, .b8, .f16x2 ...); 0 if none. */
@@ -85,16 +87,24 @@ static tmap_status layout(const tmap_ptx_func *f, const char *entry, tmap_param 
     return TMAP_OK;
 }
 
+const char *tmap_attach_params_label(const char *entry, char *buf, size_t size)
+{
+    snprintf(buf, size, "PTX of %.200s from the application's module image", entry);
+    return buf;
+}
+
 tmap_status tmap_attach_params(const char *ptx, const char *entry, tmap_param **out,
                                size_t *n, tmap_error *err)
 {
+    char label[256];
     tmap_status st = TMAP_NEED(err, ptx, entry, out, n);
     if (st)
         return st;
     *out = NULL;
     *n = 0;
     tmap_ptx_module *m = NULL;
-    st = tmap_ptx_parse(ptx, strlen(ptx), entry, &m, err);
+    st = tmap_ptx_parse(ptx, strlen(ptx), tmap_attach_params_label(entry, label, sizeof label),
+                        &m, err);
     const tmap_ptx_func *f = st == TMAP_OK ? tmap_ptx_find_func(m, entry) : NULL;
     if (st == TMAP_OK && (!f || !f->is_entry))
         st = tmap_fail(err, TMAP_ERR_INVALID, "no .entry '%s' in the PTX", entry);

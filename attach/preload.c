@@ -87,6 +87,7 @@ static void start_session(void)
     tmap_session_driver drv = {0};
     *(void **)&drv.func_get_name = real_dlsym(g.libcuda, "cuFuncGetName");
     *(void **)&drv.stream_is_capturing = real_dlsym(g.libcuda, "cuStreamIsCapturing");
+    *(void **)&drv.mem_get_address_range = real_dlsym(g.libcuda, "cuMemGetAddressRange_v2");
     tmap_error err = {0};
     if (getenv("THREADMAP_ATTACH_OUT") &&
         tmap_session_create(&drv, &g.session, &err) != TMAP_OK)
@@ -211,7 +212,8 @@ static CUresult launch(launch_fn real, CUfunction f, unsigned gx, unsigned gy, u
         classic k = {real};
         tmap_attach_call c = {.function = f, .grid = {gx, gy, gz}, .block = {bx, by, bz},
                               .shared_bytes = shared, .stream = s, .params = params,
-                              .extra = extra, .relaunch = relaunch_classic, .raw = &k};
+                              .extra = extra, .relaunch = relaunch_classic, .raw = &k,
+                              .per_thread_stream = real == REAL(W_LAUNCH_PTSZ, launch_fn)};
         CUresult r;
         if (tmap_session_launch(g.session, &c, &r))
             return r;
@@ -257,7 +259,8 @@ static CUresult launch_ex(launch_ex_fn real, const CUlaunchConfig *cfg, CUfuncti
                               .block = {cfg->blockDimX, cfg->blockDimY, cfg->blockDimZ},
                               .shared_bytes = cfg->sharedMemBytes, .stream = cfg->hStream,
                               .params = params, .extra = extra, .relaunch = relaunch_ex,
-                              .raw = &k};
+                              .raw = &k, .nattrs = cfg->numAttrs,
+                              .per_thread_stream = real == REAL(W_LAUNCH_EX_PTSZ, launch_ex_fn)};
         CUresult r;
         if (tmap_session_launch(g.session, &c, &r))
             return r;
@@ -379,4 +382,10 @@ static void init(void)
         if (!g.real[i])
             g.real[i] = real_dlsym(g.libcuda, names[i]);
     start_session();
+}
+
+/* Run mode's summary, when the process ends. */
+__attribute__((destructor)) static void fini(void)
+{
+    tmap_session_finish(g.session);
 }

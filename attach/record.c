@@ -65,6 +65,19 @@ static json_t *run_json(const tmap_attach_call *c, const tmap_attach_result *r, 
                      "params", params_json(c, r));
 }
 
+/* Each block's source line ({"file", "line"}, or null): with -lineinfo. */
+static json_t *sources(const tmap_cfg *cfg)
+{
+    json_t *a = json_array();
+    for (size_t b = 0; b < cfg->nblocks; b++) {
+        const tmap_cfg_block *k = &cfg->blocks[b];
+        json_array_append_new(a, k->src_line ? json_pack("{s:s, s:I}", "file", k->src_file, "line",
+                                                         (json_int_t)k->src_line)
+                                             : json_null());
+    }
+    return a;
+}
+
 static json_t *summary_new(const char *entry, const tmap_attach_call *c,
                            const tmap_attach_result *r, const tmap_attach_opts *o,
                            const tmap_device_info *d)
@@ -84,6 +97,7 @@ static json_t *summary_new(const char *entry, const tmap_attach_call *c,
     json_object_set_new(s, "features", names);
     json_object_set_new(s, "threads_profiled", json_integer((json_int_t)r->bbv.nthreads));
     json_object_set_new(s, "blocks", json_integer((json_int_t)r->bbv.nblocks));
+    json_object_set_new(s, "sources", sources(tmap_counting_cfg(r->counting)));
     json_object_set_new(s, "runs", json_array());
     free(dev);
     return s;

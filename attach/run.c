@@ -44,23 +44,38 @@ static char *out_file(const char *dir, const char *name)
     return b.data;
 }
 
-/* The library's report: its first failure, or that nothing was profiled. */
-static tmap_status reported(const tmap_attach_opts *o, tmap_error *err)
+/* The library's first failure (the first line of errors.txt), with `more`
+ * after it; TMAP_OK when there is none. */
+static tmap_status first_failure(const tmap_attach_opts *o, int more, tmap_error *err)
 {
-    char *errors = out_file(o->out, TMAP_ATTACH_ERRORS);
-    char *launches = out_file(o->out, TMAP_ATTACH_LAUNCHES);
-    char *text = NULL;
+    char *errors = out_file(o->out, TMAP_ATTACH_ERRORS), *text = NULL;
     size_t n = 0;
     tmap_status st = TMAP_OK;
     if (errors && tmap_file_read(errors, &text, &n, NULL) == TMAP_OK && n) {
         text[strcspn(text, "\n")] = '\0';
-        st = tmap_fail(err, TMAP_ERR_UNSUPPORTED, "%s (all failures: %s)", text, errors);
-    } else if (launches && access(launches, R_OK))
-        st = tmap_fail(err, TMAP_ERR_INVALID, "no launch was profiled: no kernel launched %s%s%s",
-                       o->kernel_regex ? "matching '" : "", o->kernel_regex ? o->kernel_regex : "",
-                       o->kernel_regex ? "'" : "at all (or only skipped ones)");
+        st = tmap_fail(err, TMAP_ERR_UNSUPPORTED, "%s%s%s%s", text, more ? " (all failures: " : "",
+                       more ? errors : "", more ? ")" : "");
+    }
     free(text);
     free(errors);
+    return st;
+}
+
+/* "WHAT: no kernel launched matching 'REGEX'". */
+static tmap_status nothing_selected(const tmap_attach_opts *o, const char *what, tmap_error *err)
+{
+    return tmap_fail(err, TMAP_ERR_INVALID, "%s: no kernel launched %s%s%s", what,
+                     o->kernel_regex ? "matching '" : "", o->kernel_regex ? o->kernel_regex : "",
+                     o->kernel_regex ? "'" : "at all (or only skipped ones)");
+}
+
+/* The library's report: its first failure, or that nothing was profiled. */
+static tmap_status reported(const tmap_attach_opts *o, tmap_error *err)
+{
+    char *launches = out_file(o->out, TMAP_ATTACH_LAUNCHES);
+    tmap_status st = first_failure(o, 1, err);
+    if (st == TMAP_OK && launches && access(launches, R_OK))
+        st = nothing_selected(o, "no launch was profiled", err);
     free(launches);
     return st;
 }
@@ -76,8 +91,9 @@ static void clear_reports(const char *dir)
     }
 }
 
-tmap_status tmap_attach_profile(const tmap_attach_opts *o, char *const argv[], int *app_exit,
-                                tmap_error *err)
+/* The application under the library, the options in its environment. */
+static tmap_status run_app(const tmap_attach_opts *o, char *const argv[], int *app_exit,
+                           tmap_error *err)
 {
     tmap_status st = TMAP_NEED(err, o, argv, app_exit);
     if (st)
@@ -96,5 +112,56 @@ tmap_status tmap_attach_profile(const tmap_attach_opts *o, char *const argv[], i
         st = preload(library(o), err);
     if (st == TMAP_OK)
         st = tmap_process_wait(argv, app_exit, err);
+    return st;
+}
+
+tmap_status tmap_attach_profile(const tmap_attach_opts *o, char *const argv[], int *app_exit,
+                                tmap_error *err)
+{
+    tmap_status st = o && o->run ? tmap_fail(err, TMAP_ERR_INVALID, "tmap_attach_profile: the "
+                                             "options are run mode's") : run_app(o, argv, app_exit, err);
     return st == TMAP_OK ? reported(o, err) : st;
+}
+
+/* Run mode's report: the summary, then the first kernel left alone. */
+static tmap_status summarized(const tmap_attach_opts *o, char **summary, tmap_error *err)
+{
+    char *path = out_file(o->out, TMAP_ATTACH_SUMMARY);
+    size_t n = 0;
+    tmap_status st = path ? tmap_file_read(path, summary, &n, NULL) : TMAP_ERR_NOMEM;
+    if (st != TMAP_OK)
+        st = tmap_fail(err, TMAP_ERR_INVALID, "the application left no run summary (%s): it "
+                       "made no CUDA call through the attach library", path ? path : "");
+    if (st == TMAP_OK)
+        st = first_failure(o, 0, err);
+    if (st == TMAP_OK && strstr(*summary, "no selected kernel was launched"))
+        st = nothing_selected(o, "nothing was regrouped", err);
+    free(path);
+    return st;
+}
+
+tmap_status tmap_attach_run(const tmap_attach_opts *o, char *const argv[], int *app_exit,
+                            char **summary, tmap_error *err)
+{
+    tmap_status st = TMAP_NEED(err, o, summary);
+    if (st)
+        return st;
+    *summary = NULL;
+    tmap_attach_opts ro = *o;
+    char tmp[] = "/tmp/threadmap-run-XXXXXX";
+    ro.run = 1;
+    if (!ro.out && !(ro.out = mkdtemp(tmp)))
+        return tmap_fail(err, TMAP_ERR_IO, "cannot make a folder in /tmp for the run's reports");
+    st = run_app(&ro, argv, app_exit, err);
+    if (st == TMAP_OK)
+        st = summarized(&ro, summary, err);
+    if (!o->out) {
+        clear_reports(ro.out);
+        char *p = out_file(ro.out, TMAP_ATTACH_SUMMARY);
+        if (p)
+            unlink(p);
+        free(p);
+        rmdir(ro.out);
+    }
+    return st;
 }

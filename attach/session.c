@@ -10,6 +10,7 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <math.h>
 #include <pthread.h>
 #include <regex.h>
 #include <stdarg.h>
@@ -34,6 +35,10 @@ typedef struct handle {
 typedef struct kernel_record {
     char *entry;
     void *summary; /* json_t *: its profile.json */
+    /* run mode */
+    tmap_attach_regroup *rg;   /* NULL until made, or when refused */
+    int refused;               /* the note says why */
+    tmap_attach_run_stats stats;
 } kernel_record;
 
 typedef char *(*demangle_fn)(const char *, char *, size_t *, int *);
@@ -265,24 +270,27 @@ static kernel_record *record_of(tmap_session *s, const char *entry)
     if (tmap_grow(&s->kernels, &s->capkernels, s->nkernels + 1, sizeof *s->kernels))
         return NULL;
     kernel_record *k = &s->kernels[s->nkernels];
+    memset(k, 0, sizeof *k);
     if (!(k->entry = strdup(entry)))
         return NULL;
-    k->summary = NULL;
+    snprintf(k->stats.kernel, sizeof k->stats.kernel, "%s", entry);
+    k->stats.original_ms = k->stats.chosen_ms = NAN;
     s->nkernels++;
     return k;
 }
 
-static void report_failure(tmap_session *s, long launch, const char *what, const tmap_error *e)
+/* "HEAD: why" into errors.txt and on stderr. */
+static void report_failure(tmap_session *s, const char *head, const tmap_error *e)
 {
     tmap_buf path = {0};
     tmap_buf_printf(&path, "%s/%s", s->env.opts.out, TMAP_ATTACH_ERRORS);
     FILE *f = path.data ? fopen(path.data, "a") : NULL;
     if (f) {
-        fprintf(f, "launch %ld of %s not profiled: %s\n", launch, what, e->message);
+        fprintf(f, "%s: %s\n", head, e->message);
         fclose(f);
     }
     tmap_buf_free(&path);
-    fprintf(stderr, "threadmap: launch %ld of %s not profiled: %s\n", launch, what, e->message);
+    fprintf(stderr, "threadmap: %s: %s\n", head, e->message);
 }
 
 static tmap_status open_cuda(tmap_session *s, tmap_error *err)
@@ -327,11 +335,102 @@ static int profile(tmap_session *s, const handle *h, const tmap_attach_call *c, 
     if (st == TMAP_OK && !s->env.opts.quiet)
         fprintf(stderr, "threadmap: profiled launch %ld of %s: %zu threads x %zu blocks -> %s/\n",
                 launch, h->name, r.bbv.nthreads, r.bbv.nblocks, s->env.opts.out);
-    if (st != TMAP_OK)
-        report_failure(s, launch, h->name, &err);
+    if (st != TMAP_OK) {
+        char head[512];
+        snprintf(head, sizeof head, "launch %ld of %s not profiled", launch, h->name);
+        report_failure(s, head, &err);
+    }
     tmap_attach_result_free(&r);
     free(ptx);
     return launched;
+}
+
+/* ------------------------------------------------------------ run mode */
+
+/* The launch's stream; for a _ptsz entry point, stream 0 is the thread's. */
+static void *stream_of(const tmap_attach_call *c)
+{
+    return c->stream || !c->per_thread_stream ? (void *)c->stream : (void *)CU_STREAM_PER_THREAD;
+}
+
+/* The kernel's regrouper, made at its first selected launch; NULL (and
+ * the reason recorded once) when it cannot be. */
+static tmap_attach_regroup *regrouper_of(tmap_session *s, const handle *h, kernel_record *k,
+                                         const tmap_attach_call *c)
+{
+    tmap_error err = {0};
+    char *ptx = NULL;
+    if (k->rg || k->refused)
+        return k->rg;
+    char arch[16];
+    tmap_attach_regroup_opts o = {.entry = h->name, .key = s->env.opts.key,
+                                  .predictor = s->env.opts.predictor, .arch = arch,
+                                  .features = s->env.features,
+                                  .nfeatures = s->env.opts.nfeatures,
+                                  .trial_launches = s->env.opts.trial_launches,
+                                  .threshold = s->env.opts.threshold,
+                                  .range = s->drv.mem_get_address_range};
+    double t0 = tmap_clock_seconds();
+    tmap_status st = open_cuda(s, &err);
+    snprintf(arch, sizeof arch, "sm_%d%d", s->dev.cc_major, s->dev.cc_minor);
+    if (st == TMAP_OK)
+        st = find_ptx(s, h, &ptx, &err);
+    if (st == TMAP_OK)
+        st = tmap_attach_regroup_create(s->cuda, ptx, c, &o, &k->rg, &err);
+    if (st == TMAP_OK)
+        k->stats.setup_ms = 1e3 * (tmap_clock_seconds() - t0);
+    if (st != TMAP_OK) {
+        k->refused = 1;
+        snprintf(k->stats.note, sizeof k->stats.note, "%s", err.message);
+        char head[512];
+        snprintf(head, sizeof head, "%s not regrouped", h->name);
+        report_failure(s, head, &err);
+    }
+    free(ptx);
+    return k->rg;
+}
+
+/* A selected launch in run mode: 1 when launched through the regrouper. */
+static int regroup(tmap_session *s, const handle *h, const tmap_attach_call *c, CUresult *cu)
+{
+    tmap_error err = {0};
+    kernel_record *k = record_of(s, h->name);
+    if (!k)
+        return 0;
+    k->stats.seen++;
+    tmap_attach_regroup *g = regrouper_of(s, h, k, c);
+    int launched = 0;
+    if (!g)
+        return 0;
+    tmap_status st = c->nattrs || !tmap_attach_regroup_fits(g, c) ? TMAP_ERR_UNSUPPORTED
+                                                                    : not_captured(s, c, &err);
+    if (st == TMAP_OK)
+        st = tmap_attach_regroup_launch(g, c, stream_of(c), &k->stats, &launched, &err);
+    if (st != TMAP_OK)
+        k->stats.alone++;
+    if (st != TMAP_OK && err.message[0])
+        tmap_session_trace(s, "launch of %s left alone: %s", h->name, err.message);
+    tmap_attach_regroup_stats(g, &k->stats);
+    *cu = CUDA_SUCCESS;
+    return launched;
+}
+
+void tmap_session_finish(tmap_session *s)
+{
+    if (!s || !s->env.opts.run)
+        return;
+    tmap_attach_run_stats *st = calloc(s->nkernels ? s->nkernels : 1, sizeof *st);
+    tmap_buf path = {0};
+    tmap_buf_printf(&path, "%s/%s", s->env.opts.out, TMAP_ATTACH_SUMMARY);
+    FILE *f = st && path.data ? fopen(path.data, "w") : NULL;
+    for (size_t i = 0; st && i < s->nkernels; i++)
+        st[i] = s->kernels[i].stats;
+    if (f) {
+        tmap_attach_regroup_summary(st, s->nkernels, f);
+        fclose(f);
+    }
+    tmap_buf_free(&path);
+    free(st);
 }
 
 int tmap_session_launch(tmap_session *s, const tmap_attach_call *c, CUresult *cu)
@@ -343,7 +442,7 @@ int tmap_session_launch(tmap_session *s, const tmap_attach_call *c, CUresult *cu
     if (!h)
         tmap_session_trace(s, "launch of %p: a kernel never named, not selectable", c->function);
     if (h && selected(s, h))
-        done = profile(s, h, c, launch, cu);
+        done = s->env.opts.run ? regroup(s, h, c, cu) : profile(s, h, c, launch, cu);
     pthread_mutex_unlock(&s->lock);
     return done;
 }
@@ -399,6 +498,7 @@ void tmap_session_free(tmap_session *s)
     for (size_t i = 0; i < s->nimages; i++)
         tmap_image_free(&s->images[i]);
     for (size_t i = 0; i < s->nkernels; i++) {
+        tmap_attach_regroup_free(s->kernels[i].rg);
         free(s->kernels[i].entry);
         json_decref(s->kernels[i].summary);
     }

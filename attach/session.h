@@ -17,6 +17,7 @@ typedef struct tmap_session tmap_session;
 typedef struct tmap_session_driver {
     CUresult (*func_get_name)(const char **, CUfunction);    /* may be NULL */
     CUresult (*stream_is_capturing)(CUstream, CUstreamCaptureStatus *);
+    CUresult (*mem_get_address_range)(CUdeviceptr *, size_t *, CUdeviceptr); /* run mode */
 } tmap_session_driver;
 
 /* From the environment (attach/env.h); TMAP_ERR_INVALID when threadmap did
@@ -39,6 +40,11 @@ int tmap_session_active(const tmap_session *s);
 /* A launch: 1 when the session launched it (instrumented; *cu is the
  * driver's result), 0 when the caller must launch it as usual. */
 int tmap_session_launch(tmap_session *s, const tmap_attach_call *c, CUresult *cu);
+
+/* At exit, in run mode: the summary (a line per kernel) into the output
+ * folder's summary.txt.  Makes no CUDA call (the runtime may have torn the
+ * context down). */
+void tmap_session_finish(tmap_session *s);
 
 /* Prints a trace line on stderr when THREADMAP_ATTACH_TRACE is 1. */
 void tmap_session_trace(const tmap_session *s, const char *fmt, ...) TMAP_PRINTF(2, 3);

@@ -17,9 +17,10 @@ static const char usage_text[] =
     "                     [-q] [--arch ARCH] [-I DIR]... [--option OPT]... [-v]\n"
     "\n"
     "Prints the control-flow graph of each kernel (or of NAME) and of every\n"
-    ".func it calls: blocks (index, name, PTX line, instruction count, and in\n"
-    "text mode the opcodes), successor edges and immediate post-dominators\n"
-    "(-1: the virtual exit).  Block indices are the BBV columns.\n"
+    ".func it calls: blocks (index, name, PTX line, the source line when the\n"
+    "PTX has .loc lines (nvcc -lineinfo), instruction count, and in text mode\n"
+    "the opcodes), successor edges and immediate post-dominators (-1: the\n"
+    "virtual exit).  Block indices are the BBV columns.\n"
     "\n"
     "A .cu file is compiled with NVRTC first; PTX lines then refer to the\n"
     "generated PTX.  FILE - reads PTX from stdin.\n"
@@ -59,7 +60,10 @@ static void print_text(const tmap_cfg *cfg, const char *kernel)
     printf("kernel %s: %zu blocks in %zu functions\n", kernel, cfg->nblocks, cfg->nfuncs);
     for (size_t i = 0; i < cfg->nblocks; i++) {
         const tmap_cfg_block *b = &cfg->blocks[i];
-        printf("  %zu %s line %u, %u instr, %s%s ->", i, b->name, b->line, b->ninstr,
+        char src[256];
+        tmap_ptx_loc_format(b->src_file, b->src_line, src, sizeof src);
+        printf("  %zu %s line %u%s%s%s, %u instr, %s%s ->", i, b->name, b->line,
+               *src ? " (" : "", src, *src ? ")" : "", b->ninstr,
                b->predicated_term ? "guarded " : "", term_name(b->term));
         for (uint32_t k = 0; k < b->nsucc; k++)
             printf(" %u", b->succ[k]);
@@ -75,8 +79,10 @@ static void print_dot(const tmap_cfg *cfg, const char *kernel)
     printf("digraph \"%s\" {\n  node [shape=box];\n", kernel);
     for (size_t i = 0; i < cfg->nblocks; i++) {
         const tmap_cfg_block *b = &cfg->blocks[i];
-        printf("  b%zu [label=\"%zu %s\\nline %u, %u instr\"];\n", i, i, b->name, b->line,
-               b->ninstr);
+        char src[256];
+        tmap_ptx_loc_format(b->src_file, b->src_line, src, sizeof src);
+        printf("  b%zu [label=\"%zu %s\\nline %u%s%s, %u instr\"];\n", i, i, b->name, b->line,
+               *src ? ", " : "", src, b->ninstr);
         for (uint32_t k = 0; k < b->nsucc; k++)
             printf("  b%zu -> b%u;\n", i, b->succ[k]);
         if (b->ipdom >= 0)
@@ -84,6 +90,14 @@ static void print_dot(const tmap_cfg *cfg, const char *kernel)
                    b->ipdom);
     }
     printf("}\n");
+}
+
+/* {"file": as .file gives it, "line"}, or null without a source line. */
+static json_t *source_json(const tmap_cfg_block *b)
+{
+    if (!b->src_file || !b->src_line)
+        return json_null();
+    return json_pack("{s:s, s:I}", "file", b->src_file, "line", (json_int_t)b->src_line);
 }
 
 static json_t *cfg_json(const tmap_cfg *cfg, const char *kernel)
@@ -104,12 +118,12 @@ static json_t *cfg_json(const tmap_cfg *cfg, const char *kernel)
         for (uint32_t k = 0; k < b->nsucc; k++)
             json_array_append_new(succ, json_integer(b->succ[k]));
         json_array_append_new(
-            blocks, json_pack("{s:I, s:s, s:I, s:I, s:I, s:o, s:s, s:b, s:o, s:I}", "index",
+            blocks, json_pack("{s:I, s:s, s:I, s:I, s:I, s:o, s:s, s:b, s:o, s:I, s:o}", "index",
                               (json_int_t)i, "name", b->name, "func", (json_int_t)b->func,
                               "line", (json_int_t)b->line, "ninstr", (json_int_t)b->ninstr,
                               "opcodes", ops, "term", term_name(b->term), "predicated",
                               b->predicated_term, "succ", succ, "ipdom",
-                              (json_int_t)b->ipdom));
+                              (json_int_t)b->ipdom, "source", source_json(b)));
     }
     return json_pack("{s:s, s:o, s:o}", "name", kernel, "functions", funcs, "blocks", blocks);
 }

@@ -225,6 +225,7 @@ static tmap_status run(const rp_opts *o, int quiet, const tmap_mi *d, tmap_error
         .rows = rows,
         .decision = p.why,
         .mechanism = mech,
+        .cfg = d->cfg,
     };
     if (!s)
         s = emit(o, quiet, &r, err);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cli/args.h"
+#include "cli/cmd_attach.h"
 #include "cli/commands.h"
 #include "threadmap/report.h"
 #include "common/base.h"
@@ -16,6 +17,7 @@
 static void usage(FILE *f)
 {
     fputs("usage: threadmap run MANIFEST [options]\n"
+          "       threadmap run --key EXPR [options] -- ./app [args...]  (options: run -h --)\n"
     "\n"
     "Runs the manifest's kernel on a new input and regroups it before launch: the\n"
     "per-thread BBVs are predicted (--model) or measured by a profiling run, every\n"
@@ -130,6 +132,8 @@ static int all_equal(const tmap_eval *e)
 
 int tmap_cmd_run(int argc, char **argv)
 {
+    if (tmap_cmd_attach_wanted(argc, argv))
+        return tmap_cmd_attach_run(argc, argv);
     static const struct option opts[] = {
         {"model", 1, 0, OPT_MODEL},         {"seed", 1, 0, OPT_SEED},
         {"algo", 1, 0, 'a'},                {"mechanism", 1, 0, OPT_MECH},

@@ -670,6 +670,7 @@ void tmap_cfg_free(tmap_cfg *cfg)
             free(blk->opcodes[k]);
         free(blk->opcodes);
         free(blk->succ);
+        free(blk->src_file);
     }
     for (size_t i = 0; i < cfg->nfuncs; i++)
         free(cfg->funcs[i].name);
@@ -697,6 +698,8 @@ tmap_status tmap_cfg_build_at(const tmap_ptx_module *m, const char *kernel,
         st = build_func(&b, b.queue[i]);
     free(b.queue);
     free(b.term_stmt);
+    if (st == TMAP_OK)
+        st = tmap_ptx_loc_blocks(m, b.cfg, b.at, err);
     if (st != TMAP_OK) {
         tmap_cfg_free(b.cfg);
         free(b.at);

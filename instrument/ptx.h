@@ -131,6 +131,12 @@ void tmap_ptx_operand(const tmap_ptx_stmt *s, uint32_t i, uint32_t *first,
 tmap_status tmap_cfg_build_at(const tmap_ptx_module *m, const char *kernel,
                               tmap_cfg **out, uint32_t **at, tmap_error *err);
 
+/* ptx_loc.c: gives every block of cfg (built from m, its code starting
+ * at body statements at[]) its source file and line from the `.loc` in
+ * effect at its first instruction; fails on a malformed `.loc`/`.file`. */
+tmap_status tmap_ptx_loc_blocks(const tmap_ptx_module *m, tmap_cfg *cfg, const uint32_t *at,
+                                tmap_error *err);
+
 /* Appends tokens toks[0..n) to b with the source's spacing (normalized). */
 void tmap_ptx_print_toks(tmap_buf *b, const tmap_ptx_tok *toks, size_t n);
 

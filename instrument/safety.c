@@ -212,10 +212,16 @@ static void scan_func(scan *sc, const tmap_ptx_func *f)
     }
 }
 
-/* Appends one sentence "file:line: `what` (and N more): why.\n". */
-static void reason(tmap_buf *b, const char *file, const hit *h, const char *why)
+/* Appends one sentence "file:line: `what` (and N more): why.\n", with the
+ * source line after the PTX line when the PTX has .loc lines
+ * ("k.ptx:40 (divergent.cu:12): ..."). */
+static void reason(tmap_buf *b, const tmap_ptx_module *m, const hit *h, const char *why)
 {
-    tmap_buf_printf(b, "%s:%u: `%s`", file, h->line, h->what);
+    char src[256];
+    if (tmap_ptx_loc_of_line(m, h->line, src, sizeof src, NULL) != TMAP_OK)
+        src[0] = '\0'; /* a malformed .loc: the PTX line alone */
+    tmap_buf_printf(b, "%s:%u%s%s%s: `%s`", m->file, h->line, *src ? " (" : "", src,
+                    *src ? ")" : "", h->what);
     if (h->count > 1)
         tmap_buf_printf(b, " (and %d more)", h->count - 1);
     tmap_buf_printf(b, ": %s.\n", why);
@@ -247,7 +253,7 @@ static void conclude(const scan *sc, const tmap_id_uses *u, tmap_safety *out)
         *field_of(out, rules[r].what) += h->count;
         if (rules[r].scope > out->scope)
             out->scope = rules[r].scope;
-        reason(&b, sc->m->file, h, rules[r].why);
+        reason(&b, sc->m, h, rules[r].why);
     }
     for (int k = 0; k < TMAP_NUSES; k++) {
         if (!u->count[k])
@@ -257,14 +263,14 @@ static void conclude(const scan *sc, const tmap_id_uses *u, tmap_safety *out)
         else
             out->tid_as_value += u->count[k];
         hit h = {u->count[k], u->line[k], u->opcode[k]};
-        reason(&b, sc->m->file, &h, use_why[k]);
+        reason(&b, sc->m, &h, use_why[k]);
     }
     for (size_t i = 0; i < sc->narrays; i++) {
         const tmap_array_finding *a = &sc->arrays[i];
         char why[512];
         snprintf(why, sizeof why, "parameter %s %s", a->param, array_why[a->what]);
         hit h = {1, a->line, a->opcode};
-        reason(&b, sc->m->file, &h, why);
+        reason(&b, sc->m, &h, why);
         out->non_thread_arrays += a->breaks_layout;
     }
     if (sc->unredirectable.count) {
@@ -272,7 +278,7 @@ static void conclude(const scan *sc, const tmap_id_uses *u, tmap_safety *out)
         char why[256];
         snprintf(why, sizeof why, "%s: the redirection cannot rewrite it",
                  sc->unredirectable_why);
-        reason(&b, sc->m->file, &sc->unredirectable, why);
+        reason(&b, sc->m, &sc->unredirectable, why);
     }
     if (!b.len)
         tmap_buf_puts(&b, "no finding: any regrouping keeps the results.\n");

@@ -10,6 +10,7 @@
  * sort, and the persistent layout the gather, while the input's signature
  * is unchanged.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -382,3 +383,12 @@ const char *tmap_regrouper_chosen_name(const tmap_regrouper *r)
 }
 
 const char *tmap_regrouper_why(const tmap_regrouper *r) { return r ? r->why : ""; }
+
+void tmap_regrouper_medians(const tmap_regrouper *r, double *original_ms, double *chosen_ms)
+{
+    int decided = r && r->trial.chosen >= 0;
+    if (original_ms)
+        *original_ms = decided ? r->trial.median_ms[0] : NAN;
+    if (chosen_ms)
+        *chosen_ms = decided ? r->trial.median_ms[r->trial.chosen] : NAN;
+}

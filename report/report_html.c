@@ -171,6 +171,8 @@ static tmap_status report_html_c(const tmap_report *r, FILE *f, tmap_error *err)
     groupings_table(r, f);
     if ((s = figures(r, f, err)))
         return s;
+    if ((s = tmap_report_lines_write(r, f, TMAP_LINES_HTML, err)))
+        return s;
     latency_section(r, f);
     fprintf(f, "<p class=\"note\">Written by threadmap %d.%d.%d.  The model is Liang et al., "
                "TCAD 2016, section IV; docs/report.md explains every number.</p>\n"

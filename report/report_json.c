@@ -104,7 +104,10 @@ static tmap_status dump(json_t *o, FILE *f, const char *what, tmap_error *err)
 tmap_status tmap_report_json(const tmap_report *r, FILE *f, tmap_error *err)
 {
     tmap_status s = tmap_report_check(r, err);
-    return s ? s : dump(report_json(r), f, "JSON report", err);
+    json_t *o = s ? NULL : report_json(r);
+    if (o && (s = tmap_report_lines_json(r, o, err)))
+        json_decref(o);
+    return s ? s : dump(o, f, "JSON report", err);
 }
 
 tmap_status tmap_report_estimate_json(const tmap_report *r, FILE *f, tmap_error *err)

@@ -120,7 +120,8 @@ static tmap_status report_markdown_c(const tmap_report *r, FILE *f, tmap_error *
         fputc('\n', f);
     }
     md_fallbacks(r, f);
-    return tmap_report_stream_status(f, "Markdown report", err);
+    s = tmap_report_lines_write(r, f, TMAP_LINES_MARKDOWN, err);
+    return s ? s : tmap_report_stream_status(f, "Markdown report", err);
 }
 
 /* In the "C" locale: numbers print with '.' whatever the host's. */

@@ -8,6 +8,8 @@
 
 #include <stdio.h>
 
+#include <jansson.h>
+
 #include "threadmap/report.h"
 
 /* ------------------------------------------------------------ checks */
@@ -90,6 +92,29 @@ tmap_status tmap_report_blocks(const tmap_report *r, tmap_report_block **blocks,
                                tmap_error *err);
 /* A copy of v[0..n) sorted in descending order (malloc'ed). */
 tmap_status tmap_report_sorted_desc(const double *v, size_t n, double **out, tmap_error *err);
+
+/* ------------------------------------------------------ source lines */
+
+/* One source line's divergence cost (report_lines.c). */
+typedef struct tmap_report_line {
+    const char *file;  /* as .file gives it (borrowed from r->cfg) */
+    uint32_t line;
+    double cost;       /* sum over its blocks of lat * (max_sum - mean_sum), cycles */
+    double share;      /* cost / the kernel's total (every block's), 0 when that is 0 */
+    size_t nblocks;    /* blocks whose source line it is */
+} tmap_report_line;
+
+/* The source lines of r's blocks by cost, descending (malloc'ed, *n of
+ * them; none when r has no CFG with source lines); *total: every block's
+ * divergence cost, with or without a line. */
+tmap_status tmap_report_lines(const tmap_report *r, tmap_report_line **out, size_t *n,
+                              double *total, tmap_error *err);
+/* Each writer's section: the ten costliest lines; nothing without lines
+ * (JSON: "source_lines" is every line, or null). */
+typedef enum { TMAP_LINES_TEXT, TMAP_LINES_MARKDOWN, TMAP_LINES_HTML } tmap_report_lines_form;
+tmap_status tmap_report_lines_write(const tmap_report *r, FILE *f, tmap_report_lines_form k,
+                                   tmap_error *err);
+tmap_status tmap_report_lines_json(const tmap_report *r, json_t *o, tmap_error *err);
 
 /* ------------------------------------------------------ HTML and SVG */
 

@@ -106,7 +106,8 @@ static tmap_status report_text_c(const tmap_report *r, FILE *f, tmap_error *err)
     fprintf(f, "latency table: %s\n", path ? path : "none (block latencies were given)");
     print_fallbacks(r, f);
     free(cells);
-    return tmap_report_stream_status(f, "text report", err);
+    tmap_status ls = tmap_report_lines_write(r, f, TMAP_LINES_TEXT, err);
+    return ls ? ls : tmap_report_stream_status(f, "text report", err);
 }
 
 /* In the "C" locale: numbers print with '.' whatever the host's. */

@@ -60,5 +60,6 @@ void tmap_run_report(const tmap_eval *e, tmap_report_row *rows, const char **nam
     r->rows = rows;
     r->decision = e->plan.why;
     r->mechanism = tmap_mechanism_name(e->mechanism);
+    r->cfg = e->cfg;
     gpu_path(e, r->gpu_path, sizeof r->gpu_path);
 }

@@ -64,7 +64,8 @@ static fixture *make_fixture(const char *kernel)
                                         (int)i == fx->plan.chosen};
     }
     fx->r = (tmap_report){kernel, "synthetic two-class BBV", NULL, &fx->bbv, lat, block_names,
-                          &params, NULL, NULL, fx->plan.n, fx->rows, fx->plan.why, NULL, ""};
+                          &params, NULL, NULL, fx->plan.n, fx->rows, fx->plan.why, NULL, "",
+                          NULL};
     return fx;
 }
 

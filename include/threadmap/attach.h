@@ -35,6 +35,37 @@ tmap_status tmap_attach_feature_parse(const char *spec, tmap_attach_feature *f,
 
 enum { TMAP_ATTACH_MAX_FEATURES = 16 };
 
+/* Per-thread expressions over a launch's arguments as a CUDA kernel (run
+ * mode's --key, a predictor's features): the manifest's expression syntax
+ * (numbers, + - * /, unary minus, parentheses) over arrays argK[t],
+ * argK[t+C], argK[t-C] (pointer argument K; argK:TYPE[...] gives the
+ * element type, i32 when not given) and the names of features.  The
+ * kernel, extern "C" tmap_key(double *out, unsigned long long n, then per
+ * slot const void *p, long long lo, long long hi), writes out[t * nexprs
+ * + j] for t < n; an element outside [lo, hi) of its slot reads as 0. */
+enum { TMAP_ATTACH_KEY_MAX_SLOTS = 16 };
+
+typedef struct tmap_attach_key_slot {
+    unsigned arg;               /* pointer argument */
+    char type[4];
+    size_t elem_size;
+} tmap_attach_key_slot;
+
+typedef struct tmap_attach_key {
+    char *source;               /* CUDA C (malloc'ed) */
+    size_t nexprs;
+    size_t nslots;
+    tmap_attach_key_slot slot[TMAP_ATTACH_KEY_MAX_SLOTS];
+} tmap_attach_key;
+
+tmap_status tmap_attach_key_make(const char *const *exprs, size_t nexprs,
+                                 const tmap_attach_feature *f, size_t nf, tmap_attach_key *k,
+                                 tmap_error *err);
+void tmap_attach_key_free(tmap_attach_key *k);
+/* The C type of an element type name (i8 ... f64) and its size; NULL when
+ * unknown. */
+const char *tmap_attach_key_type(const char *name, size_t *size);
+
 /* What to profile, as Nsight Compute selects: launches of kernels whose
  * mangled or demangled name matches kernel_regex (POSIX extended; NULL:
  * every kernel), the first launch_skip of them skipped, then launch_count
@@ -48,9 +79,18 @@ typedef struct tmap_attach_opts {
     int quiet;
     const char *library;        /* libthreadmap_attach.so (NULL: the one built or
                                    installed with this library) */
+    /* run mode (`threadmap run -- ./app`): the selected kernels regrouped */
+    int run;
+    const char *key;            /* the key: an expression over the launch's arrays
+                                   (tmap_attach_key_make), larger: more work; or */
+    const char *predictor;      /* a predictor (`threadmap train` on what profile --
+                                   wrote) reading the features, in their order */
+    int trial_launches;         /* timed launches per candidate; 0: 3 */
+    double threshold;           /* a regrouping is kept when this much faster; 0: 0.03 */
 } tmap_attach_opts;
 
-/* Checks the options (the regex compiles, every feature parses). */
+/* Checks the options (the regex compiles, every feature parses; in run
+ * mode, the key parses). */
 tmap_status tmap_attach_opts_check(const tmap_attach_opts *o, tmap_error *err);
 
 /* Runs argv (the application and its arguments) with the attach library
@@ -60,6 +100,15 @@ tmap_status tmap_attach_opts_check(const tmap_attach_opts *o, tmap_error *err);
  * says which and why) or when none was selected. */
 tmap_status tmap_attach_profile(const tmap_attach_opts *o, char *const argv[], int *app_exit,
                                 tmap_error *err);
+
+/* Runs argv like tmap_attach_profile, in run mode: each selected kernel
+ * that the safety analysis allows is launched through the regrouper
+ * (redirected, key from its arguments, measured trial); *summary
+ * (malloc'ed): a line per kernel, launches seen, regrouped, the candidate
+ * kept and the time saved.  Fails, after the run, when a selected kernel
+ * could not be regrouped (the message says why) or none was launched. */
+tmap_status tmap_attach_run(const tmap_attach_opts *o, char *const argv[], int *app_exit,
+                            char **summary, tmap_error *err);
 
 /* The PTX module (malloc'ed) of `.entry entry` in an executable or shared
  * library: its embedded fatbins, the PTX of the highest architecture at

@@ -89,6 +89,11 @@ typedef struct tmap_cfg_block {
     uint32_t nsucc;
     uint32_t *succ;      /* successor blocks (indices into tmap_cfg.blocks) */
     int32_t ipdom;       /* immediate post-dominator, -1: the virtual exit */
+    char *src_file;      /* with -lineinfo: the source file of the `.loc` in effect
+                            at the block's first instruction (if it says line 0: the
+                            block's first .loc with a line), as `.file` gives it;
+                            else NULL */
+    uint32_t src_line;   /* its line; 0: none (also nvcc's line 0, generated code) */
 } tmap_cfg_block;
 
 typedef struct tmap_cfg_func {
@@ -111,6 +116,16 @@ typedef struct tmap_cfg {
 tmap_status tmap_cfg_build(const tmap_ptx_module *m, const char *kernel,
                            tmap_cfg **out, tmap_error *err);
 void tmap_cfg_free(tmap_cfg *cfg);
+
+/* Source lines (PTX compiled with -lineinfo or -G: `.file` and `.loc`).
+ * "FILE:LINE" with the file's last path component ("divergent.cu:42") into
+ * buf; "" when file is NULL or line 0.  Returns buf. */
+const char *tmap_ptx_loc_format(const char *file, uint32_t line, char *buf, size_t size);
+/* The source line of PTX line ptx_line (the `.loc` in effect there, in the
+ * function holding it) formatted as above; "" when none.  Fails on a
+ * malformed `.loc` or `.file`. */
+tmap_status tmap_ptx_loc_of_line(const tmap_ptx_module *m, uint32_t ptx_line, char *buf,
+                                 size_t size, tmap_error *err);
 
 /* ------------------------------------------------- SASS instruction counts */
 

@@ -491,6 +491,9 @@ tmap_status tmap_regrouper_poll(tmap_regrouper *r, int wait, void *stream, tmap_
 int tmap_regrouper_chosen(const tmap_regrouper *r);
 const char *tmap_regrouper_chosen_name(const tmap_regrouper *r);
 const char *tmap_regrouper_why(const tmap_regrouper *r);
+/* The trial's median time per launch, everything counted, of the original
+ * and of the candidate kept (ms); NAN for both while on trial. */
+void tmap_regrouper_medians(const tmap_regrouper *r, double *original_ms, double *chosen_ms);
 
 #ifdef __cplusplus
 }

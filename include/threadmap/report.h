@@ -53,6 +53,8 @@ typedef struct tmap_report {
     const char *mechanism;            /* "layout transform", "redirection", or NULL */
     char gpu_path[1024];              /* regroup() on the GPU, measured, in words;
                                          "" when not part of the report */
+    const tmap_cfg *cfg;              /* the blocks' CFG (bbv's columns), for the table of
+                                         source lines (PTX with .loc lines); or NULL */
 } tmap_report;
 
 /* The four forms.  Each writes the whole report to f. */

@@ -88,7 +88,8 @@ class Compiled(ctypes.Structure):
 class CfgBlock(ctypes.Structure):
     _fields_ = [("name", c_char_p), ("func", c_uint32), ("line", c_uint32), ("ninstr", c_uint32),
                 ("opcodes", POINTER(c_char_p)), ("term", c_int), ("predicated_term", c_int),
-                ("nsucc", c_uint32), ("succ", POINTER(c_uint32)), ("ipdom", ctypes.c_int32)]
+                ("nsucc", c_uint32), ("succ", POINTER(c_uint32)), ("ipdom", ctypes.c_int32),
+                ("src_file", c_char_p), ("src_line", c_uint32)]
 
 
 class CfgFunc(ctypes.Structure):
@@ -194,7 +195,7 @@ class Report(ctypes.Structure):
                 ("block_names", POINTER(c_char_p)), ("params", POINTER(ModelParams)),
                 ("latency_table", c_char_p), ("fallbacks", POINTER(LatReport)),
                 ("nrows", c_size_t), ("rows", POINTER(ReportRow)), ("decision", c_char_p),
-                ("mechanism", c_char_p), ("gpu_path", c_char * 1024)]
+                ("mechanism", c_char_p), ("gpu_path", c_char * 1024), ("cfg", c_void_p)]
 
 
 class DeviceInfo(ctypes.Structure):
