@@ -16,7 +16,10 @@
  * feedback, tmap_regrouper), the bench writers of report, and runtime's
  * "applying a regrouping" (layouts, the GPU regroup path, timers) are
  * experimental: they will change while the regroup path settles on the GPU
- * (docs/design.md, docs/regrouper.md).
+ * (docs/design.md, docs/regrouper.md).  So are the parts on memory
+ * irregularity (docs/memory.md): the manifest's references, the sector
+ * model (tmap_sectors_*, tmap_gpu_sectors) and the data layouts
+ * (tmap_memre_*, tmap_gpu_memre_*), the first part of a larger piece.
  *
  * Conventions, true of every function of the API: functions that can fail
  * return a tmap_status and take a last argument `tmap_error *err` (may be
@@ -36,10 +39,11 @@
 #include "threadmap/runtime.h"        /* CUDA driver, launches, profiling,
                                          manifests, applying a regrouping         */
 #include "threadmap/model.h"          /* latency tables, metrics, scheduling,
-                                         regression and predictors                */
+                                         regression and predictors, the sector
+                                         model of an irregular reference          */
 #include "threadmap/latency_tables.h" /* the latency microbenchmarks              */
 #include "threadmap/regroup.h"        /* Sorting, Greedy, Greedy-Max, key,
-                                         bin-and-deal; plan                      */
+                                         bin-and-deal; plan; memory layouts      */
 #include "threadmap/pipeline.h"       /* regroup() before a launch; the measured
                                          pipeline; the evaluation's numbers       */
 #include "threadmap/attach.h"         /* profiling an unmodified application      */

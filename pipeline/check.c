@@ -1,7 +1,8 @@
 /*
  * check.c -- `threadmap check`: a manifest taken as far as it goes without
  * a GPU (load, compile and match the arguments to the parameters, generate
- * the arrays, evaluate the features, the safety analysis), every problem
+ * the arrays, evaluate the features, check the irregular references'
+ * indices, the safety analysis), every problem
  * kept as a finding; and opening the GPU for a manifest's pipeline, which
  * reports the manifest's errors before a missing GPU.  Printing is in
  * check_print.c.
@@ -54,7 +55,8 @@ static void check_kernel(tmap_check *c, const tmap_manifest *m)
     free(entry);
 }
 
-/* Generates the arrays and evaluates every feature for every thread. */
+/* Generates the arrays, evaluates every feature for every thread and
+ * checks every irregular reference's index array against its data. */
 static void check_data(tmap_check *c, tmap_manifest *m)
 {
     tmap_error e = {0};
@@ -64,6 +66,11 @@ static void check_data(tmap_check *c, tmap_manifest *m)
     if (c->generated && m->nfeatures)
         c->features_done = step(c, tmap_manifest_features(m, &f, &n, &q, NULL, &e), &e);
     free(f);
+    for (size_t i = 0; c->generated && i < m->nrefs; i++) {
+        uint32_t *ix = NULL;
+        step(c, tmap_manifest_reference_index(m, i, &ix, &n, &e), &e);
+        free(ix);
+    }
 }
 
 tmap_status tmap_pipeline_check(const char *manifest, uint64_t seed, tmap_check *out,

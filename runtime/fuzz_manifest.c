@@ -1,8 +1,9 @@
 /*
  * fuzz_manifest.c -- libFuzzer target: a manifest (JSON) loaded from a
- * file, which parses its feature expressions; when its launch and arrays
- * are small and it reads no file, its arrays generated and its features
- * evaluated for every thread.  Never compiles nor launches.  Seed corpus:
+ * file, which parses its feature expressions and irregular references;
+ * when its launch and arrays are small and it reads no file, its arrays
+ * generated, its features evaluated for every thread and its references'
+ * index arrays checked against their data.  Never compiles nor launches.  Seed corpus:
  * tests/manifests, benchmarks/manifests, benchmarks/suite and examples.
  */
 #include <stdlib.h>
@@ -34,6 +35,18 @@ static void evaluate(tmap_manifest *m)
         if (n != m->threads || p != m->nfeatures)
             abort();
         free(f);
+    }
+    for (size_t i = 0; i < m->nrefs; i++) {
+        uint32_t *ix = NULL;
+        size_t n = 0;
+        if (tmap_manifest_reference_index(m, i, &ix, &n, &err) != TMAP_OK)
+            continue;
+        if (n != m->refs[i].per_thread * m->threads)
+            abort();
+        for (size_t e = 0; e < n; e++)
+            if (ix[e] >= m->refs[i].nelems)
+                abort();
+        free(ix);
     }
 }
 

@@ -100,6 +100,7 @@ void tmap_manifest_free(tmap_manifest *m)
     for (size_t i = 0; i < m->noptions; i++)
         free(m->options[i]);
     free(m->arrays), free(m->args), free(m->argv), free(m->features), free(m->feature_names);
+    free(m->refs);
     free(m->options), free(m->path), free(m->dir), free(m->name), free(m->source);
     free(m->ptx_file), free(m->kernel), free(m->arch), free(m->key);
     free(m);
@@ -427,6 +428,141 @@ static tmap_status parse_args(ctx *c, json_t *root, tmap_manifest *m)
     return TMAP_OK;
 }
 
+/* ---------------------------------------------------- irregular references */
+
+#define MAX_REF_ELEMS (1ull << 32) /* the transaction model numbers elements with 32 bits */
+
+/* references[i].key names an array of 'arrays': its index. */
+static tmap_status ref_array(ctx *c, json_t *e, const char *field, const char *key,
+                             const tmap_manifest *m, size_t *out)
+{
+    char f[64];
+    snprintf(f, sizeof f, "%s.%s", field, key);
+    json_t *v = json_object_get(e, key);
+    if (!json_is_string(v))
+        return bad(c, f, "missing, or not an array name");
+    long a = tmap_manifest_find(m, json_string_value(v));
+    if (a < 0)
+        return bad(c, f, "names no array of 'arrays'");
+    *out = (size_t)a;
+    return TMAP_OK;
+}
+
+/* references[i].key: an integer in [1, hi], dflt when absent. */
+static tmap_status ref_int(ctx *c, json_t *e, const char *field, const char *key, long long hi,
+                           size_t dflt, size_t *out)
+{
+    char f[64];
+    snprintf(f, sizeof f, "%s.%s", field, key);
+    json_t *v = json_object_get(e, key);
+    if (v && (!json_is_integer(v) || json_integer_value(v) < 1 || json_integer_value(v) > hi))
+        return bad(c, f, "must be an integer in [1, %lld]", hi);
+    *out = v ? (size_t)json_integer_value(v) : dflt;
+    return TMAP_OK;
+}
+
+/* elem_bytes: a power of two, a multiple of the data's type size, dividing
+ * its bytes; elements numbered with 32 bits. */
+static tmap_status ref_elem_bytes(ctx *c, json_t *e, const char *field, const tmap_marray *d,
+                                  tmap_mref *r)
+{
+    size_t tsize = tmap_elem_size(d->kind);
+    tmap_status st = ref_int(c, e, field, "elem_bytes", 4096, tsize, &r->elem_bytes);
+    if (st != TMAP_OK)
+        return st;
+    char f[64];
+    snprintf(f, sizeof f, "%s.elem_bytes", field);
+    if (r->elem_bytes & (r->elem_bytes - 1))
+        return bad(c, f, "%zu is not a power of two", r->elem_bytes);
+    if (r->elem_bytes % tsize || (d->count * tsize) % r->elem_bytes)
+        return bad(c, f, "%zu bytes must be a multiple of %s's type (%zu bytes) and divide its "
+                   "%zu bytes", r->elem_bytes, d->name, tsize, d->count * tsize);
+    r->nelems = d->count * tsize / r->elem_bytes;
+    if (r->nelems > MAX_REF_ELEMS)
+        return bad(c, f, "%s has %zu elements, at most 2^32", d->name, r->nelems);
+    return TMAP_OK;
+}
+
+/* per_thread k: thread t reads index[t*k .. t*k + k-1], all in the array. */
+static tmap_status ref_per_thread(ctx *c, json_t *e, const char *field, const tmap_manifest *m,
+                                  tmap_mref *r)
+{
+    tmap_status st = ref_int(c, e, field, "per_thread", (long long)MAX_COUNT, 1, &r->per_thread);
+    const tmap_marray *ix = &m->arrays[r->index];
+    if (st == TMAP_OK && r->per_thread > ix->count / m->threads) /* count < k * threads */
+        return bad(c, field, "%s has %zu elements, fewer than per_thread (%zu) x threads (%zu)",
+                   ix->name, ix->count, r->per_thread, m->threads);
+    return st;
+}
+
+static tmap_status ref_access(ctx *c, json_t *e, const char *field, tmap_mref *r)
+{
+    char f[64];
+    snprintf(f, sizeof f, "%s.access", field);
+    json_t *v = json_object_get(e, "access");
+    const char *a = v && json_is_string(v) ? json_string_value(v) : v ? "" : "read";
+    r->read = !strcmp(a, "read") || !strcmp(a, "readwrite");
+    r->write = !strcmp(a, "write") || !strcmp(a, "readwrite");
+    if (!r->read && !r->write)
+        return bad(c, f, "must be \"read\", \"write\" or \"readwrite\"");
+    return TMAP_OK;
+}
+
+static tmap_status parse_reference(ctx *c, json_t *e, size_t i, tmap_manifest *m)
+{
+    static const char *const keys[] = {"data", "index", "per_thread", "elem_bytes", "access"};
+    char field[32];
+    snprintf(field, sizeof field, "references[%zu]", i);
+    if (!json_is_object(e))
+        return bad(c, field, "must be an object {\"data\", \"index\", \"per_thread\", "
+                             "\"elem_bytes\", \"access\"}");
+    const char *key;
+    json_t *v;
+    json_object_foreach(e, key, v) {
+        size_t k = 0;
+        while (k < sizeof keys / sizeof keys[0] && strcmp(keys[k], key))
+            k++;
+        if (k == sizeof keys / sizeof keys[0])
+            return bad(c, field, "unknown key '%.64s'", key);
+    }
+    tmap_mref *r = &m->refs[i];
+    tmap_status st = ref_array(c, e, field, "data", m, &r->data);
+    if (st == TMAP_OK)
+        st = ref_array(c, e, field, "index", m, &r->index);
+    if (st != TMAP_OK)
+        return st;
+    char f[64];
+    snprintf(f, sizeof f, "%s.index", field);
+    if (r->index == r->data)
+        return bad(c, f, "the index array must not be the data array");
+    if (!is_integral(m->arrays[r->index].kind))
+        return bad(c, f, "%s is %s: an index array has an integer type", m->arrays[r->index].name,
+                   tmap_elem_name(m->arrays[r->index].kind));
+    if ((st = ref_per_thread(c, e, field, m, r)) ||
+        (st = ref_elem_bytes(c, e, field, &m->arrays[r->data], r)))
+        return st;
+    return ref_access(c, e, field, r);
+}
+
+static tmap_status parse_references(ctx *c, json_t *root, tmap_manifest *m)
+{
+    json_t *v = json_object_get(root, "references");
+    if (!v)
+        return TMAP_OK;
+    if (!json_is_array(v))
+        return bad(c, "references", "must be an array of objects");
+    m->refs = calloc(json_array_size(v) + 1, sizeof *m->refs);
+    if (!m->refs)
+        return tmap_fail(c->err, TMAP_ERR_NOMEM, "out of memory");
+    m->nrefs = json_array_size(v);
+    for (size_t i = 0; i < m->nrefs; i++) {
+        tmap_status st = parse_reference(c, json_array_get(v, i), i, m);
+        if (st != TMAP_OK)
+            return st;
+    }
+    return TMAP_OK;
+}
+
 static tmap_status parse_features(ctx *c, json_t *root, tmap_manifest *m)
 {
     json_t *v = json_object_get(root, "features");
@@ -531,7 +667,7 @@ static tmap_status parse_root(ctx *c, json_t *root, tmap_manifest *m)
         return bad(c, "source", "give exactly one of 'source' (.cu) and 'ptx'");
     if ((st = parse_options(c, root, m)) || (st = parse_geometry(c, root, m)) ||
         (st = parse_arrays(c, root, m)) || (st = parse_args(c, root, m)) ||
-        (st = parse_features(c, root, m)))
+        (st = parse_references(c, root, m)) || (st = parse_features(c, root, m)))
         return st;
     for (size_t i = 0; m->key && i <= m->nfeatures; i++)
         if (i == m->nfeatures)

@@ -45,6 +45,15 @@ typedef struct tmap_marg {
     union { int64_t i; uint64_t u; double d; float f; int32_t i32; uint32_t u32; } storage;
 } tmap_marg;
 
+/* An irregular reference data[index[t*k + j]] (j < k) of thread t. */
+typedef struct tmap_mref {
+    size_t data, index;   /* indices into arrays */
+    size_t per_thread;    /* k >= 1; per_thread * threads <= index's count */
+    size_t elem_bytes;    /* a power of two, a multiple of data's type size */
+    size_t nelems;        /* data's bytes / elem_bytes, at most 2^32 */
+    int read, write;
+} tmap_mref;
+
 typedef struct tmap_mfeature {
     char *name;
     char *expr;       /* e.g. "rowptr[t+1] - rowptr[t]" */
@@ -63,6 +72,8 @@ struct tmap_manifest {
     tmap_marg *args;
     void **argv;      /* argv[i] points at args[i].storage or arrays[a].device */
     size_t nargs;
+    tmap_mref *refs;
+    size_t nrefs;
     tmap_mfeature *features;
     const char **feature_names;
     size_t nfeatures;

@@ -27,7 +27,7 @@ expect() {
   fi
 }
 
-for m in loop_small switch_small vector_small; do
+for m in loop_small switch_small vector_small gather_small; do
   expect 0 0 "" $m.json
   expect 0 0 "" $m.json --seed 9
 done
@@ -47,6 +47,7 @@ expect 1 1 "features.next, thread 5119: expression 'n[t+1] - n[t]' at column 7: 
 expect 1 1 "field 'arrays.n': " check_bad_npy.json
 grep -q "missing.npy" "$tmp/err" || { echo "FAIL: check_bad_npy.json does not name the file"; fails=$((fails + 1)); }
 expect 1 1 "field 'arrays.n': count is smaller than per_thread * threads" check_bad_per_thread.json
+expect 1 1 "field 'references[0].index': p[100] = 100 is not an element of a (100 elements of 4 bytes)" check_bad_index.json
 # both findings are listed: the arguments, and a feature index
 expect 1 2 "field 'args': 2 arguments" check_bad_two.json
 grep -q "features.next, thread 5119" "$tmp/out" || { echo "FAIL: check_bad_two.json: second finding missing"; fails=$((fails + 1)); }

@@ -188,6 +188,54 @@ void tmap_metrics_free(tmap_metrics *m);
 tmap_status tmap_perm_check(const uint32_t *perm, size_t n, const char *name,
                             tmap_error *err);
 
+/* ------------------------------ memory transactions (sectors.c) */
+
+/*
+ * The transaction model of an irregular reference A[P[t*k + j]] (Wu et al.
+ * 2013, with the 32-byte sectors of current GPUs; docs/memory.md): warps
+ * are `warp` consecutive slots (the last may be partial), slot s runs
+ * thread perm[s] (perm NULL: s), and its request j < k reads element
+ * index[perm[s] * k + j] of elem_bytes bytes (index NULL: the element
+ * perm[s] * k + j itself, a regular reference).  Each warp request costs
+ * the distinct sector_bytes sectors its lanes' elements fall in (the data
+ * array starts on a sector boundary).  Counts are in tmap_sector_counts
+ * (threadmap/runtime.h).
+ */
+typedef struct tmap_memref {
+    size_t nthreads;       /* 1 to 2^32 */
+    size_t per_thread;     /* k >= 1; nthreads x k at most 2^40 */
+    size_t elem_bytes;     /* a power of two */
+    size_t nelems;         /* elements of A, 1 to 2^32: every index is below it */
+    unsigned warp;         /* lanes per warp; 0: 32 */
+    unsigned sector_bytes; /* a power of two; 0: 32 */
+    int write;             /* the reference stores: a layout may not hold two
+                              copies of an element (regroup's tmap_memre_*) */
+} tmap_memref;
+
+/* On the CPU (the reference).  index: nthreads x k entries or NULL; perm:
+ * a permutation of the threads or NULL.  An index not below nelems is an
+ * error naming its position. */
+tmap_status tmap_sectors_count(const tmap_memref *r, const uint32_t *index, const uint32_t *perm,
+                               tmap_sector_counts *out, tmap_error *err);
+/* The same on the GPU for large inputs: index and perm are device arrays
+ * (0: NULL); warp must be 32.  *l2_bytes (may be NULL): the device's L2
+ * size, for tmap_sectors_fit_l2. */
+tmap_status tmap_sectors_count_gpu(tmap_cuda *c, const tmap_memref *r, uint64_t index,
+                                   uint64_t perm, tmap_sector_counts *out, uint64_t *l2_bytes,
+                                   tmap_error *err);
+/* Checks a reference's geometry and, index not NULL, that its
+ * nthreads x k values are below nelems (without one, that the accesses
+ * fit in the elements); errors start with fn. */
+tmap_status tmap_sectors_check(const tmap_memref *r, const uint32_t *index, const char *fn,
+                               tmap_error *err);
+/* sectors / requests (0 without requests). */
+double tmap_sectors_per_request(const tmap_sector_counts *s);
+/* 1 when the launch's footprint (distinct sectors x sector bytes) fits in
+ * an L2 of l2_bytes: repeated sectors are then L2 hits, DRAM sees about the
+ * footprint once, and fewer sectors per request save L2 bandwidth and
+ * latency rather than DRAM traffic (docs/memory.md). */
+int tmap_sectors_fit_l2(const tmap_sector_counts *s, const tmap_memref *r, uint64_t l2_bytes);
+
 /* ------------------------------------- the sub-partition model (sm.c) */
 
 /*

@@ -125,6 +125,92 @@ tmap_status tmap_regroup_check(const uint32_t *perm, size_t nthreads,
                                const tmap_regroup_opts *opts,
                                tmap_error *err);
 
+/* ------------------------------------------- memory transformations */
+
+/*
+ * Data layouts and thread orders for an irregular reference A[P[t*k + j]]
+ * (tmap_memref, threadmap/model.h; zhang2011, wu2013; docs/memory.md says
+ * what each does and what was chosen where the papers are vague).  Each
+ * returns a tmap_memre: the new array A' (as the element of A each of its
+ * nout slots holds), the new index Q and the thread order, such that slot
+ * s runs thread perm[s] and its request j reads A'[Q[perm[s]*k + j]], the
+ * element A[P[perm[s]*k + j]] the original read: the kernel computes the
+ * same results.  tmap_sectors_count(ref with nelems = nout, Q, perm)
+ * counts the new sectors.  Elements are numbered with 32 bits.
+ */
+#define TMAP_MEMRE_EMPTY UINT32_MAX  /* a slot of A' that holds no element */
+typedef struct tmap_memre {
+    uint32_t *from;      /* [nout]: A'[x] = A[from[x]] (TMAP_MEMRE_EMPTY: padding);
+                            NULL: A' is A */
+    size_t nout;         /* elements of A' */
+    uint32_t *index;     /* Q: [nthreads * k] */
+    uint32_t *perm;      /* [nthreads] slot -> thread; NULL: the identity */
+} tmap_memre;
+
+void tmap_memre_free(tmap_memre *m);
+/* A' in bytes (nout x elem_bytes at out): element from[x] of a, zeros in
+ * padding. */
+void tmap_memre_gather(const tmap_memre *m, const void *a, size_t elem_bytes, void *out);
+
+/* Duplication (zhang2011 sec. 4.1, wu2013): one copy of the element for
+ * every access, so each request reads consecutive elements: access (t, j)
+ * of warp w (L lanes, lane l) goes to slot w*32*k + j*L + l (with k = 1,
+ * A'[t] = A[P[t]], Q the identity).  nout = nthreads * k.  Reads only. */
+tmap_status tmap_memre_duplicate(const tmap_memref *r, const uint32_t *index, tmap_memre *out,
+                                 tmap_error *err);
+/* Data reordering (zhang2011 sec. 3.2.1): A relocated, one copy per element,
+ * P redirected to Q.  An element goes to the slot duplication gives its
+ * first access (the least), when that slot is inside A; the other
+ * elements read, in the order of that slot, then those nobody reads, fill
+ * the free slots in order. */
+tmap_status tmap_memre_reorder(const tmap_memref *r, const uint32_t *index, tmap_memre *out,
+                               tmap_error *err);
+/* A relabeling: A'[x] = A[order[x]] (order a permutation of the nelems
+ * elements: a locality order), Q[i] = its inverse at P[i]; with
+ * permute_threads (nthreads == nelems, thread t owns element t: a row, a
+ * particle) the threads follow, perm = order. */
+tmap_status tmap_memre_relabel(const tmap_memref *r, const uint32_t *index, const uint32_t *order,
+                               int permute_threads, tmap_memre *out, tmap_error *err);
+/* Padding (wu2013 sec. 3.3.2, Fig. 3; k = 1, reads only): elements sorted
+ * by access frequency (most first, ties by first thread), threads sorted
+ * by their element's place, then each warp's distinct elements packed into
+ * segments of sector_bytes: appended when the warp's whole working set
+ * fits in what remains of the current segment, else the segment is padded
+ * and the set starts the next one (elements already in the current
+ * segment are not appended again). */
+tmap_status tmap_memre_pad(const tmap_memref *r, const uint32_t *index, tmap_memre *out,
+                           tmap_error *err);
+/* Job swapping (zhang2011 sec. 4.1; k = 1): jobs in categories by the
+ * sector they read; each category fills whole warps with its first jobs,
+ * the residues are packed largest first, topped up from the smallest;
+ * buckets go to the warps they share most jobs with, and jobs already in
+ * their bucket's warp keep their slot.  Data does not move (from NULL, Q =
+ * P).  block_size > 0: jobs move only within thread blocks of that many
+ * threads (a multiple of the warp). */
+tmap_status tmap_memre_swap(const tmap_memref *r, const uint32_t *index, size_t block_size,
+                            tmap_memre *out, tmap_error *err);
+/* The hybrid (zhang2011 sec. 3.2.3; k = 1): data reordering for swapping
+ * (an element whose accesses make up the remainder of its segment's
+ * accesses beyond whole warps moves, by exchange with an element nobody
+ * reads, into a segment whose remainder it completes to a warp), then job
+ * swapping on the new layout. */
+tmap_status tmap_memre_hybrid(const tmap_memref *r, const uint32_t *index, size_t block_size,
+                              tmap_memre *out, tmap_error *err);
+
+/* Locality orders, the baselines every transformation must beat: order[x]
+ * = the old label of new label x.  Reverse Cuthill-McKee of a graph or
+ * symmetric sparse matrix in CSR (rowptr[n + 1], col[rowptr[n]]; self
+ * loops ignored): each connected component from a pseudo-peripheral vertex
+ * (George and Liu), breadth first, neighbours by ascending degree (ties by
+ * label), the whole order reversed. */
+tmap_status tmap_memre_rcm(const uint32_t *rowptr, const uint32_t *col, size_t n, uint32_t *order,
+                           tmap_error *err);
+/* Morton (Z) order of n points (x, y, z at xyz[i*stride]): coordinates
+ * scaled to 21 bits over the bounding box, bits interleaved (x lowest),
+ * sorted stably. */
+tmap_status tmap_memre_morton(const float *xyz, size_t stride, size_t n, uint32_t *order,
+                              tmap_error *err);
+
 /* ---------------------------------------------------------------- the plan */
 
 typedef enum tmap_algo {

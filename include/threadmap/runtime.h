@@ -196,6 +196,29 @@ tmap_status tmap_manifest_array(const tmap_manifest *m, size_t i, tmap_array_vie
 /* Index of a named array, or -1. */
 long tmap_manifest_find(const tmap_manifest *m, const char *name);
 
+/* An irregular reference of the kernel, as the manifest's "references"
+ * names it: thread t's j-th access (j < per_thread) is
+ * data[index[t * per_thread + j]], of elem_bytes bytes (data's type size, or
+ * a power-of-two multiple of it for a struct element: 16 for a float4);
+ * data holds nelems such elements.  Names are owned by the manifest. */
+typedef struct tmap_reference_view {
+    const char *data;
+    const char *index;
+    size_t per_thread;
+    size_t elem_bytes;
+    size_t nelems;         /* at most 2^32 */
+    int read, write;       /* the access: read, write, or both */
+} tmap_reference_view;
+
+size_t tmap_manifest_num_references(const tmap_manifest *m);
+tmap_status tmap_manifest_reference(const tmap_manifest *m, size_t i, tmap_reference_view *v);
+/* Reference i's first threads * per_thread index values as u32 (*index
+ * malloc'ed, *n entries), after generate; a value that is not an element
+ * of data (negative, or >= nelems) is an error naming the manifest, the
+ * reference, the index array's element and the value. */
+tmap_status tmap_manifest_reference_index(const tmap_manifest *m, size_t i, uint32_t **index,
+                                          size_t *n, tmap_error *err);
+
 /* The manifest's per-thread arrays (per_thread > 0) as layout-transform
  * descriptors (malloc'ed).  An array passed in several arguments is an
  * error: moving it twice would break it. */
@@ -349,6 +372,59 @@ tmap_status tmap_gpu_regroup_done(tmap_gpu_regroup *g, int *done, tmap_error *er
 tmap_status tmap_gpu_regroup_join(tmap_gpu_regroup *g, void *stream, tmap_error *err);
 tmap_status tmap_gpu_regroup_copy(tmap_gpu_regroup *g, uint64_t dst, uint64_t src, size_t bytes,
                                   void *stream, tmap_error *err);
+
+/*
+ * Memory transactions of an irregular reference, counted on the GPU
+ * (runtime/gpu_sectors.cu; the model's tmap_sectors_count_gpu checks the
+ * arguments and is the entry point; docs/memory.md).  Warps of 32 slots:
+ * slot s (thread perm[s], or s when perm is 0) makes request j < per_thread
+ * of element index[perm[s] * per_thread + j] (the index itself when index
+ * is 0), elem_bytes bytes at a sector-aligned base; a request touches the
+ * distinct sector_bytes sectors of its active lanes' elements.
+ */
+typedef struct tmap_sector_counts {
+    uint64_t requests;     /* warp requests: warps x per_thread */
+    uint64_t sectors;      /* sectors touched, summed over the requests */
+    uint64_t min_sectors;  /* sum over requests of ceil(distinct elements x
+                              elem_bytes / sector_bytes): each request's
+                              elements packed together */
+    uint64_t footprint;    /* distinct sectors touched by the whole launch */
+} tmap_sector_counts;
+
+/* index and perm: device u32 arrays (0: the identity), indices below
+ * nelems (else TMAP_ERR_INVALID naming the first bad one's position).
+ * *l2_bytes (may be NULL) receives the device's L2 size.  Waits for the
+ * result.  TMAP_ERR_UNSUPPORTED without nvcc. */
+tmap_status tmap_gpu_sectors(tmap_cuda *c, uint64_t index, uint64_t perm, size_t nthreads,
+                             size_t per_thread, size_t elem_bytes, size_t nelems,
+                             size_t sector_bytes, tmap_sector_counts *out, uint64_t *l2_bytes,
+                             tmap_error *err);
+
+/*
+ * The GPU builds of memory layouts (runtime/gpu_memre.cu, nvcc and CUB;
+ * TMAP_ERR_UNSUPPORTED without nvcc; docs/memory.md).  Warps of 32
+ * threads; index: device u32 [nthreads * per_thread], values below nelems
+ * (not checked here: tmap_sectors_check on the host, or the GPU sector
+ * count, says so); at most 2^32 - 1 accesses and elements.  They write the
+ * arrays regroup's tmap_memre_duplicate and tmap_memre_reorder give, bit
+ * for bit: from (device u32 [nout]: A'[x] = A[from[x]]) and q (device u32
+ * [nthreads * per_thread]: the new index).
+ *
+ * tmap_gpu_memre_duplicate: nout = nthreads * per_thread; one kernel,
+ * enqueued on `stream` (NULL: the legacy default stream).
+ * tmap_gpu_memre_reorder: nout = nelems; an atomic minimum per element
+ * places the elements at their first access's slot, a CUB radix sort and
+ * scan place the rest; allocates its scratch and waits.
+ * tmap_gpu_memre_gather: dst[x] = src[from[x]] (elem_bytes each; zeros
+ * where from[x] is UINT32_MAX): building A' before a launch, on `stream`,
+ * allocating nothing.
+ */
+tmap_status tmap_gpu_memre_duplicate(uint64_t index, size_t nthreads, size_t per_thread,
+                                     uint64_t from, uint64_t q, void *stream, tmap_error *err);
+tmap_status tmap_gpu_memre_reorder(uint64_t index, size_t nthreads, size_t per_thread,
+                                   size_t nelems, uint64_t from, uint64_t q, tmap_error *err);
+tmap_status tmap_gpu_memre_gather(uint64_t from, size_t nout, uint64_t src, size_t elem_bytes,
+                                  uint64_t dst, void *stream, tmap_error *err);
 
 /* A stretch of a stream timed by two CUDA events (experimental), read
  * later without waiting: start, stop, then poll until *ready (then *ms

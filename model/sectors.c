@@ -1,0 +1,138 @@
+/*
+ * sectors.c -- the transaction model of an irregular reference
+ * (threadmap/model.h, docs/memory.md): the distinct sectors of every warp
+ * request, on the CPU, and the same counted on the GPU by the runtime's
+ * kernel (runtime/gpu_sectors.cu) after the arguments are checked here.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "threadmap/model.h"
+#include "common/base.h"
+
+enum { MAX_WARP = 1024 };
+
+static int pow2(size_t v) { return v && !(v & (v - 1)); }
+static size_t warp_of(const tmap_memref *r) { return r->warp ? r->warp : 32; }
+static size_t sector_of(const tmap_memref *r) { return r->sector_bytes ? r->sector_bytes : 32; }
+
+static tmap_status check_ref(const tmap_memref *r, const char *fn, tmap_error *err)
+{
+    if (!r->nthreads || r->nthreads > (1ull << 32) || !r->per_thread ||
+        r->per_thread > (1ull << 40) / r->nthreads)
+        return tmap_fail(err, TMAP_ERR_INVALID, "%s: %zu threads x %zu per thread: threads must "
+                         "be in [1, 2^32], per_thread >= 1, their product at most 2^40", fn,
+                         r->nthreads, r->per_thread);
+    if (!pow2(r->elem_bytes) || !pow2(sector_of(r)) || warp_of(r) > MAX_WARP)
+        return tmap_fail(err, TMAP_ERR_INVALID, "%s: element (%zu) and sector (%zu) bytes must be "
+                         "powers of two, the warp (%zu) at most %d lanes", fn, r->elem_bytes,
+                         sector_of(r), warp_of(r), MAX_WARP);
+    if (!r->nelems || r->nelems > (1ull << 32))
+        return tmap_fail(err, TMAP_ERR_INVALID, "%s: %zu elements, must be in [1, 2^32]", fn,
+                         r->nelems);
+    return TMAP_OK;
+}
+
+tmap_status tmap_sectors_check(const tmap_memref *r, const uint32_t *index, const char *fn,
+                               tmap_error *err)
+{
+    tmap_status st = TMAP_NEED(err, r);
+    if (st || (st = check_ref(r, fn, err)))
+        return st;
+    size_t n = r->nthreads * r->per_thread;
+    for (size_t i = 0; index && i < n; i++)
+        if (index[i] >= r->nelems)
+            return tmap_fail(err, TMAP_ERR_INVALID, "%s: index[%zu] = %u is not below the %zu "
+                             "elements", fn, i, index[i], r->nelems);
+    if (!index && n > r->nelems)
+        return tmap_fail(err, TMAP_ERR_INVALID, "%s: without an index array the %zu accesses "
+                         "need as many elements (%zu)", fn, n, r->nelems);
+    return TMAP_OK;
+}
+
+/* Distinct values of v[0..n) (n small: a warp), sorting v in place. */
+static size_t distinct(uint64_t *v, size_t n)
+{
+    for (size_t i = 1; i < n; i++) /* insertion sort: n <= MAX_WARP, mostly 32 */
+        for (size_t j = i; j > 0 && v[j - 1] > v[j]; j--) {
+            uint64_t t = v[j];
+            v[j] = v[j - 1], v[j - 1] = t;
+        }
+    size_t d = n > 0;
+    for (size_t i = 1; i < n; i++)
+        d += v[i] != v[i - 1];
+    return d;
+}
+
+/* One warp request (lanes slots [first, first + lanes), request j): adds
+ * its sectors to *out and marks its sectors in the footprint bitmap. */
+static void request(const tmap_memref *r, const uint32_t *index, const uint32_t *perm,
+                    size_t first, size_t lanes, size_t j, uint64_t *elem, uint64_t *sect,
+                    uint64_t *bitmap, tmap_sector_counts *out)
+{
+    size_t eb = r->elem_bytes, sb = sector_of(r), per = eb >= sb ? eb / sb : 1;
+    for (size_t l = 0; l < lanes; l++) {
+        size_t t = perm ? perm[first + l] : first + l, i = t * r->per_thread + j;
+        elem[l] = index ? index[i] : i;
+        sect[l] = eb >= sb ? elem[l] * per : elem[l] * eb / sb;
+        for (uint64_t b = sect[l]; b < sect[l] + per; b++)
+            bitmap[b / 64] |= 1ull << (b % 64);
+    }
+    size_t de = distinct(elem, lanes), ds = distinct(sect, lanes);
+    out->sectors += eb >= sb ? de * per : ds;
+    out->min_sectors += (de * eb + sb - 1) / sb;
+}
+
+tmap_status tmap_sectors_count(const tmap_memref *r, const uint32_t *index, const uint32_t *perm,
+                               tmap_sector_counts *out, tmap_error *err)
+{
+    tmap_status st = TMAP_NEED(err, out);
+    if (st || (st = tmap_sectors_check(r, index, "tmap_sectors_count", err)) ||
+        (perm && (st = tmap_perm_check(perm, r->nthreads, "tmap_sectors_count: perm", err))))
+        return st;
+    size_t w = warp_of(r), sb = sector_of(r);
+    size_t nsectors = (r->nelems * r->elem_bytes + sb - 1) / sb;
+    uint64_t *bitmap = calloc((nsectors + 63) / 64, sizeof *bitmap);
+    uint64_t *elem = malloc(w * sizeof *elem), *sect = malloc(w * sizeof *sect);
+    if (!bitmap || !elem || !sect) {
+        free(bitmap), free(elem), free(sect);
+        return tmap_fail(err, TMAP_ERR_NOMEM, "out of memory");
+    }
+    memset(out, 0, sizeof *out);
+    for (size_t first = 0; first < r->nthreads; first += w) {
+        size_t lanes = r->nthreads - first < w ? r->nthreads - first : w;
+        for (size_t j = 0; j < r->per_thread; j++, out->requests++)
+            request(r, index, perm, first, lanes, j, elem, sect, bitmap, out);
+    }
+    for (size_t i = 0; i < (nsectors + 63) / 64; i++)
+        out->footprint += (uint64_t)__builtin_popcountll(bitmap[i]);
+    free(bitmap), free(elem), free(sect);
+    return TMAP_OK;
+}
+
+tmap_status tmap_sectors_count_gpu(tmap_cuda *c, const tmap_memref *r, uint64_t index,
+                                   uint64_t perm, tmap_sector_counts *out, uint64_t *l2_bytes,
+                                   tmap_error *err)
+{
+    tmap_status st = TMAP_NEED(err, c, r, out);
+    if (st || (st = check_ref(r, "tmap_sectors_count_gpu", err)))
+        return st;
+    if (warp_of(r) != 32)
+        return tmap_fail(err, TMAP_ERR_UNSUPPORTED, "tmap_sectors_count_gpu: warps of %zu lanes: "
+                         "the GPU counts warps of 32 (tmap_sectors_count takes any)", warp_of(r));
+    if (!index && r->nthreads * r->per_thread > r->nelems)
+        return tmap_fail(err, TMAP_ERR_INVALID, "tmap_sectors_count_gpu: without an index array "
+                         "the accesses need as many elements");
+    return tmap_gpu_sectors(c, index, perm, r->nthreads, r->per_thread, r->elem_bytes, r->nelems,
+                            sector_of(r), out, l2_bytes, err);
+}
+
+double tmap_sectors_per_request(const tmap_sector_counts *s)
+{
+    return s && s->requests ? (double)s->sectors / (double)s->requests : 0;
+}
+
+int tmap_sectors_fit_l2(const tmap_sector_counts *s, const tmap_memref *r, uint64_t l2_bytes)
+{
+    return s && r && s->footprint * sector_of(r) <= l2_bytes;
+}

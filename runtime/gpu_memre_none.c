@@ -1,0 +1,30 @@
+/*
+ * gpu_memre_none.c -- the GPU layout builds where the library was built
+ * without nvcc (gpu_memre.cu needs it for CUB): every call says so.
+ */
+#include "threadmap/runtime.h"
+#include "common/base.h"
+
+static tmap_status none(const char *fn, tmap_error *err)
+{
+    return tmap_fail(err, TMAP_ERR_UNSUPPORTED, "%s: threadmap was built without nvcc (rebuild "
+                     "with the CUDA toolkit's nvcc found by CMake)", fn);
+}
+
+tmap_status tmap_gpu_memre_duplicate(uint64_t index, size_t nthreads, size_t per_thread,
+                                     uint64_t from, uint64_t q, void *stream, tmap_error *err)
+{
+    return none("tmap_gpu_memre_duplicate", err);
+}
+
+tmap_status tmap_gpu_memre_reorder(uint64_t index, size_t nthreads, size_t per_thread,
+                                   size_t nelems, uint64_t from, uint64_t q, tmap_error *err)
+{
+    return none("tmap_gpu_memre_reorder", err);
+}
+
+tmap_status tmap_gpu_memre_gather(uint64_t from, size_t nout, uint64_t src, size_t elem_bytes,
+                                  uint64_t dst, void *stream, tmap_error *err)
+{
+    return none("tmap_gpu_memre_gather", err);
+}

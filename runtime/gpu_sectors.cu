@@ -1,0 +1,176 @@
+/*
+ * gpu_sectors.cu -- the transaction model of an irregular reference on
+ * the GPU (threadmap/runtime.h, tmap_gpu_sectors): one CUDA warp per warp
+ * request of the modelled launch; __match_any_sync finds the distinct
+ * sectors and elements of its 32 lanes, the first lane of each marks the
+ * launch's footprint bitmap; per-warp counts are summed by a CUB block
+ * reduction and one atomic add per block.  The CPU's tmap_sectors_count
+ * is the reference it equals.
+ */
+#include <cub/block/block_reduce.cuh>
+#include <cuda_runtime.h>
+
+#include <stdint.h>
+
+#include "threadmap/runtime.h"
+extern "C" {
+#include "common/base.h"
+}
+
+enum { THREADS = 256, WARP = 32 };
+
+/* The counts, summed in place, and the lowest access (t * per_thread + j)
+ * whose index or perm entry is out of range. */
+struct totals {
+    unsigned long long sectors, min_sectors, footprint, bad;
+};
+
+struct geometry {
+    const uint32_t *index, *perm;
+    unsigned long long nthreads, per_thread, nelems;
+    unsigned long long elem_bytes, sector_bytes;
+};
+
+/* A key no lane's real sector or element can equal (they are < 2^44). */
+__device__ static unsigned long long idle_key(unsigned lane) { return (1ull << 63) | lane; }
+
+/* Distinct keys among the warp's active lanes; *first: this lane holds the
+ * lowest lane of its key. */
+__device__ static unsigned distinct(unsigned long long key, bool active, bool *first)
+{
+    unsigned lane = threadIdx.x % WARP;
+    unsigned same = __match_any_sync(0xffffffffu, active ? key : idle_key(lane));
+    *first = active && (unsigned)(__ffs(same) - 1) == lane;
+    return __popc(__ballot_sync(0xffffffffu, *first));
+}
+
+__global__ void sectors_kernel(geometry g, unsigned *bitmap, totals *out)
+{
+    typedef cub::BlockReduce<unsigned long long, THREADS> reduce;
+    __shared__ typename reduce::TempStorage temp;
+    unsigned lane = threadIdx.x % WARP;
+    unsigned long long warps = (g.nthreads + WARP - 1) / WARP, requests = warps * g.per_thread;
+    unsigned long long step = (unsigned long long)gridDim.x * (THREADS / WARP);
+    unsigned long long sectors = 0, packed = 0;
+    /* every lane of a warp runs the same iterations: the loop is warp-uniform */
+    for (unsigned long long r = blockIdx.x * (THREADS / WARP) + threadIdx.x / WARP; r < requests;
+         r += step) {
+        unsigned long long w = r / g.per_thread, j = r % g.per_thread, slot = w * WARP + lane;
+        bool active = slot < g.nthreads;
+        unsigned long long e = 0, i = 0;
+        if (active) {
+            unsigned long long t = g.perm ? g.perm[slot] : slot;
+            i = t * g.per_thread + j;
+            e = t < g.nthreads && g.index ? g.index[i] : i;
+            if (t >= g.nthreads || e >= g.nelems) {
+                atomicMin(&out->bad, i);
+                active = false;
+            }
+        }
+        bool first_elem, first_sector;
+        unsigned de = distinct(e, active, &first_elem);
+        unsigned long long per = g.elem_bytes >= g.sector_bytes ? g.elem_bytes / g.sector_bytes : 1;
+        unsigned long long key =
+            g.elem_bytes >= g.sector_bytes ? e : e * g.elem_bytes / g.sector_bytes;
+        unsigned ds = distinct(key, active, &first_sector);
+        if (lane == 0) {
+            sectors += g.elem_bytes >= g.sector_bytes ? de * per : ds;
+            packed += (de * g.elem_bytes + g.sector_bytes - 1) / g.sector_bytes;
+        }
+        for (unsigned long long b = key * per; first_sector && b < key * per + per; b++)
+            atomicOr(&bitmap[b / 32], 1u << (b % 32));
+    }
+    unsigned long long s = reduce(temp).Sum(sectors);
+    __syncthreads();
+    unsigned long long p = reduce(temp).Sum(packed);
+    if (threadIdx.x == 0) {
+        atomicAdd(&out->sectors, s);
+        atomicAdd(&out->min_sectors, p);
+    }
+}
+
+__global__ void popcount_kernel(const unsigned *bitmap, size_t words, totals *out)
+{
+    typedef cub::BlockReduce<unsigned long long, THREADS> reduce;
+    __shared__ typename reduce::TempStorage temp;
+    unsigned long long n = 0;
+    for (size_t i = blockIdx.x * (size_t)THREADS + threadIdx.x; i < words;
+         i += (size_t)gridDim.x * THREADS)
+        n += __popc(bitmap[i]);
+    unsigned long long total = reduce(temp).Sum(n);
+    if (threadIdx.x == 0)
+        atomicAdd(&out->footprint, total);
+}
+
+static tmap_status cuda_fail(tmap_error *err, cudaError_t e, const char *call)
+{
+    return tmap_fail(err, TMAP_ERR_CUDA, "tmap_gpu_sectors: %s: %s (%s)", call, cudaGetErrorName(e),
+                     cudaGetErrorString(e));
+}
+
+static int pow2(size_t v) { return v && !(v & (v - 1)); }
+
+/* Launches both kernels on the legacy stream and reads the totals back. */
+static cudaError_t count(const geometry &g, unsigned *bitmap, size_t words, totals *dev,
+                         totals *host)
+{
+    int device = 0, sms = 1;
+    cudaError_t e = cudaGetDevice(&device);
+    if (e == cudaSuccess)
+        e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+    totals zero = {0, 0, 0, ~0ull};
+    if (e == cudaSuccess)
+        e = cudaMemcpy(dev, &zero, sizeof zero, cudaMemcpyHostToDevice);
+    if (e == cudaSuccess)
+        e = cudaMemset(bitmap, 0, words * sizeof *bitmap);
+    if (e != cudaSuccess)
+        return e;
+    sectors_kernel<<<sms * 8, THREADS>>>(g, bitmap, dev);
+    popcount_kernel<<<sms * 4, THREADS>>>(bitmap, words, dev);
+    e = cudaGetLastError();
+    if (e == cudaSuccess)
+        e = cudaMemcpy(host, dev, sizeof *host, cudaMemcpyDeviceToHost);
+    return e;
+}
+
+extern "C" tmap_status tmap_gpu_sectors(tmap_cuda *c, uint64_t index, uint64_t perm,
+                                        size_t nthreads, size_t per_thread, size_t elem_bytes,
+                                        size_t nelems, size_t sector_bytes,
+                                        tmap_sector_counts *out, uint64_t *l2_bytes,
+                                        tmap_error *err)
+{
+    if (!c || !out || !nthreads || nthreads > (1ull << 32) || !per_thread ||
+        per_thread > (1ull << 40) / nthreads || !pow2(elem_bytes) || !pow2(sector_bytes) ||
+        !nelems || nelems > (1ull << 32))
+        return tmap_fail(err, TMAP_ERR_INVALID, "tmap_gpu_sectors: bad arguments (threads in "
+                         "[1, 2^32], threads x per_thread at most 2^40, power-of-two element "
+                         "and sector sizes, 1 to 2^32 elements)");
+    geometry g = {(const uint32_t *)(uintptr_t)index, (const uint32_t *)(uintptr_t)perm,
+                  nthreads, per_thread, nelems, elem_bytes, sector_bytes};
+    size_t nsectors = (nelems * elem_bytes + sector_bytes - 1) / sector_bytes;
+    size_t words = (nsectors + 31) / 32;
+    unsigned *bitmap = NULL;
+    totals *dev = NULL, host;
+    cudaError_t e = cudaMalloc(&bitmap, words * sizeof *bitmap);
+    if (e == cudaSuccess)
+        e = cudaMalloc(&dev, sizeof *dev);
+    if (e == cudaSuccess)
+        e = count(g, bitmap, words, dev, &host);
+    cudaFree(bitmap);
+    cudaFree(dev);
+    if (e != cudaSuccess)
+        return cuda_fail(err, e, "counting");
+    if (host.bad != ~0ull)
+        return tmap_fail(err, TMAP_ERR_INVALID, "tmap_gpu_sectors: access %llu: the index is "
+                         "not below the %zu elements, or perm names no thread", host.bad, nelems);
+    *out = (tmap_sector_counts){(nthreads + WARP - 1) / WARP * per_thread, host.sectors,
+                                host.min_sectors, host.footprint};
+    int device = 0, l2 = 0;
+    if (l2_bytes && (e = cudaGetDevice(&device)) == cudaSuccess)
+        e = cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device);
+    if (e != cudaSuccess)
+        return cuda_fail(err, e, "cudaDeviceGetAttribute(L2)");
+    if (l2_bytes)
+        *l2_bytes = (uint64_t)l2;
+    return TMAP_OK;
+}

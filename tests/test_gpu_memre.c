@@ -1,0 +1,109 @@
+/*
+ * test_gpu_memre.c -- the memory layouts built on the GPU equal the CPU's
+ * bit for bit: duplication and data reordering (tmap_gpu_memre_duplicate,
+ * tmap_gpu_memre_reorder against tmap_memre_duplicate, tmap_memre_reorder)
+ * on random references with partial warps, unread elements and more
+ * accesses than elements, k = 1 and 3; and the gather that builds A'
+ * (elements of 4, 8, 16 and 12 bytes, padding slots zero).
+ */
+#include "tests/testutil.h"
+#include "threadmap/regroup.h"
+
+static uint64_t dev_alloc(tmap_cuda *c, size_t bytes)
+{
+    uint64_t d = 0;
+    TMAP_CHECK(tmap_cuda_alloc(c, bytes, &d, err));
+    return d;
+}
+
+static uint64_t upload(tmap_cuda *c, const void *h, size_t bytes)
+{
+    uint64_t d = dev_alloc(c, bytes);
+    TMAP_CHECK(tmap_cuda_upload(c, d, h, bytes, err));
+    return d;
+}
+
+static void expect_device(tmap_cuda *c, uint64_t d, const uint32_t *want, size_t n,
+                          const char *what)
+{
+    uint32_t *got = malloc(n * sizeof *got);
+    TMAP_CHECK(tmap_cuda_download(c, got, d, n * sizeof *got, err));
+    for (size_t i = 0; i < n; i++)
+        if (got[i] != want[i])
+            fail_msg("%s[%zu]: GPU %u, CPU %u", what, i, got[i], want[i]);
+    free(got);
+}
+
+static void layouts_equal_cpu(void **state)
+{
+    tmap_cuda *c = test_gpu_open();
+    static const size_t sizes[] = {1000, 100003, 1u << 20};
+    for (size_t si = 0; si < 3; si++)
+        for (size_t k = 1; k <= 3; k += 2)
+            for (int dense = 0; dense < 2; dense++) {
+                /* dense: fewer elements than accesses (late elements); else many unread */
+                size_t n = sizes[si], m = n * k, ne = dense ? m / 3 + 1 : 2 * m + 5;
+                uint32_t *p = malloc(m * sizeof *p);
+                uint64_t x = m + (size_t)dense;
+                for (size_t i = 0; i < m; i++) {
+                    x = x * 6364136223846793005ull + 1442695040888963407ull;
+                    p[i] = (uint32_t)(i % 4 ? (x >> 33) % ne : i % ne);
+                }
+                tmap_memref r = {.nthreads = n, .per_thread = k, .elem_bytes = 8, .nelems = ne};
+                uint64_t dp = upload(c, p, m * sizeof *p), dq = dev_alloc(c, m * 4);
+                uint64_t df = dev_alloc(c, (m > ne ? m : ne) * 4);
+                tmap_memre cpu;
+                TMAP_CHECK(tmap_memre_duplicate(&r, p, &cpu, err));
+                TMAP_CHECK(tmap_gpu_memre_duplicate(dp, n, k, df, dq, NULL, err));
+                expect_device(c, df, cpu.from, cpu.nout, "duplication's from");
+                expect_device(c, dq, cpu.index, m, "duplication's Q");
+                tmap_memre_free(&cpu);
+                TMAP_CHECK(tmap_memre_reorder(&r, p, &cpu, err));
+                TMAP_CHECK(tmap_gpu_memre_reorder(dp, n, k, ne, df, dq, err));
+                expect_device(c, df, cpu.from, ne, "reordering's from");
+                expect_device(c, dq, cpu.index, m, "reordering's Q");
+                tmap_memre_free(&cpu);
+                tmap_cuda_free(c, dp), tmap_cuda_free(c, dq), tmap_cuda_free(c, df);
+                free(p);
+            }
+    tmap_cuda_close(c);
+}
+
+static void gather_builds_the_array(void **state)
+{
+    tmap_cuda *c = test_gpu_open();
+    enum { NE = 5000, NOUT = 7001 };
+    static const size_t sizes[] = {4, 8, 16, 12};
+    uint32_t from[NOUT];
+    for (uint32_t x = 0; x < NOUT; x++)
+        from[x] = x % 7 == 3 ? TMAP_MEMRE_EMPTY : (x * 2654435761u) % NE;
+    tmap_memre m = {from, NOUT, NULL, NULL};
+    uint64_t df = upload(c, from, sizeof from);
+    for (size_t si = 0; si < 4; si++) {
+        size_t eb = sizes[si];
+        unsigned char *a = malloc(NE * eb), *want = malloc(NOUT * eb), *got = malloc(NOUT * eb);
+        for (size_t b = 0; b < NE * eb; b++)
+            a[b] = (unsigned char)(b * 131 + 7);
+        tmap_memre_gather(&m, a, eb, want);
+        uint64_t da = upload(c, a, NE * eb), dd = dev_alloc(c, NOUT * eb);
+        TMAP_CHECK(tmap_gpu_memre_gather(df, NOUT, da, eb, dd, NULL, err));
+        TMAP_CHECK(tmap_cuda_download(c, got, dd, NOUT * eb, err));
+        if (memcmp(got, want, NOUT * eb))
+            fail_msg("the gather of %zu-byte elements differs from the CPU's", eb);
+        tmap_cuda_free(c, da), tmap_cuda_free(c, dd);
+        free(a), free(want), free(got);
+    }
+    tmap_cuda_free(c, df);
+    tmap_error e = {0};
+    assert_int_equal(tmap_gpu_memre_reorder(0, 0, 1, 1, 0, 0, &e), TMAP_ERR_INVALID);
+    tmap_cuda_close(c);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(layouts_equal_cpu),
+        cmocka_unit_test(gather_builds_the_array),
+    };
+    return test_gpu_main(tests, NULL, NULL);
+}
