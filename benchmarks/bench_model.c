@@ -18,10 +18,23 @@
  * percentage points, the sign right on the candidates that move the
  * measured time by more than 5%, and the kernels whose predicted best is
  * within 5% of the measured best.
- *   bench_model [--reps N] [--seed S] [MANIFEST.json...]
+ * With --dump DIR, each kernel's data is also written to DIR/NAME/, so that
+ * models can be fitted on the CPU (bench_model --from DIR, later):
+ *   kernel.ptx  the PTX the evaluation ran
+ *   meta.txt    "key value" lines: kernel, entry, nthreads, nblocks, block_size,
+ *               nsms, blocks_per_sm, registers, local_bytes, shared_bytes,
+ *               mechanism, device, sm_clock_khz, mem_clock_khz, original_ms;
+ *               then per candidate "cand ALGO MEASURED_MS APPLY_MS GAIN"
+ *   agg.bin     per candidate in that order, little-endian uint32:
+ *               c[w][b] = max over warp w's threads of BBV_t[b],
+ *               a[w][b] = sum over them (nwarps x nblocks each), and
+ *               d[w] = distinct 32-byte sectors of the warp's perm[i] * 4
+ *               (what a redirected tid-indexed 4-byte access touches)
+ *   bench_model [--reps N] [--seed S] [--dump DIR] [MANIFEST.json...]
  */
 #include <getopt.h>
 #include <math.h>
+#include <sys/stat.h>
 
 #include "benchmarks/benchutil.h"
 #include "common/base.h"
@@ -134,8 +147,101 @@ static tmap_status report_kernel(const char *name, const tmap_eval *e, const cha
     return st;
 }
 
-static tmap_status one(tmap_cuda *c, const char *path, uint64_t seed, int reps, tally *t,
-                       tmap_error *err)
+
+/* c, a (nwarps x nb) and d (nwarps) of one grouping, appended to f. */
+static tmap_status dump_grouping(FILE *f, const tmap_bbv *bbv, const uint32_t *perm,
+                                 tmap_error *err)
+{
+    size_t n = bbv->nthreads, nb = bbv->nblocks, nw = (n + 31) / 32;
+    uint32_t *c = calloc(nw * nb + 1, sizeof *c), *d = calloc(nw + 1, sizeof *d);
+    uint64_t *a = calloc(nw * nb + 1, sizeof *a);
+    uint32_t *a32 = calloc(nw * nb + 1, sizeof *a32);
+    tmap_status st = c && d && a && a32 ? TMAP_OK : tmap_fail(err, TMAP_ERR_NOMEM, "out of memory");
+    for (size_t i = 0; !st && i < n; i++) {
+        size_t w = i / 32, t = perm ? perm[i] : i;
+        const uint32_t *row = &bbv->counts[t * nb];
+        for (size_t b = 0; b < nb; b++) {
+            if (row[b] > c[w * nb + b])
+                c[w * nb + b] = row[b];
+            a[w * nb + b] += row[b];
+        }
+    }
+    for (size_t k = 0; !st && k < nw * nb; k++) {
+        if (a[k] > UINT32_MAX)
+            st = tmap_fail(err, TMAP_ERR_UNSUPPORTED, "dump: a warp's count sum %llu exceeds 32 bits",
+                           (unsigned long long)a[k]);
+        a32[k] = (uint32_t)a[k];
+    }
+    for (size_t w = 0; !st && w < nw; w++) {
+        uint32_t sec[32];
+        size_t ns = 0;
+        for (size_t i = w * 32; i < n && i < w * 32 + 32; i++) {
+            uint32_t s = (uint32_t)((perm ? perm[i] : i) / 8), j = 0;
+            while (j < ns && sec[j] != s)
+                j++;
+            if (j == ns)
+                sec[ns++] = s;
+        }
+        d[w] = (uint32_t)ns;
+    }
+    if (!st && (fwrite(c, sizeof *c, nw * nb, f) != nw * nb ||
+                fwrite(a32, sizeof *a32, nw * nb, f) != nw * nb || fwrite(d, sizeof *d, nw, f) != nw))
+        st = tmap_fail(err, TMAP_ERR_IO, "dump: write failed");
+    free(c), free(d), free(a), free(a32);
+    return st;
+}
+
+static tmap_status dump_kernel(const char *dir, const char *name, const tmap_eval *e,
+                               const char *ptx, tmap_error *err)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    mkdir(dir, 0777);
+    mkdir(path, 0777);
+    snprintf(path, sizeof path, "%s/%s/kernel.ptx", dir, name);
+    FILE *f = fopen(path, "w");
+    if (!f || fputs(ptx, f) < 0) {
+        if (f) fclose(f);
+        return tmap_fail(err, TMAP_ERR_IO, "%s: cannot write", path);
+    }
+    fclose(f);
+    snprintf(path, sizeof path, "%s/%s/meta.txt", dir, name);
+    f = fopen(path, "w");
+    if (!f)
+        return tmap_fail(err, TMAP_ERR_IO, "%s: cannot write", path);
+    fprintf(f, "kernel %s\nentry %s\nnthreads %zu\nnblocks %zu\nblock_size %zu\nnsms %zu\n"
+            "blocks_per_sm %zu\nregisters %d\nlocal_bytes %d\nshared_bytes %d\nmechanism %s\n"
+            "device %s\ncc %d%d\nsm_clock_khz %d\nmem_clock_khz %d\noriginal_ms %.6f\n", name,
+            e->entry, e->bbv.nthreads, e->bbv.nblocks, e->params.block_size, e->params.nsms,
+            e->params.blocks_per_sm, e->stats.registers, e->stats.local_bytes,
+            e->stats.static_shared_bytes, tmap_mechanism_name(e->mechanism), e->device.name,
+            e->device.cc_major, e->device.cc_minor, e->device.clock_khz, e->device.mem_clock_khz,
+            e->original_ms);
+    for (size_t i = 0; i < e->plan.n; i++) {
+        const tmap_candidate *c = &e->plan.cand[i];
+        if (c->available && isfinite(i ? e->measured_ms[i] : e->original_ms))
+            fprintf(f, "cand %s %.6f %.6f %.6f\n", tmap_algo_name(c->algo),
+                    i ? e->measured_ms[i] : e->original_ms, i ? e->measured_apply_ms[i] : 0.0,
+                    c->gain);
+    }
+    fclose(f);
+    snprintf(path, sizeof path, "%s/%s/agg.bin", dir, name);
+    f = fopen(path, "wb");
+    if (!f)
+        return tmap_fail(err, TMAP_ERR_IO, "%s: cannot write", path);
+    tmap_status st = TMAP_OK;
+    for (size_t i = 0; !st && i < e->plan.n; i++) {
+        const tmap_candidate *c = &e->plan.cand[i];
+        if (c->available && isfinite(i ? e->measured_ms[i] : e->original_ms))
+            st = dump_grouping(f, &e->bbv, i ? c->perm : NULL, err);
+    }
+    if (fclose(f) && !st)
+        st = tmap_fail(err, TMAP_ERR_IO, "%s: write failed", path);
+    return st;
+}
+
+static tmap_status one(tmap_cuda *c, const char *path, uint64_t seed, int reps, const char *dump,
+                       tally *t, tmap_error *err)
 {
     tmap_manifest *m = NULL;
     char *ptx = NULL, *entry = NULL;
@@ -149,6 +255,7 @@ static tmap_status one(tmap_cuda *c, const char *path, uint64_t seed, int reps, 
     if (!st) st = tmap_evaluate(c, m, &o, &e, err);
     have = st == TMAP_OK;
     if (!st) st = report_kernel(tmap_manifest_name(m), &e, ptx, t, err);
+    if (!st && dump) st = dump_kernel(dump, tmap_manifest_name(m), &e, ptx, err);
     if (have)
         tmap_eval_free(&e);
     free(ptx), free(entry);
@@ -159,16 +266,20 @@ static tmap_status one(tmap_cuda *c, const char *path, uint64_t seed, int reps, 
 int main(int argc, char **argv)
 {
     static const struct option lo[] = {{"reps", 1, 0, 'r'}, {"seed", 1, 0, 's'},
+                                       {"dump", 1, 0, 'd'},
                                        {"help", 0, 0, 'h'}, {0}};
     int reps = 10;
     uint64_t seed = 7;
+    const char *dump = NULL;
     for (int ch; (ch = getopt_long(argc, argv, "h", lo, NULL)) != -1;) {
         if (ch == 'r' && atoi(optarg) > 0)
             reps = atoi(optarg);
         else if (ch == 's')
             seed = strtoull(optarg, NULL, 10);
+        else if (ch == 'd')
+            dump = optarg;
         else {
-            fprintf(stderr, "usage: bench_model [--reps N] [--seed S] [MANIFEST.json...]\n");
+            fprintf(stderr, "usage: bench_model [--reps N] [--seed S] [--dump DIR] [MANIFEST.json...]\n");
             return ch == 'h' ? 0 : 2;
         }
     }
@@ -190,7 +301,7 @@ int main(int argc, char **argv)
     memset(&t, 0, sizeof t);
     for (size_t i = 0; i < n; i++) {
         tmap_error e = {0};
-        if (one(c, list[i], seed, reps, &t, &e))
+        if (one(c, list[i], seed, reps, dump, &t, &e))
             printf("%-20s failed: %s\n", list[i], e.message);
         free(list[i]);
     }
