@@ -185,7 +185,7 @@ static tmap_status report_kernel(const kdata *k, const mparams *mp, tally *t, tm
         printf("%-20s %-12s %9.4f %9.1f | %9.1f %9.1f | %s", k->name, k->algo[i], k->ms[i],
                meas, pred[M_SCHED], pred[M_SM90], x.issue_src);
         if (mp->verbose) /* the SM model's terms, in ms at the SM clock */
-            printf("  ms: %.4f = max(issue %.4f, latency %.4f, memory %.4f)",
+            printf("  ms: %.4f = max(issue %.4f + stalls %.4f, memory %.4f)",
                    parts.cycles / k->sm_clock_khz, parts.issue / k->sm_clock_khz,
                    parts.latency / k->sm_clock_khz, parts.memory / k->sm_clock_khz);
         printf("\n");
