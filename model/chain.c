@@ -206,7 +206,7 @@ static tmap_status block_chain(const tmap_lat_table *t, const tmap_ptx_func *f, 
     if (!st && self)
         st = chain_pass(t, f, at, blk, acc, nacc, l2_latency, r, early, l1, &e2, &l2, err);
     free(early);
-    double v = self ? (getenv("TMAP_LAST") ? l2 - l1 : e2 - e1) : e1;
+    double v = self ? e2 - e1 : e1;
     *out = v > blk->ninstr ? v : blk->ninstr;
     return st;
 }

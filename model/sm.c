@@ -6,7 +6,10 @@
  * of the L2's bandwidth.  docs/model.md states it:
  *
  *   per warp w      I_w = sum_b c_wb issue_b + constant replays
- *                   L_w = sum_b c_wb latency_b
+ *                   L_w = sum_b c_wb latency_b + wavefronts: an access
+ *                   whose a/c lanes touch as many lines (gathered, or
+ *                   data ones scattered, s_w) waits a cycle for each
+ *                   line after the first: c (a/c - 1)(gather_n + data_n s_w)
  *                   S_w = sum_b sectors of b's accesses (below)
  *   per block k     warp j of k goes to sub-partition j mod P;
  *                   I_ks = sum of its warps' I_w on sub-partition s,
@@ -88,6 +91,9 @@ static tmap_status blocks_check(const tmap_sm_block *blk, size_t n, tmap_error *
     return TMAP_OK;
 }
 
+/* Cycles between two L1 wavefronts of one request. */
+enum { WAVEFRONT_CYCLES = 1 };
+
 /* One warp's issue, latency and sector totals. */
 typedef struct warp_cost {
     double issue, latency, sectors;
@@ -120,7 +126,12 @@ static warp_cost warp_of(const tmap_warp_counts *w, const tmap_sm_block *blk,
             continue;
         const tmap_sm_block *x = &blk[b];
         r.issue += cb * x->issue + p->const_replay * x->const_n * (ab - cb) * (1 - h);
-        r.latency += cb * x->latency;
+        /* an access whose lanes touch k lines is k L1 wavefronts, processed
+         * one a cycle (Nsight Compute's profiling guide): the last is k - 1
+         * cycles behind the first; a/c lanes a request */
+        double extra = ab / cb - 1;
+        r.latency += cb * x->latency + WAVEFRONT_CYCLES * cb * extra *
+                                           (x->gather_n + x->data_n * scattered);
         r.sectors += fmax(x->affine_n * cb, ab * x->affine_bytes / 32) +
                      (p->redirect ? x->affine_n * u * scattered : 0) +
                      ab * x->data_bytes / 32 + x->data_n * u * scattered + x->gather_n * ab;
@@ -327,7 +338,8 @@ static void add_access(tmap_sm_block *b, const tmap_access *a)
     if (a->space == TMAP_SPACE_CONST) {
         b->const_n += a->cls != TMAP_ACCESS_UNIFORM;
     } else if (a->space == TMAP_SPACE_LOCAL) {
-        if (getenv("TMAP_LOCAL")) b->affine_n += 1, b->affine_bytes += a->bytes;
+        /* the thread's own words, interleaved: L1 traffic, left out of the
+         * L2 term (which threads share an SM's L1 is not modelled) */
     } else if (a->cls == TMAP_ACCESS_AFFINE) {
         if (a->space != TMAP_SPACE_SHARED)
             b->affine_n += 1, b->affine_bytes += a->bytes;

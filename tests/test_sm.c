@@ -43,7 +43,8 @@ static void hand_init(hand *h, size_t nthreads, size_t block_size, const uint32_
 static double time_of(const hand *h, const tmap_sm_block *b, size_t nsms, size_t r,
                       double bw, tmap_sm_time_parts *parts)
 {
-    tmap_sm_params p = {nsms, r, 4, h->w.block_size / 32, bw, 0, 0};
+    tmap_sm_params p = {.nsms = nsms, .blocks_per_sm = r, .subpartitions = 4,
+                        .warps_per_block = h->w.block_size / 32, .bytes_per_cycle = bw};
     tmap_sm_time_parts t;
     TMAP_CHECK(tmap_sm_time(&h->w, b, &p, parts ? parts : &t, err));
     return parts ? parts->cycles : t.cycles;
@@ -137,6 +138,10 @@ static void test_sectors(void **state)
     h.d[0] = 18;
     time_of(&h, &data, 1, 1, 32, &t);
     assert_true(t.memory == 12 + 16);
+    /* the gather's 32 lines a request are 32 wavefronts, a cycle apart: 31
+     * cycles of each of the 3 requests wait (latency 1, issue 1: 3 + 93 - 3) */
+    time_of(&h, &gather, 1, 1, 32, &t);
+    assert_true(t.latency == 93);
     /* uniform accesses are L1 hits: no sectors */
     tmap_sm_block uni = {.issue = 1, .latency = 1, .uniform_n = 2};
     time_of(&h, &uni, 1, 1, 32, &t);
@@ -151,7 +156,8 @@ static void test_constant_replays(void **state)
 {
     uint32_t c[] = {4}, a_full[] = {128}, a_part[] = {32};
     tmap_sm_block b = {.issue = 2, .latency = 2, .const_n = 1};
-    tmap_sm_params p = {1, 1, 4, 1, 0, 10, 0};
+    tmap_sm_params p = {.nsms = 1, .blocks_per_sm = 1, .subpartitions = 4,
+                        .warps_per_block = 1, .const_replay = 10};
     tmap_sm_time_parts t;
     hand h;
     hand_init(&h, 32, 32, c, a_full);
@@ -301,8 +307,10 @@ static void test_bad_input(void **state)
     uint32_t c[] = {1};
     hand_init(&h, 32, 32, c, NULL);
     tmap_sm_block neg = {.issue = -1}, ok = {.issue = 1};
-    tmap_sm_params p = {1, 1, 4, 1, 0, 0, 0}, zero = {0, 1, 4, 1, 0, 0, 0};
-    tmap_sm_params wide = {1, 1, 99, 1, 0, 0, 0}, shape = {1, 1, 4, 2, 0, 0, 0};
+    tmap_sm_params p = {.nsms = 1, .blocks_per_sm = 1, .subpartitions = 4,
+                        .warps_per_block = 1};
+    tmap_sm_params zero = p, wide = p, shape = p;
+    zero.nsms = 0, wide.subpartitions = 99, shape.warps_per_block = 2;
     tmap_sm_time_parts t;
     tmap_error e = {0};
     assert_int_equal(tmap_sm_time(&h.w, &neg, &p, &t, &e), TMAP_ERR_INVALID);
