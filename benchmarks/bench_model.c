@@ -7,113 +7,192 @@
  *   measured  -- from the kernel-only medians (layout transform or
  *                redirection, the kernel between its events) against the
  *                original kernel's median;
- *   scheduled -- the paper's BBV-weighted-scheduled (the plan's gain);
- *   sub-sum   -- the sub-partition model (model/sm.c) with SASS
- *                instruction counts as issue cycles where nvdisasm is found
- *                (else PTX counts) and, as each block's latency, the sum
- *                of its instructions' latencies (tmap_lat_blocks);
- *   sub-chain -- the same with each block's latency chain
- *                (tmap_lat_chains: in-order issue, register dependences).
+ *   scheduled -- the paper's BBV-weighted-scheduled (eq. 2-4, dynamic
+ *                round robin);
+ *   sm90      -- the SM model (model/sm.c) with SASS instruction counts as
+ *                issue cycles where nvdisasm is found (else PTX counts).
  * Prints one row per candidate and, per model, the mean absolute error in
  * percentage points, the sign right on the candidates that move the
  * measured time by more than 5%, and the kernels whose predicted best is
  * within 5% of the measured best.
- *   bench_model [--reps N] [--seed S] [MANIFEST.json...]
+ *
+ * With --dump DIR, each kernel's data is also written to DIR/NAME/, and
+ * --from DIR prints the same table from such a folder on the CPU (no GPU):
+ *   kernel.ptx  the PTX the evaluation ran
+ *   sass.txt    `nvdisasm -gp` of it, assembled as tmap_sass_block_counts
+ *               does (written by the caller; absent: PTX counts)
+ *   meta.txt    "key value" lines: kernel, entry, nthreads, nblocks, block_size,
+ *               nsms, blocks_per_sm, registers, local_bytes, shared_bytes,
+ *               mechanism, device, sm_clock_khz, mem_clock_khz, original_ms;
+ *               then per candidate "cand ALGO MEASURED_MS APPLY_MS GAIN"
+ *   agg.bin     per candidate in that order, little-endian uint32: the
+ *               tmap_warp_counts c, a (nwarps x nblocks each) and d (nwarps)
+ * The SM model's parameters come from the latency table (--table, else the
+ * default sm_90 table): tmap_sm_table_params.  TMAP_V=1 in the environment
+ * adds the model's terms to each row (in ms at the SM clock), TMAP_V=2 each
+ * CFG block's costs.
+ *   bench_model [--reps N] [--seed S] [--dump DIR] [--table TSV] [MANIFEST.json...]
+ *   bench_model --from DIR [--table TSV]
  */
+#include <dirent.h>
 #include <getopt.h>
 #include <math.h>
+#include <sys/stat.h>
 
 #include "benchmarks/benchutil.h"
 #include "common/base.h"
 
-enum { M_SCHED, M_SUM, M_CHAIN, M_COUNT };
-static const char *const model_name[M_COUNT] = {"scheduled", "sub-sum", "sub-chain"};
+enum { M_SCHED, M_SM90, M_COUNT };
+static const char *const model_name[M_COUNT] = {"scheduled", "sm90"};
 
 typedef struct tally {
     double abs_err[M_COUNT];
     size_t n, moved, sign_ok[M_COUNT], kernels, best_ok[M_COUNT];
 } tally;
 
-/* Issue cycles per block execution: SASS counts, else PTX counts. */
-static const char *block_issue(const tmap_eval *e, const char *ptx, double *issue)
+/* One kernel's evaluation, from the GPU or from a dump. */
+typedef struct kdata {
+    char name[128], entry[256], mechanism[64];
+    char *ptx, *sass;        /* sass: the listing, or NULL */
+    size_t nthreads, nblocks, block_size, nsms, blocks_per_sm;
+    double sm_clock_khz;
+    size_t ncand;
+    char algo[TMAP_ALGO_COUNT][32];
+    double ms[TMAP_ALGO_COUNT], apply_ms[TMAP_ALGO_COUNT], gain[TMAP_ALGO_COUNT];
+    tmap_warp_counts wc[TMAP_ALGO_COUNT];
+} kdata;
+
+static void kdata_free(kdata *k)
 {
-    char arch[16];
-    snprintf(arch, sizeof arch, "sm_%d%d", e->device.cc_major, e->device.cc_minor);
-    tmap_error err = {0};
-    if (tmap_sass_block_counts(ptx, e->cfg, arch, issue, NULL, &err) == TMAP_OK)
-        return "SASS";
-    for (size_t b = 0; b < e->cfg->nblocks; b++)
-        issue[b] = e->cfg->blocks[b].ninstr;
-    return "PTX";
+    free(k->ptx), free(k->sass);
+    for (size_t i = 0; i < k->ncand; i++)
+        tmap_warp_counts_free(&k->wc[i]);
 }
 
-static tmap_status subpart_time(const tmap_eval *e, const uint32_t *perm, const double *issue,
-                                const double *lat, double *cycles, tmap_error *err)
+/* ------------------------------------------------------------ the models */
+
+typedef struct kmodel {
+    tmap_ptx_module *m;
+    tmap_cfg *cfg;
+    double *lat;          /* the paper's lat[b] */
+    tmap_sm_model sm;     /* the SM model */
+    const char *issue_src;
+} kmodel;
+
+static void kmodel_free(kmodel *x)
 {
-    size_t nwarps = (e->bbv.nthreads + 31) / 32;
-    double *wi = malloc(nwarps * sizeof *wi), *wl = malloc(nwarps * sizeof *wl);
-    tmap_sm_params p = {e->params.nsms, e->params.blocks_per_sm, 4,
-                        (e->params.block_size + 31) / 32};
-    tmap_status st = wi && wl ? TMAP_OK : tmap_fail(err, TMAP_ERR_NOMEM, "out of memory");
+    tmap_ptx_free(x->m);
+    tmap_cfg_free(x->cfg);
+    free(x->lat);
+    tmap_sm_model_free(&x->sm);
+}
+
+static tmap_status kmodel_make(const kdata *k, const tmap_lat_table *t, kmodel *x,
+                               tmap_error *err)
+{
+    memset(x, 0, sizeof *x);
+    double *sass = malloc((k->nblocks + 1) * sizeof *sass);
+    tmap_status st = sass ? TMAP_OK : tmap_fail(err, TMAP_ERR_NOMEM, "out of memory");
+    if (!st) st = tmap_ptx_parse(k->ptx, strlen(k->ptx), "kernel.ptx", &x->m, err);
+    if (!st) st = tmap_cfg_build(x->m, k->entry, &x->cfg, err);
+    if (!st && x->cfg->nblocks != k->nblocks)
+        st = tmap_fail(err, TMAP_ERR_FORMAT, "%s: %zu CFG blocks, %zu counted", k->name,
+                       x->cfg->nblocks, k->nblocks);
+    if (!st) st = tmap_lat_blocks(t, x->cfg, &x->lat, NULL, err);
+    x->issue_src = "SASS";
+    tmap_error ignored = {0};
+    if (!st && (k->sass ? tmap_sass_count_listing(k->sass, x->cfg, sass, NULL, &ignored)
+                        : tmap_sass_block_counts(k->ptx, x->cfg, "sm_90", sass, NULL, &ignored))) {
+        free(sass);
+        sass = NULL;
+        x->issue_src = "PTX";
+    }
     if (!st)
-        st = tmap_sm_warps(&e->bbv, perm, issue, lat, wi, wl, err);
+        st = tmap_sm_model_make(t, x->m, k->entry, x->cfg, sass, k->nsms, k->blocks_per_sm,
+                                k->block_size, !strcmp(k->mechanism, "redirection"), &x->sm, err);
+    free(sass);
+    if (st)
+        kmodel_free(x);
+    return st;
+}
+
+/* The paper's BBV-weighted-scheduled from the warp counts. */
+static tmap_status sched_time(const kdata *k, const kmodel *x, const tmap_warp_counts *w,
+                              double *cycles, tmap_error *err)
+{
+    size_t wpb = (k->block_size + 31) / 32, nb = (w->nwarps + wpb - 1) / wpb;
+    double *tt = calloc(nb + 1, sizeof *tt);
+    if (!tt)
+        return tmap_fail(err, TMAP_ERR_NOMEM, "out of memory");
+    for (size_t v = 0; v < w->nwarps; v++)
+        for (size_t b = 0; b < w->nblocks; b++)
+            tt[v / wpb] += x->lat[b] * w->c[v * w->nblocks + b];
+    tmap_status st = tmap_sched_dynamic(tt, nb, k->nsms, k->blocks_per_sm, cycles, NULL, err);
+    free(tt);
+    return st;
+}
+
+static tmap_status model_times(const kdata *k, const kmodel *x, const tmap_warp_counts *w,
+                               double t[M_COUNT], tmap_sm_time_parts *parts, tmap_error *err)
+{
+    tmap_status st = sched_time(k, x, w, &t[M_SCHED], err);
     if (!st)
-        st = tmap_sm_schedule(wi, wl, nwarps, &p, cycles, err);
-    free(wi), free(wl);
+        st = tmap_sm_time(w, x->sm.blocks, &x->sm.params, parts, err);
+    t[M_SM90] = parts->cycles;
     return st;
 }
 
 static double pct(double orig, double cand) { return 100.0 * (1.0 - cand / orig); }
 
-/* Each block's latency chain, with the table the evaluation used. */
-static tmap_status block_chains(const tmap_eval *e, const char *ptx, double **chain,
-                                tmap_error *err)
-{
-    tmap_lat_table *t = NULL;
-    tmap_ptx_module *m = NULL;
-    tmap_status st = tmap_lat_load(e->table, &t, err);
-    if (!st) st = tmap_ptx_parse(ptx, strlen(ptx), "kernel.ptx", &m, err);
-    if (!st) st = tmap_lat_chains(t, m, e->entry, chain, err);
-    tmap_ptx_free(m);
-    tmap_lat_free(t);
-    return st;
-}
+typedef struct mparams {
+    const tmap_lat_table *table;
+    int verbose;          /* 1: the SM model's terms per row; 2: and per CFG block */
+} mparams;
 
 /* Rows of one kernel; adds to the tally. */
-static tmap_status report_kernel(const char *name, const tmap_eval *e, const char *ptx,
-                                 tally *t, tmap_error *err)
+static tmap_status report_kernel(const kdata *k, const mparams *mp, tally *t, tmap_error *err)
 {
-    double *issue = malloc((e->cfg->nblocks + 1) * sizeof *issue), *chain = NULL, t0, c0;
-    if (!issue)
-        return tmap_fail(err, TMAP_ERR_NOMEM, "out of memory");
-    const char *src = block_issue(e, ptx, issue);
-    tmap_status st = block_chains(e, ptx, &chain, err);
-    if (!st) st = subpart_time(e, NULL, issue, e->lat, &t0, err);
-    if (!st) st = subpart_time(e, NULL, issue, chain, &c0, err);
-    double best_meas = INFINITY, best_pred[M_COUNT] = {INFINITY, INFINITY, INFINITY};
-    int arg_pred[M_COUNT] = {0};
-    double meas_of[TMAP_ALGO_COUNT] = {0};
-    for (size_t i = 0; !st && i < e->plan.n; i++) {
-        const tmap_candidate *c = &e->plan.cand[i];
-        double ms = i ? e->measured_ms[i] : e->original_ms; /* the identity: as written */
-        meas_of[i] = ms;
-        if (!c->available || !isfinite(ms))
-            continue;
-        double tc, cc;
-        st = subpart_time(e, i ? c->perm : NULL, issue, e->lat, &tc, err);
-        if (!st)
-            st = subpart_time(e, i ? c->perm : NULL, issue, chain, &cc, err);
+    kmodel x;
+    tmap_status st = kmodel_make(k, mp->table, &x, err);
+    if (st)
+        return st;
+    double t0[M_COUNT], best_meas = INFINITY, best_pred[M_COUNT], ms0 = k->ms[0];
+    size_t arg_pred[M_COUNT] = {0};
+    for (int m = 0; m < M_COUNT; m++)
+        best_pred[m] = INFINITY;
+    if (mp->verbose > 1)
+        for (size_t b = 0; b < k->nblocks; b++) {
+            uint32_t cmax = 0;
+            for (size_t v = 0; v < k->wc[0].nwarps; v++)
+                if (k->wc[0].c[v * k->nblocks + b] > cmax)
+                    cmax = k->wc[0].c[v * k->nblocks + b];
+            const tmap_sm_block *q = &x.sm.blocks[b];
+            printf("#   block %2zu line %4u ptx %3u: issue %6.1f latency %6.1f lat %6.1f | aff %g/%gB "
+                   "data %g gather %g unif %g const %g | max c %u\n", b, x.cfg->blocks[b].line,
+                   x.cfg->blocks[b].ninstr, q->issue, q->latency, x.lat[b], q->affine_n,
+                   q->affine_bytes, q->data_n, q->gather_n, q->uniform_n, q->const_n, cmax);
+        }
+    tmap_sm_time_parts parts;
+    st = model_times(k, &x, &k->wc[0], t0, &parts, err);
+    for (size_t i = 0; !st && i < k->ncand; i++) {
+        double tc[M_COUNT], pred[M_COUNT];
+        st = model_times(k, &x, &k->wc[i], tc, &parts, err);
         if (st)
             break;
-        double pred[M_COUNT] = {100.0 * c->gain, pct(t0, tc), pct(c0, cc)};
-        double meas = pct(e->original_ms, ms);
-        printf("%-20s %-11s %9.4f %9.1f | %9.1f %9.1f %9.1f | %s\n", name,
-               tmap_algo_name(c->algo), ms, meas, pred[M_SCHED], pred[M_SUM], pred[M_CHAIN], src);
-        if (ms < best_meas)
-            best_meas = ms;
         for (int m = 0; m < M_COUNT; m++)
-            if (-pred[m] < best_pred[m])
-                best_pred[m] = -pred[m], arg_pred[m] = (int)i;
+            pred[m] = pct(t0[m], tc[m]);
+        double meas = pct(ms0, k->ms[i]);
+        printf("%-20s %-12s %9.4f %9.1f | %9.1f %9.1f | %s", k->name, k->algo[i], k->ms[i],
+               meas, pred[M_SCHED], pred[M_SM90], x.issue_src);
+        if (mp->verbose) /* the SM model's terms, in ms at the SM clock */
+            printf("  ms: %.4f = max(issue %.4f + stalls %.4f, memory %.4f)",
+                   parts.cycles / k->sm_clock_khz, parts.issue / k->sm_clock_khz,
+                   parts.latency / k->sm_clock_khz, parts.memory / k->sm_clock_khz);
+        printf("\n");
+        best_meas = fmin(best_meas, k->ms[i]);
+        for (int m = 0; m < M_COUNT; m++)
+            if (tc[m] < best_pred[m])
+                best_pred[m] = tc[m], arg_pred[m] = i;
         if (i == 0)
             continue;
         t->n++;
@@ -127,19 +206,168 @@ static tmap_status report_kernel(const char *name, const tmap_eval *e, const cha
     if (!st) {
         t->kernels++;
         for (int m = 0; m < M_COUNT; m++)
-            t->best_ok[m] += meas_of[arg_pred[m]] <= 1.05 * best_meas;
+            t->best_ok[m] += k->ms[arg_pred[m]] <= 1.05 * best_meas;
     }
-    free(issue);
-    free(chain);
+    kmodel_free(&x);
     return st;
 }
 
-static tmap_status one(tmap_cuda *c, const char *path, uint64_t seed, int reps, tally *t,
-                       tmap_error *err)
+/* ------------------------------------------------------------ dump, load */
+
+static tmap_status write_text(const char *path, const char *text, tmap_error *err)
+{
+    return tmap_file_write(path, text, strlen(text), err);
+}
+
+static tmap_status dump_kernel(const char *dir, const kdata *k, tmap_error *err)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, k->name);
+    mkdir(dir, 0777);
+    mkdir(path, 0777);
+    snprintf(path, sizeof path, "%s/%s/kernel.ptx", dir, k->name);
+    tmap_status st = write_text(path, k->ptx, err);
+    if (st)
+        return st;
+    snprintf(path, sizeof path, "%s/%s/meta.txt", dir, k->name);
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return tmap_fail(err, TMAP_ERR_IO, "%s: cannot write", path);
+    fprintf(f, "kernel %s\nentry %s\nnthreads %zu\nnblocks %zu\nblock_size %zu\nnsms %zu\n"
+            "blocks_per_sm %zu\nmechanism %s\nsm_clock_khz %.0f\n", k->name, k->entry,
+            k->nthreads, k->nblocks, k->block_size, k->nsms, k->blocks_per_sm, k->mechanism,
+            k->sm_clock_khz);
+    for (size_t i = 0; i < k->ncand; i++)
+        fprintf(f, "cand %s %.6f %.6f %.6f\n", k->algo[i], k->ms[i], k->apply_ms[i], k->gain[i]);
+    fclose(f);
+    snprintf(path, sizeof path, "%s/%s/agg.bin", dir, k->name);
+    f = fopen(path, "wb");
+    if (!f)
+        return tmap_fail(err, TMAP_ERR_IO, "%s: cannot write", path);
+    for (size_t i = 0; !st && i < k->ncand; i++) {
+        const tmap_warp_counts *w = &k->wc[i];
+        size_t n = w->nwarps * w->nblocks;
+        if (fwrite(w->c, 4, n, f) != n || fwrite(w->a, 4, n, f) != n ||
+            fwrite(w->d, 4, w->nwarps, f) != w->nwarps)
+            st = tmap_fail(err, TMAP_ERR_IO, "%s: write failed", path);
+    }
+    if (fclose(f) && !st)
+        st = tmap_fail(err, TMAP_ERR_IO, "%s: write failed", path);
+    return st;
+}
+
+static tmap_status read_meta(const char *path, kdata *k, tmap_error *err)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return tmap_fail(err, TMAP_ERR_IO, "%s: cannot open", path);
+    char line[1024], key[64], val[512];
+    unsigned ln = 0;
+    tmap_status st = TMAP_OK;
+    while (!st && fgets(line, sizeof line, f)) {
+        ln++;
+        if (sscanf(line, "%63s %511[^\n]", key, val) != 2)
+            continue;
+        if (!strcmp(key, "cand")) {
+            if (k->ncand == TMAP_ALGO_COUNT ||
+                sscanf(val, "%31s %lf %lf %lf", k->algo[k->ncand], &k->ms[k->ncand],
+                       &k->apply_ms[k->ncand], &k->gain[k->ncand]) != 4)
+                st = tmap_fail(err, TMAP_ERR_FORMAT, "%s:%u: bad candidate", path, ln);
+            k->ncand++;
+        }
+        else if (!strcmp(key, "kernel")) snprintf(k->name, sizeof k->name, "%s", val);
+        else if (!strcmp(key, "entry")) snprintf(k->entry, sizeof k->entry, "%s", val);
+        else if (!strcmp(key, "mechanism")) snprintf(k->mechanism, sizeof k->mechanism, "%s", val);
+        else if (!strcmp(key, "nthreads")) k->nthreads = strtoull(val, NULL, 10);
+        else if (!strcmp(key, "nblocks")) k->nblocks = strtoull(val, NULL, 10);
+        else if (!strcmp(key, "block_size")) k->block_size = strtoull(val, NULL, 10);
+        else if (!strcmp(key, "nsms")) k->nsms = strtoull(val, NULL, 10);
+        else if (!strcmp(key, "blocks_per_sm")) k->blocks_per_sm = strtoull(val, NULL, 10);
+        else if (!strcmp(key, "sm_clock_khz")) k->sm_clock_khz = atof(val);
+    }
+    fclose(f);
+    if (!st && (!k->ncand || !k->nthreads || !k->nblocks || !k->block_size || !k->nsms ||
+                !k->blocks_per_sm || !k->entry[0]))
+        st = tmap_fail(err, TMAP_ERR_FORMAT, "%s: a key is missing", path);
+    return st;
+}
+
+static tmap_status read_counts(const char *path, kdata *k, tmap_error *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return tmap_fail(err, TMAP_ERR_IO, "%s: cannot open", path);
+    size_t wpb = (k->block_size + 31) / 32;
+    size_t nw = k->nthreads / k->block_size * wpb + (k->nthreads % k->block_size + 31) / 32;
+    size_t n = nw * k->nblocks;
+    tmap_status st = TMAP_OK;
+    for (size_t i = 0; !st && i < k->ncand; i++) {
+        tmap_warp_counts *w = &k->wc[i];
+        *w = (tmap_warp_counts){k->nthreads, k->block_size, nw, k->nblocks, malloc(4 * n + 4),
+                                malloc(4 * n + 4), malloc(4 * nw + 4)};
+        if (!w->c || !w->a || !w->d)
+            st = tmap_fail(err, TMAP_ERR_NOMEM, "out of memory");
+        else if (fread(w->c, 4, n, f) != n || fread(w->a, 4, n, f) != n ||
+                 fread(w->d, 4, nw, f) != nw)
+            st = tmap_fail(err, TMAP_ERR_FORMAT, "%s: short", path);
+    }
+    fclose(f);
+    return st;
+}
+
+static tmap_status load_kernel(const char *dir, kdata *k, tmap_error *err)
+{
+    char path[4096];
+    memset(k, 0, sizeof *k);
+    snprintf(path, sizeof path, "%s/meta.txt", dir);
+    tmap_status st = read_meta(path, k, err);
+    snprintf(path, sizeof path, "%s/kernel.ptx", dir);
+    if (!st) st = tmap_file_read(path, &k->ptx, NULL, err);
+    snprintf(path, sizeof path, "%s/sass.txt", dir);
+    tmap_error ignored = {0};
+    if (!st && tmap_file_read(path, &k->sass, NULL, &ignored))
+        k->sass = NULL;
+    snprintf(path, sizeof path, "%s/agg.bin", dir);
+    if (!st) st = read_counts(path, k, err);
+    return st;
+}
+
+/* ------------------------------------------------------------ on the GPU */
+
+static tmap_status from_eval(const char *name, const tmap_eval *e, const char *ptx, kdata *k,
+                             tmap_error *err)
+{
+    memset(k, 0, sizeof *k);
+    snprintf(k->name, sizeof k->name, "%s", name);
+    snprintf(k->entry, sizeof k->entry, "%s", e->entry);
+    snprintf(k->mechanism, sizeof k->mechanism, "%s", tmap_mechanism_name(e->mechanism));
+    k->ptx = strdup(ptx);
+    k->nthreads = e->bbv.nthreads, k->nblocks = e->bbv.nblocks;
+    k->block_size = e->params.block_size, k->nsms = e->params.nsms;
+    k->blocks_per_sm = e->params.blocks_per_sm, k->sm_clock_khz = e->device.clock_khz;
+    tmap_status st = k->ptx ? TMAP_OK : tmap_fail(err, TMAP_ERR_NOMEM, "out of memory");
+    for (size_t i = 0; !st && i < e->plan.n; i++) {
+        const tmap_candidate *c = &e->plan.cand[i];
+        double ms = i ? e->measured_ms[i] : e->original_ms; /* the identity: as written */
+        if (!c->available || !isfinite(ms))
+            continue;
+        size_t j = k->ncand;
+        snprintf(k->algo[j], sizeof k->algo[j], "%s", tmap_algo_name(c->algo));
+        k->ms[j] = ms, k->apply_ms[j] = i ? e->measured_apply_ms[i] : 0, k->gain[j] = c->gain;
+        st = tmap_warp_counts_make(&e->bbv, i ? c->perm : NULL, k->block_size, &k->wc[j], err);
+        k->ncand += !st;
+    }
+    return st;
+}
+
+static tmap_status one(tmap_cuda *c, const char *path, uint64_t seed, int reps, const char *dump,
+                       const mparams *mp, tally *t, tmap_error *err)
 {
     tmap_manifest *m = NULL;
     char *ptx = NULL, *entry = NULL;
     tmap_eval e;
+    kdata k;
+    memset(&k, 0, sizeof k);
     int have = 0;
     tmap_eval_opts o = {.seed = seed, .warmup = 3, .reps = reps, .threshold = 0.05,
                         .groupsize = 32, .scope = -1, .mechanism = -1, .measure_all = 1,
@@ -148,33 +376,116 @@ static tmap_status one(tmap_cuda *c, const char *path, uint64_t seed, int reps, 
     if (!st) st = tmap_manifest_ptx(m, NULL, &ptx, &entry, err);
     if (!st) st = tmap_evaluate(c, m, &o, &e, err);
     have = st == TMAP_OK;
-    if (!st) st = report_kernel(tmap_manifest_name(m), &e, ptx, t, err);
+    if (!st) st = from_eval(tmap_manifest_name(m), &e, ptx, &k, err);
     if (have)
         tmap_eval_free(&e);
+    if (!st && dump) st = dump_kernel(dump, &k, err);
+    if (!st) st = report_kernel(&k, mp, t, err);
+    kdata_free(&k);
     free(ptx), free(entry);
     tmap_manifest_free(m);
     return st;
 }
 
+/* ------------------------------------------------------------ main */
+
+static void header(int reps, uint64_t seed)
+{
+    if (reps)
+        printf("# improvement = 1 - t / t_original, in %%; BBVs measured on seed %llu; %d reps\n",
+               (unsigned long long)seed, reps);
+    printf("%-20s %-12s %9s %9s | %9s %9s | issue\n", "kernel", "candidate", "kernel_ms",
+           "measured", model_name[0], model_name[1]);
+}
+
+static void footer(const tally *t)
+{
+    for (int m = 0; m < M_COUNT; m++)
+        printf("# %-9s: mean absolute error %.1f pp over %zu regroupings; sign right on %zu of "
+               "%zu that move the time > 5%%; best within 5%% of the measured best on %zu of "
+               "%zu kernels\n", model_name[m], t->n ? t->abs_err[m] / t->n : NAN, t->n,
+               t->sign_ok[m], t->moved, t->best_ok[m], t->kernels);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int from_dir(const char *dir, const mparams *mp)
+{
+    DIR *d = opendir(dir);
+    if (!d) {
+        fprintf(stderr, "bench_model: %s: cannot open\n", dir);
+        return 1;
+    }
+    char *names[256];
+    size_t n = 0;
+    for (struct dirent *de; (de = readdir(d)) && n < 256;)
+        if (de->d_name[0] != '.')
+            names[n++] = strdup(de->d_name);
+    closedir(d);
+    qsort(names, n, sizeof *names, cmp_str);
+    printf("# from %s (bench_model --dump), models on the CPU\n", dir);
+    header(0, 0);
+    tally t;
+    memset(&t, 0, sizeof t);
+    for (size_t i = 0; i < n; i++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        kdata k;
+        tmap_error e = {0};
+        if (load_kernel(path, &k, &e) || report_kernel(&k, mp, &t, &e))
+            printf("%-20s failed: %s\n", names[i], e.message);
+        kdata_free(&k);
+        free(names[i]);
+    }
+    footer(&t);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     static const struct option lo[] = {{"reps", 1, 0, 'r'}, {"seed", 1, 0, 's'},
-                                       {"help", 0, 0, 'h'}, {0}};
+                                       {"dump", 1, 0, 'd'}, {"from", 1, 0, 'f'},
+                                       {"table", 1, 0, 't'}, {"help", 0, 0, 'h'}, {0}};
     int reps = 10;
     uint64_t seed = 7;
+    const char *dump = NULL, *from = NULL, *table = NULL;
     for (int ch; (ch = getopt_long(argc, argv, "h", lo, NULL)) != -1;) {
         if (ch == 'r' && atoi(optarg) > 0)
             reps = atoi(optarg);
         else if (ch == 's')
             seed = strtoull(optarg, NULL, 10);
+        else if (ch == 'd')
+            dump = optarg;
+        else if (ch == 'f')
+            from = optarg;
+        else if (ch == 't')
+            table = optarg;
         else {
-            fprintf(stderr, "usage: bench_model [--reps N] [--seed S] [MANIFEST.json...]\n");
+            fprintf(stderr, "usage: bench_model [--reps N] [--seed S] [--dump DIR] "
+                            "[--table TSV] [MANIFEST.json...]\n"
+                            "       bench_model --from DIR [--table TSV]\n");
             return ch == 'h' ? 0 : 2;
         }
     }
+    tmap_error err = {0};
+    char path[4096];
+    tmap_lat_table *lt = NULL;
+    if ((!table && tmap_lat_default_path("sm_90", path, sizeof path, &err)) ||
+        tmap_lat_load(table ? table : path, &lt, &err)) {
+        fprintf(stderr, "bench_model: %s\n", err.message);
+        return 1;
+    }
+    mparams mp = {lt, getenv("TMAP_V") ? atoi(getenv("TMAP_V")) : 0};
+    if (from) {
+        int rc = from_dir(from, &mp);
+        tmap_lat_free(lt);
+        return rc;
+    }
     size_t n = 0;
     char **list = bench_manifests(argc, argv, optind, TMAP_SOURCE_DIR "/benchmarks/suite", &n);
-    tmap_error err = {0};
     tmap_cuda *c = NULL;
     tmap_device_info d;
     if (tmap_cuda_open(0, &c, &err) || tmap_cuda_info(c, &d, &err)) {
@@ -182,24 +493,18 @@ int main(int argc, char **argv)
         return 1;
     }
     bench_banner(stdout, &d, "# ");
-    printf("# improvement = 1 - t / t_original, in %%; BBVs measured on seed %llu; %d reps\n",
-           (unsigned long long)seed, reps);
-    printf("%-20s %-11s %9s %9s | %9s %9s %9s | issue\n", "kernel", "candidate", "kernel_ms",
-           "measured", model_name[0], model_name[1], model_name[2]);
+    header(reps, seed);
     tally t;
     memset(&t, 0, sizeof t);
     for (size_t i = 0; i < n; i++) {
         tmap_error e = {0};
-        if (one(c, list[i], seed, reps, &t, &e))
+        if (one(c, list[i], seed, reps, dump, &mp, &t, &e))
             printf("%-20s failed: %s\n", list[i], e.message);
         free(list[i]);
     }
     free(list);
-    for (int m = 0; m < M_COUNT; m++)
-        printf("# %-9s: mean absolute error %.1f pp over %zu regroupings; sign right on %zu of "
-               "%zu that move the time > 5%%; best within 5%% of the measured best on %zu of "
-               "%zu kernels\n", model_name[m], t.n ? t.abs_err[m] / t.n : NAN, t.n,
-               t.sign_ok[m], t.moved, t.best_ok[m], t.kernels);
+    footer(&t);
     tmap_cuda_close(c);
+    tmap_lat_free(lt);
     return 0;
 }

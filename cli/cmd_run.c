@@ -21,8 +21,8 @@ static void usage(FILE *f)
     "\n"
     "Runs the manifest's kernel on a new input and regroups it before launch: the\n"
     "per-thread BBVs are predicted (--model) or measured by a profiling run, every\n"
-    "candidate regrouping is scored by the model (BBV-weighted-scheduled plus the\n"
-    "measured cost of applying it), applied for real by layout transform or\n"
+    "candidate regrouping is scored by the model (the SM model, sm90, or --metric,\n"
+    "plus the measured cost of applying it), applied for real by layout transform or\n"
     "redirection (as the safety analysis allows), checked against the original\n"
     "launch's outputs and timed (CUDA events, median).  Prints the report.\n"
     "MANIFEST cannot be - (the files it names are relative to its folder).\n"
@@ -38,6 +38,9 @@ static void usage(FILE *f)
     "  --groupsize G       threads per group, a multiple of 32 (default 32)\n"
     "  --threads N         CPU threads that find the distinct BBV rows (default 1)\n"
     "  --threshold F       required predicted gain (default 0.05)\n"
+    "  --metric M          the model that ranks the candidates: sm90 (default: the SM\n"
+    "                      model, docs/model.md) or scheduled (the paper's\n"
+    "                      BBV-weighted-scheduled)\n"
     "  --chosen-only       apply and time only the chosen candidate\n"
     "  --launches L        launches that will reuse the regrouping (same input): the\n"
     "                      algorithm's time is spread over them (default 1)\n"
@@ -62,7 +65,7 @@ typedef struct run_opts {
 } run_opts;
 
 enum { OPT_MODEL = 0x1800, OPT_SEED, OPT_MECH, OPT_SCOPE, OPT_GROUPSIZE, OPT_THRESHOLD,
-       OPT_CHOSEN, OPT_TABLE, OPT_REPS, OPT_LAUNCHES, OPT_THREADS };
+       OPT_CHOSEN, OPT_TABLE, OPT_REPS, OPT_LAUNCHES, OPT_THREADS, OPT_METRIC };
 
 /* One option (value in optarg): 0 taken, -1 stop. */
 static int run_option(tmap_args *a, run_opts *o, int c)
@@ -71,6 +74,7 @@ static int run_option(tmap_args *a, run_opts *o, int c)
     static const int mech_codes[] = {-1, TMAP_MECH_LAYOUT, TMAP_MECH_REDIRECT};
     static const char *const scopes[] = {"auto", "grid", "block"};
     static const int scope_codes[] = {-1, TMAP_REGROUP_GRID, TMAP_REGROUP_BLOCK};
+    static const char *const metrics[] = {"sm90", "scheduled"};
     long v = 0;
     int i, bad = 0;
     switch (c) {
@@ -90,6 +94,7 @@ static int run_option(tmap_args *a, run_opts *o, int c)
         o->e.groupsize = (size_t)v;
         break;
     case OPT_THRESHOLD: bad = tmap_args_double(a, 0, 0.99, &o->e.threshold); break;
+    case OPT_METRIC: bad = tmap_args_choice(a, metrics, 2, &i); o->e.paper_metric = !bad && i; break;
     case OPT_THREADS: bad = tmap_args_long(a, 1, TMAP_REGROUP_MAX_THREADS, &v); o->e.threads = (size_t)v; break;
     case OPT_CHOSEN: o->e.measure_all = 0; break;
     case OPT_LAUNCHES: bad = tmap_args_double(a, 1, 1e12, &o->e.launches); break;
@@ -142,6 +147,7 @@ int tmap_cmd_run(int argc, char **argv)
         {"table", 1, 0, OPT_TABLE},         {"reps", 1, 0, OPT_REPS},
         {"device", 1, 0, 'd'},              {"launches", 1, 0, OPT_LAUNCHES},
         {"threads", 1, 0, OPT_THREADS},     {"verbose", 0, 0, 'v'},
+        {"metric", 1, 0, OPT_METRIC},
         TMAP_ARGS_OUTPUT, TMAP_ARGS_HELP,   TMAP_ARGS_QUIET, TMAP_ARGS_JSON, {0}};
     run_opts o;
     tmap_args a;

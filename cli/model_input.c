@@ -27,7 +27,10 @@ const char tmap_mi_help[] =
     "  --sms N                number of SMs (default 132, H100/H200 SXM)\n"
     "  --block-size S         threads per thread block (default 256)\n"
     "  --blocks-per-sm M      resident blocks per SM (default min(32, 2048 / S); give the\n"
-    "                         occupancy of the original kernel, e.g. from `threadmap profile`)\n";
+    "                         occupancy of the original kernel, e.g. from `threadmap profile`)\n"
+    "  --metric M             what ranks groupings: sm90 (default with --cfg: the SM model,\n"
+    "                         docs/model.md) or scheduled (the paper's BBV-weighted-\n"
+    "                         scheduled; always without --cfg)\n";
 
 void tmap_mi_defaults(tmap_mi_opts *o)
 {
@@ -45,6 +48,14 @@ int tmap_mi_option(tmap_mi_opts *o, tmap_args *a, int c)
               : c == TMAP_OPT_BPS ? &o->blocks_per_sm : NULL;
     if (c == 'k' || c == TMAP_OPT_SASS) {
         *(c == 'k' ? &o->kernel : &o->sass) = optarg;
+        return 1;
+    }
+    if (c == TMAP_OPT_METRIC) {
+        static const char *const metrics[] = {"sm90", "scheduled"};
+        int i = 0;
+        if (tmap_args_choice(a, metrics, 2, &i))
+            return -1;
+        o->paper_metric = i == 1;
         return 1;
     }
     if (str) {
@@ -77,6 +88,7 @@ void tmap_mi_free(tmap_mi *d)
     free(d->sass);
     tmap_sass_splits_free(&d->splits);
     free(d->perm);
+    tmap_sm_model_free(&d->sm);
     tmap_cfg_free(d->cfg);
     tmap_lat_report_free(&d->report);
     memset(d, 0, sizeof *d);
@@ -127,7 +139,6 @@ static tmap_status from_cfg(const tmap_mi_opts *o, tmap_mi *d, tmap_error *err)
     s = tmap_ptx_parse(text, len, o->cfg, &m, err);
     if (!s)
         s = tmap_cfg_build(m, o->kernel, &d->cfg, err);
-    tmap_ptx_free(m);
     if (!s && o->table)
         snprintf(d->table, sizeof d->table, "%s", o->table);
     else if (!s)
@@ -136,9 +147,16 @@ static tmap_status from_cfg(const tmap_mi_opts *o, tmap_mi *d, tmap_error *err)
         s = tmap_lat_load(d->table, &t, err);
     if (!s)
         s = tmap_lat_blocks(t, d->cfg, &d->lat, &d->report, err);
-    tmap_lat_free(t);
     if (!s && o->sass)
         s = sass_weights(o, text, d, err);
+    /* the grouping is taken to be applied by the layout transform */
+    if (!s && !o->paper_metric)
+        s = tmap_sm_model_make(t, m, o->kernel, d->cfg, d->sass, d->params.nsms,
+                               d->params.blocks_per_sm, d->params.block_size, 0, &d->sm, err);
+    if (!s && !o->paper_metric)
+        d->params.sm = &d->sm;
+    tmap_lat_free(t);
+    tmap_ptx_free(m);
     free(text);
     return s ? s : check_names(o, d, err);
 }

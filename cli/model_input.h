@@ -14,12 +14,14 @@
 typedef struct tmap_mi_opts {
     const char *bbv, *cfg, *kernel, *lat, *table, *perm, *sass;
     long sms, block_size, blocks_per_sm;
+    int paper_metric;      /* --metric scheduled: no SM model */
 } tmap_mi_opts;
 
 /* getopt codes and option-table entries of the shared flags (--kernel is
  * 'k'); --perm is estimate's only (TMAP_MI_PERM_OPTION). */
 enum { TMAP_OPT_BBV = TMAP_OPT_JSON + 0x10, TMAP_OPT_CFG, TMAP_OPT_LAT, TMAP_OPT_TABLE,
-       TMAP_OPT_PERM, TMAP_OPT_SASS, TMAP_OPT_SMS, TMAP_OPT_BLOCK_SIZE, TMAP_OPT_BPS };
+       TMAP_OPT_PERM, TMAP_OPT_SASS, TMAP_OPT_SMS, TMAP_OPT_BLOCK_SIZE, TMAP_OPT_BPS,
+       TMAP_OPT_METRIC };
 #define TMAP_MI_OPTIONS                                            \
     {"bbv", required_argument, NULL, TMAP_OPT_BBV},                \
     {"cfg", required_argument, NULL, TMAP_OPT_CFG},                \
@@ -29,7 +31,8 @@ enum { TMAP_OPT_BBV = TMAP_OPT_JSON + 0x10, TMAP_OPT_CFG, TMAP_OPT_LAT, TMAP_OPT
     {"sass", required_argument, NULL, TMAP_OPT_SASS},              \
     {"sms", required_argument, NULL, TMAP_OPT_SMS},                \
     {"block-size", required_argument, NULL, TMAP_OPT_BLOCK_SIZE},  \
-    {"blocks-per-sm", required_argument, NULL, TMAP_OPT_BPS}
+    {"blocks-per-sm", required_argument, NULL, TMAP_OPT_BPS},      \
+    {"metric", required_argument, NULL, TMAP_OPT_METRIC}
 #define TMAP_MI_PERM_OPTION {"perm", required_argument, NULL, TMAP_OPT_PERM}
 
 /* The flags' help lines, for the subcommands' usage texts. */
@@ -54,6 +57,7 @@ typedef struct tmap_mi {
     tmap_sass_splits splits; /* with --sass: those issued per group of threads */
     tmap_lat_report report;
     char table[4096];      /* the latency table used ("" without --cfg) */
+    tmap_sm_model sm;      /* with --cfg, unless --metric scheduled: the SM model */
     tmap_model_params params;
 } tmap_mi;
 

@@ -156,6 +156,9 @@ static const tmap_latency_probe probes[] = {
     {{"ld.global.u64"}, "global", "b64", TMAP_LAT_GLOBAL64, "ld.global.u64 {X}, [{Y}];", 1, NULL,
      0, 0, 0, 0, 0, 1, 75, {"LDG"}, 1,
      "pointer chase x = *x on a global word holding its own address (L1 hit after the warm pass)"},
+    {{"ld.global.cg.u64"}, "global", "b64", TMAP_LAT_GLOBAL64, "ld.global.cg.u64 {X}, [{Y}];", 1,
+     NULL, 0, 0, 0, 0, 0, 1, 75, {"LDG"}, 1,
+     "pointer chase x = *x with .cg (cached in L2, not L1): the L2 hit latency"},
     {{"ld.global.u32"}, "global", "b32", TMAP_LAT_GLOBAL32,
      "mov.b64 {W}, {{Y}, {E}}; ld.global.u32 {X}, [{W}];", 1, NULL,
      0, 0, 0, 0, 0, 1, 75, {"LDG"}, 1,
@@ -168,6 +171,19 @@ static const tmap_latency_probe probes[] = {
      "cvt.u64.u32 {W}, {Y}; add.s64 {W}, {CB}, {W}; ld.const.u32 {X}, [{W}];", 1, NULL,
      0, 0, 0, 0, 0, 1, 75, {"LDC"}, 1,
      "chase on tmap_lat_const[k] = 4k (set by the host): x = *(const + x) (one indexed LDC)"},
+    /* One warp reading tmap_lat_const at one address, then at 16 (lanes
+     * 0-15 and 16-31 alike): the difference over 15 is what each further
+     * distinct address of a __constant__ read costs (it is serialized). */
+    {{"sm:const.lanes1"}, "const", "b32", TMAP_LAT_CONST,
+     "and.b32 {T}, {Y}, {C}; and.b32 %sv, %me, {C}; shl.b32 %sv, %sv, 2; add.u32 {T}, {T}, %sv; "
+     "cvt.u64.u32 {W}, {T}; add.s64 {W}, {CB}, {W}; ld.const.u32 {X}, [{W}];", 1, NULL,
+     0, 0, 0, 0, 0, 32, 75, {"LDC"}, 1,
+     "one warp: x = *(const + (x & 0) + 4 (lane & 0)), one address for the warp"},
+    {{"sm:const.lanes16"}, "const", "b32", TMAP_LAT_CONST,
+     "and.b32 {T}, {Y}, {C}; and.b32 %sv, %me, 15; shl.b32 %sv, %sv, 2; add.u32 {T}, {T}, %sv; "
+     "cvt.u64.u32 {W}, {T}; add.s64 {W}, {CB}, {W}; ld.const.u32 {X}, [{W}];", 1, NULL,
+     0, 0, 0, 0, 0, 32, 75, {"LDC"}, 1,
+     "one warp: x = *(const + (x & 0) + 4 (lane & 15)), 16 addresses for the warp"},
     {{"ld.local.u32"}, "local", "b32", TMAP_LAT_LOCAL, "ld.local.u32 {X}, [{Y}];", 1, NULL,
      0, 0, 0, 0, 0, 1, 75, {"LDL"}, 1,
      "chase on a local word holding its own (32-bit) local address (L1 hit)"},

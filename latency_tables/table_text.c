@@ -74,7 +74,7 @@ static size_t class_median(const tmap_latency_result *r, size_t n, const char *c
     for (size_t i = 0; i < n; i++)
         for (int j = 0; j < 2 && r[i].ok; j++) {
             const char *op = r[i].bench->opcodes[j];
-            if (!op || strcmp(tmap_lat_class_of(op), cls))
+            if (!op || strchr(op, ':') || strcmp(tmap_lat_class_of(op), cls)) /* sm:... */
                 continue;
             v[m++] = r[i].latency;
             tmap_buf_printf(names, "%s%s", m > 1 ? ", " : "", op);
@@ -105,7 +105,10 @@ static void put_base_line(tmap_buf *out, const char *key, double lat, double iss
         tmap_buf_printf(out, "%g", issue);
     else
         tmap_buf_puts(out, "-");
-    tmap_buf_printf(out, "\tnot measured, kept from the base table: %s\n", src);
+    static const char kept[] = "not measured, kept from the base table: ";
+    /* a line the base kept from its own base says so once */
+    tmap_buf_printf(out, "\t%s%s\n", kept, strncmp(src, kept, sizeof kept - 1) ? src
+                                                                   : src + sizeof kept - 1);
 }
 
 /* class:NAME lines for every class the model knows: measured medians, else

@@ -95,41 +95,125 @@ static int ready_reset(ready_map *r, const tmap_ptx_func *f, uint32_t at, uint32
     return 0;
 }
 
-/* The chain of one block: its ninstr instructions from body[at] on. */
-static tmap_status block_chain(const tmap_lat_table *t, const tmap_ptx_func *f, uint32_t at,
-                               const tmap_cfg_block *blk, ready_map *r, double *out,
-                               tmap_error *err)
+/* The latency of the load on PTX line `line` when acc lists it as a
+ * data-dependent global load, else -1: a gather waits for the L2
+ * (l2_latency); a load of one level of indirection walks the lane's own
+ * segment, so one load in 32 / bytes starts a sector at the L2 and the
+ * others hit the L1 (the table's latency, l1). */
+static double data_load(const tmap_access *acc, size_t nacc, double l2_latency, double l1,
+                        uint32_t line)
 {
-    if (ready_reset(r, f, at, blk->ninstr))
-        return tmap_fail(err, TMAP_ERR_NOMEM, "out of memory for the latency chains");
-    double next = 0, end = 0;
-    uint32_t seen = 0;
-    for (size_t i = at; i < f->nbody && seen < blk->ninstr; i++) {
-        const tmap_ptx_stmt *s = &f->body[i];
-        if (s->kind != TMAP_ST_INSTR)
-            continue;
-        seen++;
-        tmap_lat_lookup how;
-        tmap_status st = tmap_lat_lookup_opcode(t, s->text, &how, err);
-        if (st)
-            return st;
-        uint32_t dst_end = 0;
-        if (!writes_nothing(s->text) && s->nopnd > 1)
-            dst_end = s->opnd[1];
-        double start = issue_time(r, s, dst_end, next);
-        for (uint32_t k = 0; k < dst_end; k++)
-            if (s->toks[k].kind == TMAP_TOK_REG)
-                *ready_slot(r, s->toks[k].text) = start + how.latency;
-        next = start + 1;
-        if (start + how.latency > end)
-            end = start + how.latency;
-    }
-    *out = end;
+    for (size_t i = 0; l2_latency > 0 && i < nacc; i++)
+        if (acc[i].line == line && acc[i].cls >= TMAP_ACCESS_DATA &&
+            acc[i].space == TMAP_SPACE_GLOBAL && !acc[i].store) {
+            if (acc[i].cls == TMAP_ACCESS_GATHER || l2_latency < l1)
+                return l2_latency;
+            double share = acc[i].bytes < 32 ? acc[i].bytes / 32.0 : 1;
+            return l1 + (l2_latency - l1) * share;
+        }
+    return -1;
+}
+
+/* Issues instruction s at the earliest after `next` once the registers it
+ * reads are ready; returns when it issued and raises *end to when it
+ * completes. */
+static tmap_status issue_one(const tmap_lat_table *t, const tmap_ptx_stmt *s,
+                             const tmap_access *acc, size_t nacc, double l2_latency,
+                             ready_map *r, double next, double *end, double *at,
+                             tmap_error *err)
+{
+    tmap_lat_lookup how;
+    tmap_status st = tmap_lat_lookup_opcode(t, s->text, &how, err);
+    if (st)
+        return st;
+    double mem = data_load(acc, nacc, l2_latency, how.latency, s->line);
+    if (mem > 0)
+        how.latency = mem;
+    uint32_t dst_end = 0;
+    if (!writes_nothing(s->text) && s->nopnd > 1)
+        dst_end = s->opnd[1];
+    double start = issue_time(r, s, dst_end, next);
+    for (uint32_t k = 0; k < dst_end; k++)
+        if (s->toks[k].kind == TMAP_TOK_REG)
+            *ready_slot(r, s->toks[k].text) = start + how.latency;
+    if (start + how.latency > *end)
+        *end = start + how.latency;
+    *at = start;
     return TMAP_OK;
 }
 
+/* Whether s is a load whose registers are all ready by `from`. */
+static int hoistable(ready_map *r, const tmap_ptx_stmt *s, double from)
+{
+    if (strncmp(s->text, "ld.", 3) && strncmp(s->text, "ldu.", 4))
+        return 0;
+    uint32_t dst_end = s->nopnd > 1 ? s->opnd[1] : 0;
+    return issue_time(r, s, dst_end, from) <= from;
+}
+
+/* One run of the block's ninstr instructions from body[at] on, as ptxas
+ * schedules them and a warp issues them: the loads that depend on nothing
+ * computed in the block first, then the others in order; each issues a
+ * cycle after the one before at the earliest, once the registers (and
+ * guard) it reads are ready.  Returns when the last completes. */
+static tmap_status chain_pass(const tmap_lat_table *t, const tmap_ptx_func *f, uint32_t at,
+                              const tmap_cfg_block *blk, const tmap_access *acc, size_t nacc,
+                              double l2_latency, ready_map *r, unsigned char *early,
+                              double from, double *out, double *last, tmap_error *err)
+{
+    double end = from, next = from, when = from;
+    tmap_status st = TMAP_OK;
+    for (int sweep = 0; sweep < 2 && !st; sweep++) {
+        uint32_t seen = 0;
+        for (size_t i = at; !st && i < f->nbody && seen < blk->ninstr; i++) {
+            const tmap_ptx_stmt *s = &f->body[i];
+            if (s->kind != TMAP_ST_INSTR)
+                continue;
+            uint32_t j = seen++;
+            if (sweep == 0)
+                early[j] = (unsigned char)hoistable(r, s, from);
+            if (early[j] != (sweep == 0))
+                continue;
+            st = issue_one(t, s, acc, nacc, l2_latency, r, next, &end, &when, err);
+            next = when + 1;
+        }
+    }
+    *out = end;
+    *last = next;
+    return st;
+}
+
+/* The chain of block b: its critical path, at least one cycle per
+ * instruction.  A block that is its own loop runs twice, the second run
+ * reading what the first wrote when the first wrote it: the steady state,
+ * where iterations overlap as far as they do not depend on each other. */
+static tmap_status block_chain(const tmap_lat_table *t, const tmap_ptx_func *f, uint32_t at,
+                               const tmap_cfg *cfg, size_t b, const tmap_access *acc,
+                               size_t nacc, double l2_latency, ready_map *r, double *out,
+                               tmap_error *err)
+{
+    const tmap_cfg_block *blk = &cfg->blocks[b];
+    if (ready_reset(r, f, at, blk->ninstr))
+        return tmap_fail(err, TMAP_ERR_NOMEM, "out of memory for the latency chains");
+    int self = 0;
+    for (uint32_t k = 0; k < blk->nsucc; k++)
+        self |= blk->succ[k] == b;
+    double e1 = 0, e2 = 0, l1 = 0, l2 = 0;
+    unsigned char *early = malloc(blk->ninstr + 1);
+    tmap_status st = early ? TMAP_OK : tmap_fail(err, TMAP_ERR_NOMEM, "out of memory");
+    if (!st)
+        st = chain_pass(t, f, at, blk, acc, nacc, l2_latency, r, early, 0, &e1, &l1, err);
+    if (!st && self)
+        st = chain_pass(t, f, at, blk, acc, nacc, l2_latency, r, early, l1, &e2, &l2, err);
+    free(early);
+    double v = self ? e2 - e1 : e1;
+    *out = v > blk->ninstr ? v : blk->ninstr;
+    return st;
+}
+
 tmap_status tmap_lat_chains(const tmap_lat_table *t, const tmap_ptx_module *m,
-                            const char *kernel, double **chain, tmap_error *err)
+                            const char *kernel, const tmap_access *acc, size_t nacc,
+                            double data_latency, double **chain, tmap_error *err)
 {
     if (!t || !m || !chain)
         return tmap_fail(err, TMAP_ERR_INVALID, "tmap_lat_chains: an argument is NULL");
@@ -146,7 +230,7 @@ tmap_status tmap_lat_chains(const tmap_lat_table *t, const tmap_ptx_module *m,
         const tmap_cfg_block *blk = &cfg->blocks[b];
         const tmap_ptx_func *f = tmap_ptx_find_func(m, cfg->funcs[blk->func].name);
         assert(f != NULL); /* the CFG was built from this module */
-        st = block_chain(t, f, at[b], blk, &r, &v[b], err);
+        st = block_chain(t, f, at[b], cfg, b, acc, nacc, data_latency, &r, &v[b], err);
         if (st)
             tmap_error_prefix(err, "block %zu (PTX line %u)", b, blk->line);
     }

@@ -47,7 +47,7 @@ static void use_table(const tmap_lat_table *t)
         tmap_lat_report_free(&rep);
         free(lat);
     }
-    if (tmap_lat_chains(t, m, "k", &chain, &err) == TMAP_OK)
+    if (tmap_lat_chains(t, m, "k", NULL, 0, 0, &chain, &err) == TMAP_OK)
         free(chain);
     tmap_cfg_free(cfg);
     tmap_ptx_free(m);

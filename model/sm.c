@@ -1,162 +1,458 @@
 /*
- * sm.c -- the sub-partition model: a kernel's time on an SM of Volta and
- * later (Hopper is the reference), where each SM has P sub-partitions, each
- * a warp scheduler issuing one warp instruction per cycle to the warps
- * assigned to it, and several thread blocks resident at once.  It stands
- * beside the paper's metrics (which add a block's warps one after another
- * and give each resident block a whole SM).  docs/model.md states it:
+ * sm.c -- the SM model ("sm90"): a kernel's time on SMs of Volta and later
+ * (Hopper is the reference).  Each SM has P sub-partitions, each a warp
+ * scheduler that issues to the warps assigned to it and hides one warp's
+ * latency behind the others' issue, R resident thread blocks, and a share
+ * of the L2's bandwidth.  docs/model.md states it:
  *
- *   per warp w      I_w = sum_b c_wb issue_b        (issue cycles)
- *                   L_w = sum_b c_wb lat_b          (latency chain)
- *                   c_wb = max over the warp's threads of BBV_t[b]
+ *   per warp w      I_w = sum_b c_wb issue_b + constant replays
+ *                   L_w = sum_b c_wb latency_b + wavefronts: an access
+ *                   whose a/c lanes touch as many lines (gathered, or
+ *                   data ones scattered, s_w) waits a cycle for each
+ *                   line after the first: c (a/c - 1)(gather_n + data_n s_w)
+ *                   S_w = sum_b sectors of b's accesses (below)
  *   per block k     warp j of k goes to sub-partition j mod P;
  *                   I_ks = sum of its warps' I_w on sub-partition s,
- *                   L_k = max of its warps' L_w,
- *                   d_k = max(L_k, R * max_s I_ks) alone among R residents
- *   placement       dynamic list scheduling of d_k over nsms x R slots
- *   per SM m, s     T_ms = max(sum over m's blocks of I_ks,
- *                              max over m's slots of the sum of their L_k)
- *   kernel          T = max over m, s of T_ms
+ *                   X_k = max of its warps' stalls L_w - I_w (the
+ *                   critical warp waits this long beyond its own issue),
+ *                   M_k = 32 sum_w S_w / bw,
+ *                   d_k = max(R max_s I_ks + X_k, R M_k) among R residents
+ *   placement       list scheduling of d_k over nsms x R slots in launch
+ *                   order, the first wave spread over the SMs
+ *   per SM m        T_m = max(max_s sum of its blocks' I_ks
+ *                             + max over its slots of the sum of their X_k,
+ *                             sum of its blocks' M_k)
+ *   kernel          T = max over m of T_m
+ * (The other warps issue around the critical warp's stalls; its stalls add
+ * to the total issue: T_m >= max(issue, longest chain), closer to measured
+ * times where few warps share a scheduler.)
+ *
+ * Sectors of block b for warp w (c = c_wb, a = a_wb executions by its
+ * lanes, n lanes, u = min(a, n) lanes that ran it, s_w = how scattered its
+ * lanes' original ids are: (d_w - n/8) / (n - n/8), 0 in the original order,
+ * 1 when no two come from one group of 8):
+ *   thread-affine   max(affine_n c, a affine_bytes / 32) under the layout
+ *                   transform; plus affine_n u s_w under redirection
+ *   data-dependent  a data_bytes / 32 + data_n u s_w: each lane walks its
+ *                   own contiguous segment (a CSR row, a sequence); in the
+ *                   original order neighbouring segments lie side by side,
+ *                   so lanes share sectors; scattered, each lane's segment
+ *                   starts a sector of its own
+ *   gathered        gather_n a: a sector per access and lane
+ *   uniform         none (one line for the warp, an L1 hit)
+ * Constant reads at varying addresses issue once per distinct address;
+ * lanes that run the same blocks are taken to read the same entries:
+ *   replays         const_replay const_n (a - c) (1 - h_w) issue cycles,
+ *                   h_w = the warp's active lanes per executed block over n
  */
 #include "threadmap/model.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/base.h"
 
+/* Warps of n threads in blocks of S: 32-slot warps from each block's start. */
+static size_t warps_of(size_t n, size_t S)
+{
+    return n / S * ((S + 31) / 32) + (n % S + 31) / 32;
+}
+
 static tmap_status sm_check(const tmap_sm_params *p, tmap_error *err)
 {
     if (!p)
-        return tmap_fail(err, TMAP_ERR_INVALID, "sub-partition model: no parameters");
+        return tmap_fail(err, TMAP_ERR_INVALID, "SM model: no parameters");
     if (!p->nsms || !p->blocks_per_sm || !p->subpartitions || !p->warps_per_block)
-        return tmap_fail(err, TMAP_ERR_INVALID, "sub-partition model: SMs (%zu), resident "
-                         "blocks (%zu), sub-partitions (%zu) and warps per block (%zu) must "
-                         "all be positive", p->nsms, p->blocks_per_sm, p->subpartitions,
-                         p->warps_per_block);
+        return tmap_fail(err, TMAP_ERR_INVALID, "SM model: SMs (%zu), resident blocks (%zu), "
+                         "sub-partitions (%zu) and warps per block (%zu) must all be positive",
+                         p->nsms, p->blocks_per_sm, p->subpartitions, p->warps_per_block);
     if (p->subpartitions > TMAP_SM_MAX_SUBPARTITIONS)
-        return tmap_fail(err, TMAP_ERR_INVALID, "sub-partition model: %zu sub-partitions "
-                         "(at most %d)", p->subpartitions, TMAP_SM_MAX_SUBPARTITIONS);
+        return tmap_fail(err, TMAP_ERR_INVALID, "SM model: %zu sub-partitions (at most %d)",
+                         p->subpartitions, TMAP_SM_MAX_SUBPARTITIONS);
+    if (!(p->bytes_per_cycle >= 0) || isinf(p->bytes_per_cycle))
+        return tmap_fail(err, TMAP_ERR_INVALID, "SM model: bandwidth %g bytes per cycle (must "
+                         "be finite and >= 0)", p->bytes_per_cycle);
     return TMAP_OK;
 }
 
-/* I_ks and L_k of block k (sub-partition sums into iks[P]). */
-static double block_costs(const double *wi, const double *wl, size_t nwarps, size_t k,
-                          const tmap_sm_params *p, double *iks)
+static tmap_status blocks_check(const tmap_sm_block *blk, size_t n, tmap_error *err)
 {
-    double lk = 0;
-    memset(iks, 0, p->subpartitions * sizeof *iks);
-    for (size_t j = 0; j < p->warps_per_block; j++) {
-        size_t w = k * p->warps_per_block + j;
-        if (w >= nwarps)
-            break;
-        iks[j % p->subpartitions] += wi[w];
-        if (wl[w] > lk)
-            lk = wl[w];
+    for (size_t b = 0; b < n; b++) {
+        const double v[] = {blk[b].issue, blk[b].latency, blk[b].affine_n,
+                            blk[b].affine_bytes, blk[b].data_n, blk[b].data_bytes,
+                            blk[b].gather_n, blk[b].uniform_n, blk[b].const_n};
+        for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+            if (!(v[i] >= 0) || v[i] > TMAP_LAT_MAX)
+                return tmap_fail(err, TMAP_ERR_INVALID, "SM model: block %zu: a cost of %g "
+                                 "(each must be in [0, %g])", b, v[i], TMAP_LAT_MAX);
     }
-    return lk;
+    return TMAP_OK;
+}
+
+/* Cycles between two L1 wavefronts of one request. */
+enum { WAVEFRONT_CYCLES = 1 };
+
+/* One warp's issue, latency and sector totals. */
+typedef struct warp_cost {
+    double issue, latency, sectors;
+} warp_cost;
+
+/* Threads in warp k of w. */
+static double warp_lanes(const tmap_warp_counts *w, size_t k)
+{
+    size_t wpb = (w->block_size + 31) / 32, first = k / wpb * w->block_size + k % wpb * 32;
+    size_t end = k / wpb * w->block_size + w->block_size;
+    end = end < w->nthreads ? end : w->nthreads;
+    return first < end ? (double)(end - first < 32 ? end - first : 32) : 0;
+}
+
+static warp_cost warp_of(const tmap_warp_counts *w, const tmap_sm_block *blk,
+                         const tmap_sm_params *p, size_t k)
+{
+    size_t nb = w->nblocks;
+    double lanes = warp_lanes(w, k);
+    const uint32_t *c = &w->c[k * nb], *a = &w->a[k * nb];
+    double ran = 0, active = 0;
+    for (size_t b = 0; b < nb; b++)
+        ran += lanes * c[b], active += a[b];
+    double h = ran > 0 ? active / ran : 1, g0 = ceil(lanes / 8);
+    double scattered = lanes > g0 ? fmax(0, (w->d[k] - g0) / (lanes - g0)) : 0;
+    warp_cost r = {0, 0, 0};
+    for (size_t b = 0; b < nb; b++) {
+        double cb = c[b], ab = a[b], u = fmin(ab, lanes);
+        if (!cb)
+            continue;
+        const tmap_sm_block *x = &blk[b];
+        r.issue += cb * x->issue + p->const_replay * x->const_n * (ab - cb) * (1 - h);
+        /* an access whose lanes touch k lines is k L1 wavefronts, processed
+         * one a cycle (Nsight Compute's profiling guide): the last is k - 1
+         * cycles behind the first; a/c lanes a request */
+        double extra = ab / cb - 1;
+        r.latency += cb * x->latency + WAVEFRONT_CYCLES * cb * extra *
+                                           (x->gather_n + x->data_n * scattered);
+        r.sectors += fmax(x->affine_n * cb, ab * x->affine_bytes / 32) +
+                     (p->redirect ? x->affine_n * u * scattered : 0) +
+                     ab * x->data_bytes / 32 + x->data_n * u * scattered + x->gather_n * ab;
+    }
+    return r;
+}
+
+/* Per thread block: issue per sub-partition, longest chain, memory time. */
+typedef struct block_cost {
+    double issue[TMAP_SM_MAX_SUBPARTITIONS], latency, memory;
+} block_cost;
+
+static void block_costs(const warp_cost *wc, size_t nwarps, const tmap_sm_params *p,
+                        block_cost *out, size_t nblocks)
+{
+    for (size_t k = 0; k < nblocks; k++) {
+        block_cost *o = &out[k];
+        memset(o, 0, sizeof *o);
+        for (size_t j = 0; j < p->warps_per_block && k * p->warps_per_block + j < nwarps; j++) {
+            const warp_cost *x = &wc[k * p->warps_per_block + j];
+            o->issue[j % p->subpartitions] += x->issue;
+            o->latency = fmax(o->latency, fmax(0, x->latency - x->issue));
+            o->memory += p->bytes_per_cycle > 0 ? 32 * x->sectors / p->bytes_per_cycle : 0;
+        }
+    }
 }
 
 static double max_of(const double *v, size_t n)
 {
     double m = 0;
     for (size_t i = 0; i < n; i++)
-        if (v[i] > m)
-            m = v[i];
+        m = fmax(m, v[i]);
     return m;
 }
 
-/* T from the placement: per SM the sub-partitions' issue sums and each
- * slot's chain of latencies. */
-static double sm_makespan(const double *wi, const double *wl, size_t nwarps, size_t nblocks,
-                          const tmap_sm_params *p, const tmap_sched_slot *where, double *issue,
-                          double *chain)
+/* T from the placement: per SM the sub-partitions' issue sums, each slot's
+ * chain of latencies and the memory sum.  sum[m * (P + R + 1) + ...]. */
+static void makespan(const block_cost *bc, size_t nblocks, const tmap_sm_params *p,
+                     const tmap_sched_slot *where, double *sum, tmap_sm_time_parts *out)
 {
-    size_t P = p->subpartitions, R = p->blocks_per_sm;
-    double iks[TMAP_SM_MAX_SUBPARTITIONS];
+    size_t P = p->subpartitions, R = p->blocks_per_sm, stride = P + R + 1;
     for (size_t k = 0; k < nblocks; k++) {
-        double lk = block_costs(wi, wl, nwarps, k, p, iks);
+        /* tmap_sched_dynamic ran with SMs and slots swapped (see below). */
+        double *m = &sum[where[k].slot * stride];
         for (size_t s = 0; s < P; s++)
-            issue[where[k].sm * P + s] += iks[s];
-        chain[where[k].sm * R + where[k].slot] += lk;
+            m[s] += bc[k].issue[s];
+        m[P + where[k].sm] += bc[k].latency;
+        m[P + R] += bc[k].memory;
     }
-    double t = 0;
+    memset(out, 0, sizeof *out);
     for (size_t m = 0; m < p->nsms; m++) {
-        double lat = max_of(&chain[m * R], R), iss = max_of(&issue[m * P], P);
-        double tm = lat > iss ? lat : iss;
-        if (tm > t)
-            t = tm;
+        const double *x = &sum[m * stride];
+        double issue = max_of(x, P), lat = max_of(x + P, R), mem = x[P + R];
+        out->cycles = fmax(out->cycles, fmax(issue + lat, mem));
+        out->issue = fmax(out->issue, issue);
+        out->latency = fmax(out->latency, lat);
+        out->memory = fmax(out->memory, mem);
     }
-    return t;
 }
 
-tmap_status tmap_sm_schedule(const double *warp_issue, const double *warp_latency,
-                             size_t nwarps, const tmap_sm_params *p, double *cycles,
-                             tmap_error *err)
+tmap_status tmap_sm_time(const tmap_warp_counts *w, const tmap_sm_block *blk,
+                         const tmap_sm_params *p, tmap_sm_time_parts *cycles, tmap_error *err)
 {
     tmap_status st = sm_check(p, err);
     if (st)
         return st;
-    if ((nwarps && (!warp_issue || !warp_latency)) || !cycles)
-        return tmap_fail(err, TMAP_ERR_INVALID, "tmap_sm_schedule: an array is NULL");
-    for (size_t w = 0; w < nwarps; w++)
-        if (!(warp_issue[w] >= 0) || !(warp_latency[w] >= 0) || isinf(warp_issue[w]) ||
-            isinf(warp_latency[w]))
-            return tmap_fail(err, TMAP_ERR_INVALID, "warp %zu: issue %g, latency %g cycles "
-                             "(each must be finite and >= 0)", w, warp_issue[w],
-                             warp_latency[w]);
-    size_t nblocks = (nwarps + p->warps_per_block - 1) / p->warps_per_block;
+    if (!w || !cycles || (w->nwarps && (!w->c || !w->a || !w->d || !blk)))
+        return tmap_fail(err, TMAP_ERR_INVALID, "tmap_sm_time: an argument is NULL");
+    if (!w->block_size || (w->block_size + 31) / 32 != p->warps_per_block ||
+        w->nwarps != warps_of(w->nthreads, w->block_size))
+        return tmap_fail(err, TMAP_ERR_INVALID, "tmap_sm_time: %zu warps for %zu threads in "
+                         "blocks of %zu, %zu warps each", w->nwarps, w->nthreads,
+                         w->block_size, p->warps_per_block);
+    if ((st = blocks_check(blk, w->nwarps ? w->nblocks : 0, err)))
+        return st;
+    size_t nblocks = (w->nwarps + p->warps_per_block - 1) / p->warps_per_block;
+    size_t R = p->blocks_per_sm, P = p->subpartitions;
+    warp_cost *wc = malloc((w->nwarps + 1) * sizeof *wc);
+    block_cost *bc = malloc((nblocks + 1) * sizeof *bc);
     double *d = malloc((nblocks + 1) * sizeof *d);
     tmap_sched_slot *where = malloc((nblocks + 1) * sizeof *where);
-    double *issue = calloc(p->nsms * p->subpartitions, sizeof *issue);
-    double *chain = calloc(p->nsms * p->blocks_per_sm, sizeof *chain);
-    if (!d || !where || !issue || !chain)
+    double *sum = calloc(p->nsms * (P + R + 1), sizeof *sum);
+    if (!wc || !bc || !d || !where || !sum)
         st = tmap_fail(err, TMAP_ERR_NOMEM, "out of memory for %zu thread blocks", nblocks);
-    double iks[TMAP_SM_MAX_SUBPARTITIONS];
-    for (size_t k = 0; !st && k < nblocks; k++) {
-        double lk = block_costs(warp_issue, warp_latency, nwarps, k, p, iks);
-        double ik = (double)p->blocks_per_sm * max_of(iks, p->subpartitions);
-        d[k] = lk > ik ? lk : ik;
-    }
+    for (size_t k = 0; !st && k < w->nwarps; k++)
+        wc[k] = warp_of(w, blk, p, k);
+    if (!st)
+        block_costs(wc, w->nwarps, p, bc, nblocks);
+    for (size_t k = 0; !st && k < nblocks; k++)
+        d[k] = fmax(bc[k].latency + R * max_of(bc[k].issue, P), R * bc[k].memory);
+    /* Ties go to the lowest (SM, slot) pair in tmap_sched_dynamic; with the
+     * two swapped, the first wave goes round the SMs as the hardware's
+     * block distributor sends it: where[k].sm is the slot, .slot the SM. */
     double unused;
     if (!st)
-        st = tmap_sched_dynamic(d, nblocks, p->nsms, p->blocks_per_sm, &unused, where, err);
+        st = tmap_sched_dynamic(d, nblocks, R, p->nsms, &unused, where, err);
     if (!st)
-        *cycles = sm_makespan(warp_issue, warp_latency, nwarps, nblocks, p, where, issue, chain);
-    free(d), free(where), free(issue), free(chain);
+        makespan(bc, nblocks, p, where, sum, cycles);
+    free(wc), free(bc), free(d), free(where), free(sum);
     return st;
 }
 
-tmap_status tmap_sm_warps(const tmap_bbv *bbv, const uint32_t *perm, const double *issue,
-                          const double *lat, double *warp_issue, double *warp_latency,
-                          tmap_error *err)
+/* ------------------------------------------------------------ the counts */
+
+void tmap_warp_counts_free(tmap_warp_counts *w)
 {
-    if (!bbv || !bbv->counts || !issue || !lat || !warp_issue || !warp_latency)
-        return tmap_fail(err, TMAP_ERR_INVALID, "tmap_sm_warps: an argument is NULL");
-    size_t n = bbv->nthreads, nb = bbv->nblocks, nwarps = (n + 31) / 32;
-    if (perm) {
-        tmap_status st = tmap_perm_check(perm, n, "the grouping", err);
+    if (!w)
+        return;
+    free(w->c), free(w->a), free(w->d);
+    memset(w, 0, sizeof *w);
+}
+
+static uint32_t distinct_groups(const uint32_t *perm, size_t first, size_t end)
+{
+    uint32_t g[32], n = 0;
+    for (size_t i = first; i < end; i++) {
+        uint32_t x = (uint32_t)((perm ? perm[i] : i) / 8), j = 0;
+        while (j < n && g[j] != x)
+            j++;
+        if (j == n)
+            g[n++] = x;
+    }
+    return n;
+}
+
+/* Adds slot i's thread to the counts of its warp w. */
+static tmap_status add_thread(const tmap_bbv *bbv, const uint32_t *perm, size_t i, size_t w,
+                              tmap_warp_counts *out, tmap_error *err)
+{
+    size_t nb = bbv->nblocks;
+    const uint32_t *row = &bbv->counts[(size_t)(perm ? perm[i] : i) * nb];
+    uint32_t *c = &out->c[w * nb], *a = &out->a[w * nb];
+    for (size_t b = 0; b < nb; b++) {
+        if (row[b] > c[b])
+            c[b] = row[b];
+        if (row[b] > UINT32_MAX - a[b])
+            return tmap_fail(err, TMAP_ERR_UNSUPPORTED, "warp %zu, block %zu: executions "
+                             "summed over the warp exceed 2^32", w, b);
+        a[b] += row[b];
+    }
+    return TMAP_OK;
+}
+
+tmap_status tmap_warp_counts_make(const tmap_bbv *bbv, const uint32_t *perm, size_t block_size,
+                                  tmap_warp_counts *out, tmap_error *err)
+{
+    tmap_status st = TMAP_NEED(err, bbv, out);
+    if (st)
+        return st;
+    memset(out, 0, sizeof *out);
+    if (!block_size)
+        return tmap_fail(err, TMAP_ERR_INVALID, "tmap_warp_counts_make: block size 0");
+    if (!bbv->counts && bbv->nthreads && bbv->nblocks)
+        return tmap_fail(err, TMAP_ERR_INVALID, "tmap_warp_counts_make: no counts");
+    if (perm && (st = tmap_perm_check(perm, bbv->nthreads, "the grouping", err)))
+        return st;
+    size_t n = bbv->nthreads, nb = bbv->nblocks, nw = warps_of(n, block_size);
+    size_t wpb = (block_size + 31) / 32;
+    out->nthreads = n, out->block_size = block_size, out->nwarps = nw, out->nblocks = nb;
+    out->c = calloc(nw * nb + 1, sizeof *out->c);
+    out->a = calloc(nw * nb + 1, sizeof *out->a);
+    out->d = calloc(nw + 1, sizeof *out->d);
+    if (!out->c || !out->a || !out->d)
+        st = tmap_fail(err, TMAP_ERR_NOMEM, "out of memory for the counts of %zu warps", nw);
+    for (size_t i = 0; !st && i < n; i++)
+        st = add_thread(bbv, perm, i, i / block_size * wpb + i % block_size / 32, out, err);
+    for (size_t k = 0; !st && k < nw; k++) {
+        size_t first = k / wpb * block_size + k % wpb * 32;
+        out->d[k] = distinct_groups(perm, first, first + (size_t)warp_lanes(out, k));
+    }
+    if (st)
+        tmap_warp_counts_free(out);
+    return st;
+}
+
+/* ---------------------------------------------------- the blocks' costs */
+
+/* The issue cycles of block b: its instruction count, or the busiest class
+ * (the sum of the table's issue intervals of its instructions there). */
+static tmap_status block_issue(const tmap_lat_table *t, const tmap_cfg_block *blk, double count,
+                               double *per_class, size_t nclasses, double *issue,
+                               tmap_error *err)
+{
+    memset(per_class, 0, nclasses * sizeof *per_class);
+    double busiest = 0;
+    for (uint32_t i = 0; i < blk->ninstr; i++) {
+        tmap_lat_lookup how;
+        tmap_status st = tmap_lat_lookup_opcode(t, blk->opcodes[i], &how, err);
         if (st)
             return st;
+        const char *cls = tmap_lat_class_of(blk->opcodes[i]);
+        size_t c = 0;
+        while (c + 1 < nclasses && strcmp(tmap_lat_class_name(c), cls))
+            c++;
+        per_class[c] += how.issue > 0 ? how.issue : 1;
+        busiest = fmax(busiest, per_class[c]);
     }
-    uint32_t *c = malloc((nb ? nb : 1) * sizeof *c);
-    if (!c)
-        return tmap_fail(err, TMAP_ERR_NOMEM, "out of memory");
-    for (size_t w = 0; w < nwarps; w++) {
-        memset(c, 0, nb * sizeof *c);
-        for (size_t i = w * 32; i < n && i < w * 32 + 32; i++) {
-            const uint32_t *row = &bbv->counts[(size_t)(perm ? perm[i] : i) * nb];
-            for (size_t b = 0; b < nb; b++)
-                if (row[b] > c[b])
-                    c[b] = row[b];
-        }
-        double iw = 0, lw = 0;
-        for (size_t b = 0; b < nb; b++)
-            iw += c[b] * issue[b], lw += c[b] * lat[b];
-        warp_issue[w] = iw;
-        warp_latency[w] = lw;
-    }
-    free(c);
+    *issue = fmax(count, busiest);
     return TMAP_OK;
+}
+
+static void add_access(tmap_sm_block *b, const tmap_access *a)
+{
+    if (a->space == TMAP_SPACE_CONST) {
+        b->const_n += a->cls != TMAP_ACCESS_UNIFORM;
+    } else if (a->space == TMAP_SPACE_LOCAL) {
+        /* the thread's own words, interleaved: L1 traffic, left out of the
+         * L2 term (which threads share an SM's L1 is not modelled) */
+    } else if (a->cls == TMAP_ACCESS_AFFINE) {
+        if (a->space != TMAP_SPACE_SHARED)
+            b->affine_n += 1, b->affine_bytes += a->bytes;
+    } else if (a->space == TMAP_SPACE_GLOBAL) {
+        if (a->cls == TMAP_ACCESS_DATA)
+            b->data_n += 1, b->data_bytes += a->bytes;
+        else if (a->cls == TMAP_ACCESS_GATHER)
+            b->gather_n += 1;
+        else
+            b->uniform_n += 1;
+    }
+}
+
+tmap_status tmap_sm_blocks(const tmap_lat_table *t, const tmap_ptx_module *m, const char *kernel,
+                           const tmap_cfg *cfg, const double *sass, double l2_latency,
+                           tmap_sm_block **blk, tmap_error *err)
+{
+    tmap_status st = TMAP_NEED(err, t, m, kernel, cfg, blk);
+    if (st)
+        return st;
+    tmap_access *acc = NULL;
+    size_t nacc = 0, ncls = tmap_lat_num_classes();
+    double *chain = NULL, *per_class = malloc((ncls + 1) * sizeof *per_class);
+    tmap_sm_block *out = calloc(cfg->nblocks + 1, sizeof *out);
+    if (!per_class || !out)
+        st = tmap_fail(err, TMAP_ERR_NOMEM, "out of memory for %zu blocks", cfg->nblocks);
+    if (!st) st = tmap_access_list(m, cfg, &acc, &nacc, err);
+    if (!st) st = tmap_lat_chains(t, m, kernel, acc, nacc, l2_latency, &chain, err);
+    for (size_t b = 0; !st && b < cfg->nblocks; b++) {
+        out[b].latency = chain[b];
+        st = block_issue(t, &cfg->blocks[b], sass ? sass[b] : cfg->blocks[b].ninstr, per_class,
+                         ncls, &out[b].issue, err);
+    }
+    for (size_t i = 0; !st && i < nacc; i++) {
+        assert(acc[i].block < cfg->nblocks); /* tmap_access_list maps into cfg */
+        add_access(&out[acc[i].block], &acc[i]);
+    }
+    free(acc), free(chain), free(per_class);
+    if (st)
+        free(out);
+    else
+        *blk = out;
+    return st;
+}
+
+/* ------------------------------------------------------------ the model */
+
+static double entry_of(const tmap_lat_table *t, const char *key)
+{
+    for (size_t i = 0, n = tmap_lat_num_entries(t); i < n; i++) {
+        const char *k, *src;
+        double lat, issue;
+        tmap_lat_entry(t, i, &k, &lat, &issue, &src);
+        if (!strcmp(k, key))
+            return lat;
+    }
+    return -1;
+}
+
+void tmap_sm_table_params(const tmap_lat_table *t, double *l2_latency, double *const_replay,
+                          double *bytes_per_cycle)
+{
+    double l2 = t ? entry_of(t, "ld.global.cg.u64") : -1;
+    double one = t ? entry_of(t, "sm:const.lanes1") : -1;
+    double many = t ? entry_of(t, "sm:const.lanes16") : -1;
+    double bw = t ? entry_of(t, "sm:l2.bytes_per_cycle") : -1;
+    *l2_latency = l2 > 0 ? l2 : 0;
+    *const_replay = one > 0 && many > one ? (many - one) / 15 : 0;
+    *bytes_per_cycle = bw > 0 ? bw : 0;
+}
+
+void tmap_sm_model_free(tmap_sm_model *s)
+{
+    if (!s)
+        return;
+    free(s->blocks);
+    memset(s, 0, sizeof *s);
+}
+
+tmap_status tmap_sm_model_make(const tmap_lat_table *t, const tmap_ptx_module *m,
+                               const char *kernel, const tmap_cfg *cfg, const double *sass,
+                               size_t nsms, size_t blocks_per_sm, size_t block_size, int redirect,
+                               tmap_sm_model *out, tmap_error *err)
+{
+    tmap_status st = TMAP_NEED(err, t, m, kernel, cfg, out);
+    if (st)
+        return st;
+    memset(out, 0, sizeof *out);
+    double l2;
+    tmap_sm_params *p = &out->params;
+    *p = (tmap_sm_params){nsms, blocks_per_sm, 4, (block_size + 31) / 32, 0, 0, redirect};
+    tmap_sm_table_params(t, &l2, &p->const_replay, &p->bytes_per_cycle);
+    if ((st = sm_check(p, err)))
+        return st;
+    st = tmap_sm_blocks(t, m, kernel, cfg, sass, l2, &out->blocks, err);
+    out->nblocks = st ? 0 : cfg->nblocks;
+    out->block_size = block_size;
+    return st;
+}
+
+tmap_status tmap_sm_model_time(const tmap_sm_model *s, const tmap_bbv *bbv, const uint32_t *perm,
+                               tmap_sm_time_parts *cycles, tmap_error *err)
+{
+    tmap_status st = TMAP_NEED(err, s, bbv, cycles);
+    if (st)
+        return st;
+    if (bbv->nblocks != s->nblocks)
+        return tmap_fail(err, TMAP_ERR_INVALID, "SM model: %zu blocks, the BBV has %zu",
+                         s->nblocks, bbv->nblocks);
+    tmap_warp_counts w;
+    st = tmap_warp_counts_make(bbv, perm, s->block_size, &w, err);
+    if (!st)
+        st = tmap_sm_time(&w, s->blocks, &s->params, cycles, err);
+    tmap_warp_counts_free(&w);
+    return st;
 }

@@ -269,6 +269,34 @@ static tmap_status key_values(ctx *x, double **key, tmap_error *err)
     return TMAP_OK;
 }
 
+/* The SM model of the kernel on this device (SASS counts where ptxas and
+ * nvdisasm are found, else PTX counts), unless the paper's metric ranks. */
+static tmap_status sm_model(ctx *x, size_t tpb, tmap_error *err)
+{
+    tmap_eval *e = x->e;
+    if (x->o->paper_metric)
+        return TMAP_OK;
+    char arch[32];
+    tmap_cuda_arch(&e->device, arch, sizeof arch);
+    tmap_ptx_module *mod = NULL;
+    tmap_lat_table *t = NULL;
+    tmap_error ignored = {0};
+    double *sass = malloc((e->cfg->nblocks + 1) * sizeof *sass);
+    tmap_status st = sass ? TMAP_OK : tmap_fail(err, TMAP_ERR_NOMEM, "out of memory");
+    if (!st && tmap_sass_block_counts(x->ptx, e->cfg, arch, sass, NULL, &ignored))
+        free(sass), sass = NULL; /* PTX counts */
+    if (!st) st = tmap_ptx_parse(x->ptx, strlen(x->ptx), e->entry, &mod, err);
+    if (!st) st = tmap_lat_load(e->table, &t, err);
+    if (!st)
+        st = tmap_sm_model_make(t, mod, e->entry, e->cfg, sass, (size_t)e->device.sms,
+                                (size_t)e->stats.blocks_per_sm, tpb,
+                                e->mechanism == TMAP_MECH_REDIRECT, &e->sm, err);
+    free(sass);
+    tmap_lat_free(t);
+    tmap_ptx_free(mod);
+    return st;
+}
+
 static tmap_status step_plan(ctx *x, tmap_error *err)
 {
     tmap_eval *e = x->e;
@@ -278,7 +306,9 @@ static tmap_status step_plan(ctx *x, tmap_error *err)
     double *key = NULL;
     tmap_status st = tmap_manifest_generate(x->m, x->o->seed, err);
     if (!st) st = key_values(x, &key, err);
-    tmap_plan_opts po = {{tpb, (size_t)e->device.sms, (size_t)e->stats.blocks_per_sm, NULL, NULL},
+    if (!st) st = sm_model(x, tpb, err);
+    tmap_plan_opts po = {{tpb, (size_t)e->device.sms, (size_t)e->stats.blocks_per_sm, NULL, NULL,
+                          x->o->paper_metric ? NULL : &e->sm},
                          {x->o->groupsize, block ? TMAP_REGROUP_BLOCK : TMAP_REGROUP_GRID, tpb, x->o->threads},
                          key, x->o->algos, x->o->threshold, e->original_ms, e->apply_ms,
                          x->o->launches};
@@ -568,5 +598,6 @@ void tmap_eval_free(tmap_eval *e)
     tmap_lat_report_free(&e->fallbacks);
     tmap_bbv_free(&e->bbv);
     tmap_plan_free(&e->plan);
+    tmap_sm_model_free(&e->sm);
     memset(e, 0, sizeof *e);
 }

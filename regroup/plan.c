@@ -86,15 +86,22 @@ static double per_launch(const tmap_plan_opts *o, double algo_ms)
     return algo_ms / (o->launches > 1 ? o->launches : 1);
 }
 
+/* The time the plan ranks by: the SM model's when it was given, else the
+ * paper's BBV-weighted-scheduled. */
+static double ranked_time(const tmap_plan_opts *o, const tmap_metrics *m)
+{
+    return o->model.sm ? m->sm.cycles : m->bbv_weighted_scheduled;
+}
+
 static int fill_scores(tmap_plan *p, const tmap_plan_opts *o)
 {
-    double base = p->cand[0].m.bbv_weighted_scheduled;
+    double base = ranked_time(o, &p->cand[0].m);
     int best = 0;
     for (size_t i = 0; i < p->n; i++) {
         tmap_candidate *c = &p->cand[i];
         if (!c->available)
             continue;
-        c->gain = base > 0 ? 1.0 - c->m.bbv_weighted_scheduled / base : 0;
+        c->gain = base > 0 ? 1.0 - ranked_time(o, &c->m) / base : 0;
         c->total_ms = NAN;
         if (o->original_ms > 0)
             c->total_ms = i == 0 ? o->original_ms

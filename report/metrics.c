@@ -7,7 +7,7 @@
 
 #include <math.h>
 
-enum { NKEYS = 10 };
+enum { NKEYS = 11 };
 
 /* The keys of one grouping, in output order; `count` ones are integers. */
 static const struct {
@@ -19,6 +19,7 @@ static const struct {
     {"branch_executions", 0},            {"branches_unestimated", 1},
     {"simd_active_threads_per_inst", 0}, {"simd_efficiency_pct", 0},
     {"thread_instructions", 0},          {"warp_instructions", 0},
+    {"sm90_cycles", 0},
 };
 
 double tmap_report_metrics_simd_pct(const tmap_metrics *m)
@@ -43,7 +44,7 @@ static void values(const tmap_metrics *m, double v[NKEYS])
                          m->divergent_branches, m->branch_executions,
                          (double)m->branches_unestimated, m->simd_active_threads_per_inst,
                          tmap_report_metrics_simd_pct(m), m->thread_instructions,
-                         m->warp_instructions};
+                         m->warp_instructions, m->sm.cycles};
     for (int i = 0; i < NKEYS; i++)
         v[i] = all[i];
 }

@@ -1,9 +1,12 @@
 /*
- * test_sm.c -- the sub-partition model (model/sm.c) on cases computed by
- * hand: one block latency-bound and issue-bound, warps sharing a
- * sub-partition, co-resident blocks sharing the issue slots, blocks in one
- * slot chaining their latencies, list placement over SMs, and the warp
- * costs of a small BBV under a grouping.
+ * test_sm.c -- the SM model (model/sm.c, "sm90") on cases computed by hand:
+ * one block issue-bound and latency-bound, warps sharing a sub-partition,
+ * co-resident blocks sharing the issue slots, blocks in one slot adding
+ * their stalls, the first wave spread over the SMs, the memory term's
+ * sector counts (thread-affine, one level of indirection in and out of the
+ * original order, gathered), constant replays, the warp counts of a BBV
+ * under a grouping, latency chains (tmap_lat_chains) and the classes of a
+ * kernel's accesses (tmap_access_list).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -13,91 +16,211 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "threadmap/instrument.h"
 #include "threadmap/model.h"
 #include "tests/testutil.h"
 
-static double run(const double *wi, const double *wl, size_t nwarps, size_t nsms, size_t r,
-                  size_t wpb)
+enum { MAXW = 16 };
+
+/* Hand-made warp counts of one CFG block: warp w ran it c[w] times (its
+ * busiest thread) and a[w] times summed over its threads. */
+typedef struct hand {
+    uint32_t c[MAXW], a[MAXW], d[MAXW];
+    tmap_warp_counts w;
+} hand;
+
+static void hand_init(hand *h, size_t nthreads, size_t block_size, const uint32_t *c,
+                      const uint32_t *a)
 {
-    tmap_sm_params p = {nsms, r, 4, wpb};
-    double t = -1;
-    TMAP_CHECK(tmap_sm_schedule(wi, wl, nwarps, &p, &t, err));
-    return t;
+    memset(h, 0, sizeof *h);
+    size_t nw = (nthreads + 31) / 32;
+    assert_true(nw <= MAXW && block_size % 32 == 0);
+    for (size_t k = 0; k < nw; k++)
+        h->c[k] = c[k], h->a[k] = a ? a[k] : 32 * c[k], h->d[k] = 4; /* original order */
+    h->w = (tmap_warp_counts){nthreads, block_size, nw, 1, h->c, h->a, h->d};
 }
 
-/* One block of 4 warps, one per sub-partition: the longest chain or the
- * busiest sub-partition, whichever is larger. */
+static double time_of(const hand *h, const tmap_sm_block *b, size_t nsms, size_t r,
+                      double bw, tmap_sm_time_parts *parts)
+{
+    tmap_sm_params p = {.nsms = nsms, .blocks_per_sm = r, .subpartitions = 4,
+                        .warps_per_block = h->w.block_size / 32, .bytes_per_cycle = bw};
+    tmap_sm_time_parts t;
+    TMAP_CHECK(tmap_sm_time(&h->w, b, &p, parts ? parts : &t, err));
+    return parts ? parts->cycles : t.cycles;
+}
+
+/* One block of 4 warps, one per sub-partition, running a CFG block of 10
+ * issue cycles c = 1, 2, 3, 4 times.  Latency 10 (= issue): the busiest
+ * sub-partition, 40.  Latency 100: warp 3's chain is 400, 40 of it its own
+ * issue; its 360 cycles of stalls add to the issue: 400. */
 static void test_one_block(void **state)
 {
-    double wi[] = {10, 20, 30, 40}, lat_bound[] = {100, 5, 5, 5}, issue_bound[] = {1, 1, 1, 1};
-    assert_true(run(wi, lat_bound, 4, 1, 1, 4) == 100);
-    assert_true(run(wi, issue_bound, 4, 1, 1, 4) == 40);
+    hand h;
+    uint32_t c[] = {1, 2, 3, 4};
+    hand_init(&h, 128, 128, c, NULL);
+    tmap_sm_block issue_bound = {.issue = 10, .latency = 10};
+    tmap_sm_block latency_bound = {.issue = 10, .latency = 100};
+    tmap_sm_time_parts t;
+    assert_true(time_of(&h, &issue_bound, 1, 1, 0, &t) == 40);
+    assert_true(t.issue == 40 && t.latency == 0 && t.memory == 0);
+    assert_true(time_of(&h, &latency_bound, 1, 1, 0, &t) == 400);
+    assert_true(t.issue == 40 && t.latency == 360);
 }
 
-/* Eight warps: warps j and j+4 share sub-partition j; the serial sum of
- * all eight (the paper's eq. 4) would be 200. */
+/* Eight warps in one block: warps j and j+4 share sub-partition j; the
+ * serial sum of all eight (the paper's eq. 4) would be 280. */
 static void test_shared_subpartition(void **state)
 {
-    double wi[] = {10, 20, 30, 40, 15, 5, 0, 30}, wl[8] = {0};
-    assert_true(run(wi, wl, 8, 1, 1, 8) == 70); /* s3: 40 + 30 */
+    hand h;
+    uint32_t c[] = {1, 2, 3, 4, 3, 1, 0, 4};
+    hand_init(&h, 256, 256, c, NULL);
+    tmap_sm_block b = {.issue = 10, .latency = 10};
+    assert_true(time_of(&h, &b, 1, 1, 0, NULL) == 80); /* s3: 40 + 40 */
 }
 
 /* Two blocks of 4 warps on one SM.  R = 2: resident together, their issue
- * adds per sub-partition (s3: 40 + 40) while their chains overlap (max of
- * the two slots).  R = 1: one after the other, the chains add. */
+ * adds per sub-partition (s3: 40 + 40) and each slot holds its own stalls
+ * (each 4 x 30 = 120: warp 3 runs the block 4 times, 30 stalled cycles
+ * each).  R = 1: one after the other in one slot, the stalls add. */
 static void test_residents(void **state)
 {
-    double wi[] = {10, 20, 30, 40, 10, 20, 30, 40}, wl[] = {50, 0, 0, 0, 60, 0, 0, 0};
-    assert_true(run(wi, wl, 8, 1, 2, 4) == 80);
-    double long_chain[] = {200, 0, 0, 0, 150, 0, 0, 0};
-    assert_true(run(wi, long_chain, 8, 1, 2, 4) == 200);
-    assert_true(run(wi, long_chain, 8, 1, 1, 4) == 350);
+    hand h;
+    uint32_t c[] = {1, 2, 3, 4, 1, 2, 3, 4};
+    hand_init(&h, 256, 128, c, NULL);
+    tmap_sm_block b = {.issue = 10, .latency = 40}; /* stall 30 per execution */
+    assert_true(time_of(&h, &b, 1, 2, 0, NULL) == 80 + 120);
+    assert_true(time_of(&h, &b, 1, 1, 0, NULL) == 80 + 240);
 }
 
-/* Three one-warp blocks on two SMs, R = 1: block durations d = 100, 10, 10
- * (latency-bound); list placement puts 0 on SM0, 1 on SM1, 2 on SM1 (free
- * at 10): SM1 chains 10 + 10, SM0 takes 100. */
-static void test_placement(void **state)
+/* Two one-warp blocks on two SMs with two slots each: the first wave goes
+ * round the SMs (block 1 to SM 1, not to SM 0's second slot), so the time
+ * is one block's, not two blocks' issue. */
+static void test_first_wave(void **state)
 {
-    double wi[] = {1, 1, 1}, wl[] = {100, 10, 10};
-    assert_true(run(wi, wl, 3, 2, 1, 1) == 100);
-    double wl2[] = {10, 100, 10}; /* 0->SM0, 1->SM1, 2->SM0 after 10: 20 */
-    assert_true(run(wi, wl2, 3, 2, 1, 1) == 100);
-    double wl3[] = {30, 10, 10, 10}; /* 0->SM0; 1,2,3->SM1 at 0, 10, 20: 30 */
-    double wi3[] = {1, 1, 1, 1};
-    assert_true(run(wi3, wl3, 4, 2, 1, 1) == 30);
+    hand h;
+    uint32_t c[] = {5, 5};
+    hand_init(&h, 64, 32, c, NULL);
+    tmap_sm_block b = {.issue = 10, .latency = 10};
+    assert_true(time_of(&h, &b, 2, 2, 0, NULL) == 50);
+    assert_true(time_of(&h, &b, 1, 2, 0, NULL) == 100); /* one SM: both warps on s0 */
+    uint32_t c4[] = {5, 5, 5, 5, 5};
+    hand_init(&h, 160, 32, c4, NULL); /* 5 one-warp blocks: warp j of each on s0 */
+    assert_true(time_of(&h, &b, 2, 4, 0, NULL) == 150); /* SM0: blocks 0, 2, 4 */
 }
 
-/* Warp costs: 64 threads, 2 CFG blocks; every thread runs block 0 once and
- * odd threads run block 1 once.  Under the identity every warp has both
- * (c = 1, 1); grouped even threads first, warp 0 never runs block 1. */
-static void test_warps_of_bbv(void **state)
+/* The memory term, 32 bytes a cycle (so M = sectors): one warp of 32
+ * threads running the block c = 3 times, a = 96 (every lane). */
+static void test_sectors(void **state)
+{
+    hand h;
+    uint32_t c[] = {3}, a[] = {96};
+    hand_init(&h, 32, 32, c, a);
+    tmap_sm_time_parts t;
+    /* thread-affine 4-byte access: 4 sectors a request, 3 requests */
+    tmap_sm_block affine = {.issue = 1, .latency = 1, .affine_n = 1, .affine_bytes = 4};
+    time_of(&h, &affine, 1, 1, 32, &t);
+    assert_true(t.memory == 12);
+    /* gathered: a sector per lane and access */
+    tmap_sm_block gather = {.issue = 1, .latency = 1, .gather_n = 1};
+    time_of(&h, &gather, 1, 1, 32, &t);
+    assert_true(t.memory == 96);
+    /* one level of indirection, 4 bytes: 96 x 4 / 32 = 12 in the original
+     * order (d = 4 groups of 8 ids); with 32 scattered ids each of the 32
+     * lanes starts a sector of its own: 12 + 32 */
+    tmap_sm_block data = {.issue = 1, .latency = 1, .data_n = 1, .data_bytes = 4};
+    time_of(&h, &data, 1, 1, 32, &t);
+    assert_true(t.memory == 12);
+    h.d[0] = 32;
+    time_of(&h, &data, 1, 1, 32, &t);
+    assert_true(t.memory == 12 + 32);
+    /* half scattered: (18 - 4) / (32 - 4) = 1/2 of a sector per lane */
+    h.d[0] = 18;
+    time_of(&h, &data, 1, 1, 32, &t);
+    assert_true(t.memory == 12 + 16);
+    /* the gather's 32 lines a request are 32 wavefronts, a cycle apart: 31
+     * cycles of each of the 3 requests wait (latency 1, issue 1: 3 + 93 - 3) */
+    time_of(&h, &gather, 1, 1, 32, &t);
+    assert_true(t.latency == 93);
+    /* uniform accesses are L1 hits: no sectors */
+    tmap_sm_block uni = {.issue = 1, .latency = 1, .uniform_n = 2};
+    time_of(&h, &uni, 1, 1, 32, &t);
+    assert_true(t.memory == 0);
+}
+
+/* Constant reads at varying addresses: a warp whose lanes all ran the
+ * block as often (h = 1) reads one entry per request; one where 8 lanes ran
+ * it 4 times (a = 32, c = 4, h = 1/4) replays (a - c)(1 - h) = 28 x 3/4 = 21
+ * times, 10 cycles each. */
+static void test_constant_replays(void **state)
+{
+    uint32_t c[] = {4}, a_full[] = {128}, a_part[] = {32};
+    tmap_sm_block b = {.issue = 2, .latency = 2, .const_n = 1};
+    tmap_sm_params p = {.nsms = 1, .blocks_per_sm = 1, .subpartitions = 4,
+                        .warps_per_block = 1, .const_replay = 10};
+    tmap_sm_time_parts t;
+    hand h;
+    hand_init(&h, 32, 32, c, a_full);
+    TMAP_CHECK(tmap_sm_time(&h.w, &b, &p, &t, err));
+    assert_true(t.issue == 8);
+    hand_init(&h, 32, 32, c, a_part);
+    TMAP_CHECK(tmap_sm_time(&h.w, &b, &p, &t, err));
+    assert_true(t.issue == 8 + 10 * 21);
+}
+
+/* Warp counts: 64 threads in blocks of 64, 2 CFG blocks; every thread runs
+ * block 0 once and odd threads run block 1 twice.  Under the identity both
+ * warps have c = (1, 2), a = (32, 32), d = 4; grouped even threads first,
+ * warp 0 never runs block 1 and its ids (0, 2, ..., 62) fall in 8 groups. */
+static void test_warp_counts(void **state)
 {
     tmap_bbv b;
     TMAP_CHECK(tmap_bbv_create(&b, 64, 2, err));
     uint32_t perm[64];
-    for (uint32_t t = 0; t < 64; t++) {
-        b.counts[t * 2 + 0] = 1;
-        b.counts[t * 2 + 1] = t % 2;
-    }
+    for (uint32_t t = 0; t < 64; t++)
+        b.counts[t * 2 + 0] = 1, b.counts[t * 2 + 1] = 2 * (t % 2);
     for (uint32_t i = 0; i < 32; i++)
         perm[i] = 2 * i, perm[32 + i] = 2 * i + 1;
-    double issue[] = {3, 7}, lat[] = {20, 100}, wi[2], wl[2];
-    TMAP_CHECK(tmap_sm_warps(&b, NULL, issue, lat, wi, wl, err));
-    assert_true(wi[0] == 10 && wi[1] == 10 && wl[0] == 120 && wl[1] == 120);
-    TMAP_CHECK(tmap_sm_warps(&b, perm, issue, lat, wi, wl, err));
-    assert_true(wi[0] == 3 && wl[0] == 20 && wi[1] == 10 && wl[1] == 120);
+    tmap_warp_counts w;
+    TMAP_CHECK(tmap_warp_counts_make(&b, NULL, 64, &w, err));
+    assert_int_equal(w.nwarps, 2);
+    assert_true(w.c[0] == 1 && w.c[1] == 2 && w.a[0] == 32 && w.a[1] == 32 && w.d[0] == 4);
+    tmap_warp_counts_free(&w);
+    TMAP_CHECK(tmap_warp_counts_make(&b, perm, 64, &w, err));
+    assert_true(w.c[1] == 0 && w.a[1] == 0 && w.c[3] == 2 && w.a[3] == 64 && w.d[0] == 8);
+    tmap_warp_counts_free(&w);
+    /* blocks of 48: warps of 32 and 16 threads from each block's start */
+    TMAP_CHECK(tmap_warp_counts_make(&b, NULL, 48, &w, err));
+    assert_int_equal(w.nwarps, 3);
+    assert_true(w.a[1 * 2 + 0] == 16 && w.a[2 * 2 + 0] == 16);
+    tmap_warp_counts_free(&w);
     perm[5] = perm[6];
     tmap_error e = {0};
-    assert_int_equal(tmap_sm_warps(&b, perm, issue, lat, wi, wl, &e), TMAP_ERR_INVALID);
+    assert_int_equal(tmap_warp_counts_make(&b, perm, 64, &w, &e), TMAP_ERR_INVALID);
     tmap_bbv_free(&b);
 }
 
-/* Chains computed by hand.  Block 0: mov issues at 0 (ready 2), the two
- * adds of %r1 at 2 and 3 (ready 6 and 7), the mul of both at 7 (ready 12),
- * setp at 12 (ready 15), the guarded bra waits for %p1: 15, ends 16; the
- * summed latencies (tmap_lat_blocks) are 19.  Block 1: a store reads its
- * first operand, so it waits for the ld.param's %rd1. */
+static double *chains_of(const char *table, const char *ptx, size_t nblocks)
+{
+    tmap_lat_table *t = NULL;
+    tmap_ptx_module *m = NULL;
+    tmap_cfg *cfg = NULL;
+    double *chain = NULL;
+    TMAP_CHECK(tmap_lat_parse(table, strlen(table), "t.tsv", &t, err));
+    TMAP_CHECK(tmap_ptx_parse(ptx, strlen(ptx), "k.ptx", &m, err));
+    TMAP_CHECK(tmap_cfg_build(m, "k", &cfg, err));
+    assert_int_equal(cfg->nblocks, nblocks);
+    TMAP_CHECK(tmap_lat_chains(t, m, "k", NULL, 0, 0, &chain, err));
+    tmap_cfg_free(cfg);
+    tmap_ptx_free(m);
+    tmap_lat_free(t);
+    return chain;
+}
+
+/* Block 0: mov issues at 0 (ready 2), the two adds of %r1 at 2 and 3
+ * (ready 6 and 7), the mul of both at 7 (ready 12), setp at 12 (ready 15),
+ * the guarded bra waits for %p1: 15, ends 16.  Block 1: the ld.param goes
+ * first (ready 1), the store reads %rd1: 1 to 11. */
 static void test_chain(void **state)
 {
     static const char table[] = "mov.u32\t2\t-\tt\nadd.u32\t4\t-\tt\n"
@@ -112,48 +235,103 @@ static void test_chain(void **state)
         "  mul.lo.u32 %r4, %r2, %r3;\n  setp.lt.u32 %p1, %r4, 9;\n"
         "  @%p1 bra DONE;\n  ld.param.u64 %rd1, [p];\n"
         "  st.global.u32 [%rd1], %r4;\nDONE:\n  ret;\n}\n";
-    tmap_lat_table *t = NULL;
+    double *chain = chains_of(table, ptx, 3);
+    assert_true(chain[0] == 16 && chain[1] == 11 && chain[2] == 1);
+    free(chain);
+}
+
+/* A block that is its own loop: run twice, the second run from the first's
+ * last issue (18).  First: the load (hoisted) 0-10, add %r3 10-14, add %rd1
+ * 11-15, setp 14-17, bra 17-18.  Second: the load at 18 (%rd1 ready at 15)
+ * to 28, add 28-32, add 29-33, setp 32-35, bra 35-36: 18 a iteration. */
+static void test_loop_chain(void **state)
+{
+    static const char table[] = "ld.global.u32\t10\t-\tt\nadd.u32\t4\t-\tt\n"
+                                "add.s64\t4\t-\tt\nsetp.lt.u32\t3\t-\tt\n"
+                                "class:default\t1\t-\tt\n";
+    static const char ptx[] =
+        ".version 8.0\n.target sm_90\n.address_size 64\n"
+        ".visible .entry k(.param .u64 p)\n{\n"
+        "  .reg .b32 %r<6>;\n  .reg .b64 %rd<3>;\n  .reg .pred %p<2>;\n"
+        "  ld.param.u64 %rd1, [p];\n  mov.u32 %r3, 0;\n"
+        "LOOP:\n  ld.global.u32 %r2, [%rd1];\n  add.u32 %r3, %r3, %r2;\n"
+        "  add.s64 %rd1, %rd1, 4;\n  setp.lt.u32 %p1, %r3, 100;\n  @%p1 bra LOOP;\n"
+        "  ret;\n}\n";
+    double *chain = chains_of(table, ptx, 3);
+    assert_true(chain[1] == 18);
+    free(chain);
+}
+
+/* a[tid] is thread-affine, b[a[tid]] one level of indirection, b[b[a[tid]]]
+ * a gather, b[0] uniform; the store to a[tid] is thread-affine. */
+static void test_access_classes(void **state)
+{
+    static const char ptx[] =
+        ".version 8.0\n.target sm_90\n.address_size 64\n"
+        ".visible .entry k(.param .u64 pa, .param .u64 pb)\n{\n"
+        "  .reg .b32 %r<8>;\n  .reg .b64 %rd<12>;\n"
+        "  ld.param.u64 %rd1, [pa];\n  ld.param.u64 %rd2, [pb];\n"
+        "  mov.u32 %r1, %tid.x;\n  mul.wide.u32 %rd3, %r1, 4;\n  add.s64 %rd4, %rd1, %rd3;\n"
+        "  ld.global.u32 %r2, [%rd4];\n"
+        "  mul.wide.u32 %rd5, %r2, 4;\n  add.s64 %rd6, %rd2, %rd5;\n"
+        "  ld.global.u32 %r3, [%rd6];\n"
+        "  mul.wide.u32 %rd7, %r3, 4;\n  add.s64 %rd8, %rd2, %rd7;\n"
+        "  ld.global.v2.u32 {%r4, %r6}, [%rd8];\n"
+        "  ld.global.u32 %r5, [%rd2];\n"
+        "  st.global.u32 [%rd4], %r4;\n  ret;\n}\n";
     tmap_ptx_module *m = NULL;
-    double *chain = NULL, *sum = NULL;
     tmap_cfg *cfg = NULL;
-    TMAP_CHECK(tmap_lat_parse(table, strlen(table), "t.tsv", &t, err));
+    tmap_access *acc = NULL;
+    size_t n = 0;
     TMAP_CHECK(tmap_ptx_parse(ptx, strlen(ptx), "k.ptx", &m, err));
     TMAP_CHECK(tmap_cfg_build(m, "k", &cfg, err));
-    TMAP_CHECK(tmap_lat_chains(t, m, "k", &chain, err));
-    TMAP_CHECK(tmap_lat_blocks(t, cfg, &sum, NULL, err));
-    assert_int_equal(cfg->nblocks, 3);
-    /* block 0: mov 0-2, add 2-6, add 3-7, mul 7-12, setp 12-15, bra 15-16 */
-    assert_true(chain[0] == 16 && sum[0] == 2 + 4 + 4 + 5 + 3 + 1);
-    /* block 1: ld.param (default 1) 0-1, st waits for %rd1: 1-11 */
-    assert_true(chain[1] == 11 && sum[1] == 11);
-    assert_true(chain[2] == 1);
-    free(chain), free(sum);
+    TMAP_CHECK(tmap_access_list(m, cfg, &acc, &n, err));
+    assert_int_equal(n, 5);
+    const tmap_access_class want[] = {TMAP_ACCESS_AFFINE, TMAP_ACCESS_DATA, TMAP_ACCESS_GATHER,
+                                      TMAP_ACCESS_UNIFORM, TMAP_ACCESS_AFFINE};
+    for (size_t i = 0; i < n; i++) {
+        assert_int_equal(acc[i].cls, want[i]);
+        assert_int_equal(acc[i].space, TMAP_SPACE_GLOBAL);
+        assert_int_equal(acc[i].block, 0);
+        assert_int_equal(acc[i].store, i == 4);
+        assert_int_equal(acc[i].bytes, i == 2 ? 8 : 4);
+    }
+    free(acc);
     tmap_cfg_free(cfg);
     tmap_ptx_free(m);
-    tmap_lat_free(t);
 }
 
 static void test_bad_input(void **state)
 {
-    double wi[] = {1}, wl[] = {-1}, t;
-    tmap_sm_params p = {1, 1, 4, 1}, zero = {0, 1, 4, 1}, wide = {1, 1, 99, 1};
+    hand h;
+    uint32_t c[] = {1};
+    hand_init(&h, 32, 32, c, NULL);
+    tmap_sm_block neg = {.issue = -1}, ok = {.issue = 1};
+    tmap_sm_params p = {.nsms = 1, .blocks_per_sm = 1, .subpartitions = 4,
+                        .warps_per_block = 1};
+    tmap_sm_params zero = p, wide = p, shape = p;
+    zero.nsms = 0, wide.subpartitions = 99, shape.warps_per_block = 2;
+    tmap_sm_time_parts t;
     tmap_error e = {0};
-    assert_int_equal(tmap_sm_schedule(wi, wl, 1, &p, &t, &e), TMAP_ERR_INVALID);
-    assert_non_null(strstr(e.message, "warp 0"));
-    wl[0] = 1;
-    assert_int_equal(tmap_sm_schedule(wi, wl, 1, &zero, &t, &e), TMAP_ERR_INVALID);
-    assert_int_equal(tmap_sm_schedule(wi, wl, 1, &wide, &t, &e), TMAP_ERR_INVALID);
-    assert_int_equal(tmap_sm_schedule(wi, wl, 1, NULL, &t, &e), TMAP_ERR_INVALID);
-    TMAP_CHECK(tmap_sm_schedule(wi, wl, 0, &p, &t, err));
-    assert_true(t == 0);
+    assert_int_equal(tmap_sm_time(&h.w, &neg, &p, &t, &e), TMAP_ERR_INVALID);
+    assert_non_null(strstr(e.message, "block 0"));
+    assert_int_equal(tmap_sm_time(&h.w, &ok, &zero, &t, &e), TMAP_ERR_INVALID);
+    assert_int_equal(tmap_sm_time(&h.w, &ok, &wide, &t, &e), TMAP_ERR_INVALID);
+    assert_int_equal(tmap_sm_time(&h.w, &ok, &shape, &t, &e), TMAP_ERR_INVALID);
+    assert_int_equal(tmap_sm_time(&h.w, &ok, NULL, &t, &e), TMAP_ERR_INVALID);
+    hand_init(&h, 0, 32, c, NULL);
+    TMAP_CHECK(tmap_sm_time(&h.w, &ok, &p, &t, err));
+    assert_true(t.cycles == 0);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_one_block),   cmocka_unit_test(test_shared_subpartition),
-        cmocka_unit_test(test_residents),   cmocka_unit_test(test_placement),
-        cmocka_unit_test(test_warps_of_bbv), cmocka_unit_test(test_chain),
+        cmocka_unit_test(test_one_block),     cmocka_unit_test(test_shared_subpartition),
+        cmocka_unit_test(test_residents),     cmocka_unit_test(test_first_wave),
+        cmocka_unit_test(test_sectors),       cmocka_unit_test(test_constant_replays),
+        cmocka_unit_test(test_warp_counts),   cmocka_unit_test(test_chain),
+        cmocka_unit_test(test_loop_chain),    cmocka_unit_test(test_access_classes),
         cmocka_unit_test(test_bad_input),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -127,6 +127,43 @@ const char *tmap_ptx_loc_format(const char *file, uint32_t line, char *buf, size
 tmap_status tmap_ptx_loc_of_line(const tmap_ptx_module *m, uint32_t ptx_line, char *buf,
                                  size_t size, tmap_error *err);
 
+/* ------------------------------------------------------ memory accesses */
+
+typedef enum tmap_access_space {
+    TMAP_SPACE_GLOBAL,  /* .global and generic addresses */
+    TMAP_SPACE_LOCAL,
+    TMAP_SPACE_CONST,
+    TMAP_SPACE_SHARED
+} tmap_access_space;
+
+/* How an address varies over a warp's threads (instrument/values.c's value
+ * numbering of the address register). */
+typedef enum tmap_access_class {
+    TMAP_ACCESS_UNIFORM, /* from no thread id and no loaded data: one address */
+    TMAP_ACCESS_AFFINE,  /* from the thread id (and maybe loaded data): the
+                            thread's own element or record, neighbouring
+                            threads at neighbouring ones */
+    TMAP_ACCESS_DATA,    /* from data read at an address without loaded data (a
+                            row start read at the thread's index, and what
+                            is computed from it): one level of indirection */
+    TMAP_ACCESS_GATHER   /* from data read through loaded data (x[col[j]]) */
+} tmap_access_class;
+
+/* One memory instruction (ld, ldu, st, atom, red; not ld.param) of the CFG. */
+typedef struct tmap_access {
+    uint32_t block;          /* CFG block */
+    uint32_t line;           /* PTX line */
+    tmap_access_space space;
+    tmap_access_class cls;
+    uint32_t bytes;          /* per thread: type width times vector width */
+    int store;               /* st, atom or red */
+} tmap_access;
+
+/* Every memory instruction of cfg's functions in module m, in body order
+ * (*out malloc'ed, *n entries; NULL and 0 when there is none). */
+tmap_status tmap_access_list(const tmap_ptx_module *m, const tmap_cfg *cfg, tmap_access **out,
+                             size_t *n, tmap_error *err);
+
 /* ------------------------------------------------- SASS instruction counts */
 
 /* SASS instructions that a warp may issue once per group of its threads:

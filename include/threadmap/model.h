@@ -82,9 +82,12 @@ void tmap_lat_report_free(tmap_lat_report *r);
 /* chain[b] = the cycles one warp alone takes through block b of `kernel`'s
  * CFG in module m: in-order issue, one instruction a cycle at most, each
  * waiting for the registers it reads (written earlier in the block) with
- * the table's latencies (*chain: malloc'ed, one per CFG block). */
+ * the table's latencies, but data_latency (when > 0) for the loads that
+ * acc[nacc] (tmap_access_list; may be NULL) gives as data-dependent global
+ * loads (*chain: malloc'ed, one per CFG block). */
 tmap_status tmap_lat_chains(const tmap_lat_table *t, const tmap_ptx_module *m,
-                            const char *kernel, double **chain, tmap_error *err);
+                            const char *kernel, const tmap_access *acc, size_t nacc,
+                            double data_latency, double **chain, tmap_error *err);
 const char *tmap_lat_match_name(tmap_lat_match m);
 /* The class an opcode falls back to ("fp32", "mem.global"...; "default" for
  * a malformed opcode), and the class names a table may define. */
@@ -125,6 +128,16 @@ tmap_status tmap_sched_static(const double *cost, size_t nblocks, size_t nsms,
                               size_t blocks_per_sm, double *makespan,
                               tmap_sched_slot *where, tmap_error *err);
 
+/* The SM model's time and its terms in SM cycles, each the largest over
+ * the SMs: cycles = max over the SMs of max(issue + latency, memory). */
+typedef struct tmap_sm_time_parts {
+    double cycles;
+    double issue;   /* the busiest sub-partition's issue cycles */
+    double latency; /* one slot's stalls: its blocks' longest chains beyond
+                       their own issue, summed */
+    double memory;  /* sectors x 32 bytes / bytes_per_cycle */
+} tmap_sm_time_parts;
+
 /* ------------------------------------------------------------- metrics */
 
 typedef struct tmap_model_params {
@@ -139,6 +152,10 @@ typedef struct tmap_model_params {
                                    that a warp issues once per group of its
                                    threads (tmap_sass_block_counts); NULL:
                                    none, each is issued once per execution */
+    const struct tmap_sm_model *sm; /* the SM model (tmap_sm_model_make): the
+                                   metrics then give its time (sm_cycles)
+                                   and the plan ranks by it; NULL: the
+                                   paper's BBV-weighted-scheduled ranks */
 } tmap_model_params;
 
 typedef struct tmap_metrics {
@@ -168,6 +185,8 @@ typedef struct tmap_metrics {
     double *block_cost;  /* TT_B, eq. 4, per thread block [nthread_blocks] */
     double *ideal_warp_cost; /* per warp of the original launch at its
                                 threads' mean counts [nwarps] */
+    tmap_sm_time_parts sm;   /* the SM model's time and its terms, cycles
+                                (params->sm); NAN without it */
 } tmap_metrics;
 
 /*
@@ -236,15 +255,15 @@ double tmap_sectors_per_request(const tmap_sector_counts *s);
  * latency rather than DRAM traffic (docs/memory.md). */
 int tmap_sectors_fit_l2(const tmap_sector_counts *s, const tmap_memref *r, uint64_t l2_bytes);
 
-/* ------------------------------------- the sub-partition model (sm.c) */
+/* ------------------------------------------- the SM model, "sm90" (sm.c) */
 
 /*
- * A kernel's time on an SM with P sub-partitions (warp schedulers issuing
- * one warp instruction per cycle each; 4 on sm_70 and later) and R
- * resident thread blocks, beside the paper's metrics.  docs/model.md gives
- * the formulas; sm.c's header repeats them.  Experimental: its parameters
- * and its memory term change as they are measured (issue intervals per
- * pipe, L2 and DRAM latency).
+ * A kernel's time on SMs of Volta and later (Hopper, sm_90, the reference):
+ * P sub-partitions per SM, each a warp scheduler that issues to its warps
+ * and hides one warp's latency behind the others' issue; R resident thread
+ * blocks; a memory term from the 32-byte sectors the warps' accesses touch.
+ * docs/model.md gives the formulas; sm.c's header repeats them.  It stands
+ * beside the paper's metrics (BBV-weighted, BBV-weighted-scheduled).
  */
 #define TMAP_SM_MAX_SUBPARTITIONS 8
 
@@ -253,20 +272,97 @@ typedef struct tmap_sm_params {
     size_t blocks_per_sm;   /* R: resident blocks (the original's occupancy) */
     size_t subpartitions;   /* P: 4 on Volta and later */
     size_t warps_per_block; /* ceil(threads per block / 32) */
+    double bytes_per_cycle; /* memory bandwidth of one SM (L2 to SM), bytes per
+                               SM cycle; 0: no memory term */
+    double const_replay;    /* issue cycles of each further distinct address of a
+                               __constant__ read (it is serialized) */
+    int redirect;           /* thread ids redirected (the arrays not moved):
+                               thread-affine accesses scatter as data ones do */
 } tmap_sm_params;
 
-/* Per warp of a grouping (perm: slot i runs thread perm[i]; NULL: the
- * identity): warp_issue[w] = sum_b c_wb issue[b] and warp_latency[w] =
- * sum_b c_wb lat[b], with c_wb the most executions of block b by a thread
- * of warp w.  Both arrays hold ceil(nthreads / 32) entries. */
-tmap_status tmap_sm_warps(const tmap_bbv *bbv, const uint32_t *perm, const double *issue,
-                          const double *lat, double *warp_issue, double *warp_latency,
-                          tmap_error *err);
-/* The kernel's time in cycles from its warps' issue and latency cycles,
- * warps in launch order (warp j of block k is warp k * warps_per_block + j). */
-tmap_status tmap_sm_schedule(const double *warp_issue, const double *warp_latency,
-                             size_t nwarps, const tmap_sm_params *p, double *cycles,
-                             tmap_error *err);
+/* The warps of one grouping, as the model reads them: each thread block's
+ * slots in warps of 32 from its first slot (warp j of thread block k is
+ * warp k * ceil(block_size / 32) + j; a block's last warp may be partial). */
+typedef struct tmap_warp_counts {
+    size_t nthreads, block_size, nwarps, nblocks;
+    uint32_t *c;     /* [nwarps * nblocks]: most executions of block b by a
+                        thread of warp w (c_wb) */
+    uint32_t *a;     /* [nwarps * nblocks]: executions of b summed over the
+                        warp's threads (a_wb) */
+    uint32_t *d;     /* [nwarps]: distinct groups of 8 among the original
+                        thread ids of the warp's threads (id / 8): 32-byte
+                        sectors of a 4-byte array in the original order */
+} tmap_warp_counts;
+
+/* The counts of the grouping perm (slot i runs thread perm[i]; NULL: the
+ * identity) of bbv in thread blocks of block_size; free with
+ * tmap_warp_counts_free.  A sum over a warp that does not fit 32 bits fails
+ * (TMAP_ERR_UNSUPPORTED). */
+tmap_status tmap_warp_counts_make(const tmap_bbv *bbv, const uint32_t *perm, size_t block_size,
+                                  tmap_warp_counts *out, tmap_error *err);
+void tmap_warp_counts_free(tmap_warp_counts *w);
+
+/* What one execution of a CFG block by a warp costs. */
+typedef struct tmap_sm_block {
+    double issue;        /* issue cycles (SASS instructions, or the pipe
+                            with the longest issue interval times its count) */
+    double latency;      /* latency chain (tmap_lat_chains) */
+    double affine_n;     /* global/local accesses whose address follows the
+                            thread id (neighbouring threads, neighbouring
+                            elements) ... */
+    double affine_bytes; /* ... and their bytes per thread, summed */
+    double data_n;       /* global accesses at an address from data read at the
+                            thread's index (tmap_access: DATA) ... */
+    double data_bytes;   /* ... and their bytes per thread, summed */
+    double gather_n;     /* global accesses through loaded data (GATHER) */
+    double uniform_n;    /* global accesses at one address for the warp */
+    double const_n;      /* __constant__ reads at addresses that vary */
+} tmap_sm_block;
+
+
+/* The kernel's time: blk[nblocks] per CFG block; w->block_size gives
+ * p->warps_per_block. */
+tmap_status tmap_sm_time(const tmap_warp_counts *w, const tmap_sm_block *blk,
+                         const tmap_sm_params *p, tmap_sm_time_parts *t, tmap_error *err);
+
+/* blk[b] for every block of cfg (the CFG of `kernel` in module m; *blk
+ * malloc'ed): issue = the larger of the block's instructions (sass[b], its
+ * SASS count, or its PTX count when sass is NULL) and, over the opcode
+ * classes, the sum of the table's issue intervals of its instructions of
+ * one class; latency = tmap_lat_chains with data-dependent global loads at
+ * l2_latency; the accesses by class (tmap_access_list). */
+tmap_status tmap_sm_blocks(const tmap_lat_table *t, const tmap_ptx_module *m, const char *kernel,
+                           const tmap_cfg *cfg, const double *sass, double l2_latency,
+                           tmap_sm_block **blk, tmap_error *err);
+
+/* The SM model of one kernel on one GPU: what tmap_sm_time takes. */
+typedef struct tmap_sm_model {
+    tmap_sm_params params;
+    size_t block_size;     /* threads per thread block */
+    tmap_sm_block *blocks; /* [nblocks], owned */
+    size_t nblocks;
+} tmap_sm_model;
+
+/* The parameters a latency table gives the SM model (0 where it has none:
+ * that term is then left out): the L2 hit latency (ld.global.cg.u64), what
+ * each further distinct address of a __constant__ read costs
+ * ((sm:const.lanes16 - sm:const.lanes1) / 15) and the L2 bandwidth per SM
+ * (sm:l2.bytes_per_cycle). */
+void tmap_sm_table_params(const tmap_lat_table *t, double *l2_latency, double *const_replay,
+                          double *bytes_per_cycle);
+/* The model of `kernel` (its CFG cfg in module m; sass: SASS counts per
+ * block or NULL) with the table's parameters, on nsms SMs with
+ * blocks_per_sm resident blocks of block_size threads; redirect: the
+ * grouping is applied by redirecting thread ids.  Free with
+ * tmap_sm_model_free. */
+tmap_status tmap_sm_model_make(const tmap_lat_table *t, const tmap_ptx_module *m,
+                               const char *kernel, const tmap_cfg *cfg, const double *sass,
+                               size_t nsms, size_t blocks_per_sm, size_t block_size, int redirect,
+                               tmap_sm_model *out, tmap_error *err);
+void tmap_sm_model_free(tmap_sm_model *s);
+/* *cycles = the model's time of the grouping perm (NULL: the identity). */
+tmap_status tmap_sm_model_time(const tmap_sm_model *s, const tmap_bbv *bbv, const uint32_t *perm,
+                               tmap_sm_time_parts *cycles, tmap_error *err);
 
 /* ---------------------------------------------------------- regression */
 

@@ -71,6 +71,8 @@ typedef struct tmap_eval_opts {
     const char *key_feature;   /* a manifest feature to sort by (the key candidate), or NULL */
     int measure_all;           /* apply and time every candidate, not only the chosen one */
     double launches;           /* launches reusing one permutation (tmap_plan_opts) */
+    int paper_metric;          /* rank by the paper's BBV-weighted-scheduled (--metric
+                                  scheduled); 0: by the SM model (sm90) */
 } tmap_eval_opts;
 
 typedef struct tmap_eval {
@@ -86,6 +88,8 @@ typedef struct tmap_eval {
     double bbv_ms;             /* time to predict (or profile) them */
     tmap_kernel_stats stats;   /* of the original kernel */
     tmap_model_params params;  /* the launch shape the model used */
+    tmap_sm_model sm;          /* the SM model the plan ranked by (params.sm),
+                                  unless paper_metric */
     tmap_plan plan;
     tmap_mechanism mechanism;  /* used to apply regroupings */
     double original_ms;        /* measured median */

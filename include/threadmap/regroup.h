@@ -255,7 +255,9 @@ typedef struct tmap_candidate {
     uint32_t *perm;        /* [nthreads], malloc'ed when available */
     tmap_metrics m;        /* the model under this grouping */
     double algo_ms;        /* CPU time of the algorithm (it runs before each launch) */
-    double gain;           /* 1 - scheduled / scheduled(identity) */
+    double gain;           /* 1 - t / t(identity), t the SM model's time when the
+                              plan was given one (model.sm), else the paper's
+                              BBV-weighted-scheduled */
     double total_ms;       /* with original_ms: predicted kernel + algo + apply; else NAN */
 } tmap_candidate;
 

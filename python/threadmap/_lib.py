@@ -125,7 +125,8 @@ class LatReport(ctypes.Structure):
 
 class ModelParams(ctypes.Structure):
     _fields_ = [("block_size", c_size_t), ("nsms", c_size_t), ("blocks_per_sm", c_size_t),
-                ("simd_weights", POINTER(c_double)), ("simd_splits", c_void_p)]
+                ("simd_weights", POINTER(c_double)), ("simd_splits", c_void_p),
+                ("sm", c_void_p)]
 
 
 class Metrics(ctypes.Structure):
@@ -137,7 +138,8 @@ class Metrics(ctypes.Structure):
         (n, c_double) for n in ("simd_active_threads_per_inst", "thread_instructions",
                                 "warp_instructions")] + [
         ("warp_cost", POINTER(c_double)), ("block_cost", POINTER(c_double)),
-        ("ideal_warp_cost", POINTER(c_double))]
+        ("ideal_warp_cost", POINTER(c_double))] + [
+        (n, c_double) for n in ("sm_cycles", "sm_issue", "sm_latency", "sm_memory")]
 
 
 class RegressRun(ctypes.Structure):
