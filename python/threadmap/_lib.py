@@ -129,6 +129,10 @@ class ModelParams(ctypes.Structure):
                 ("sm", c_void_p)]
 
 
+class SmTimeParts(ctypes.Structure):
+    _fields_ = [(n, c_double) for n in ("cycles", "issue", "latency", "memory")]
+
+
 class Metrics(ctypes.Structure):
     _fields_ = [("nwarps", c_size_t), ("nthread_blocks", c_size_t)] + [
         (n, c_double) for n in ("bbv_weighted", "bbv_weighted_scheduled", "zero_divergence",
@@ -138,8 +142,7 @@ class Metrics(ctypes.Structure):
         (n, c_double) for n in ("simd_active_threads_per_inst", "thread_instructions",
                                 "warp_instructions")] + [
         ("warp_cost", POINTER(c_double)), ("block_cost", POINTER(c_double)),
-        ("ideal_warp_cost", POINTER(c_double))] + [
-        (n, c_double) for n in ("sm_cycles", "sm_issue", "sm_latency", "sm_memory")]
+        ("ideal_warp_cost", POINTER(c_double)), ("sm", SmTimeParts)]
 
 
 class RegressRun(ctypes.Structure):
