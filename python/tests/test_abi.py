@@ -19,6 +19,7 @@ C_NAMES = {
     "Compiled": "tmap_compiled", "CfgBlock": "tmap_cfg_block", "CfgFunc": "tmap_cfg_func",
     "Cfg": "tmap_cfg", "Safety": "tmap_safety", "LatLookup": "tmap_lat_lookup",
     "LatFallback": "tmap_lat_fallback", "LatReport": "tmap_lat_report",
+    "SmParams": "tmap_sm_params", "SmBlock": "tmap_sm_block", "SmModel": "tmap_sm_model",
     "ModelParams": "tmap_model_params", "SmTimeParts": "tmap_sm_time_parts",
     "Metrics": "tmap_metrics",
     "RegressRun": "tmap_regress_run", "Predictor": "tmap_predictor",

@@ -123,10 +123,26 @@ class LatReport(ctypes.Structure):
     _fields_ = [("n", c_size_t), ("items", POINTER(LatFallback))]
 
 
+class SmParams(ctypes.Structure):
+    _fields_ = [("nsms", c_size_t), ("blocks_per_sm", c_size_t), ("subpartitions", c_size_t),
+                ("warps_per_block", c_size_t), ("bytes_per_cycle", c_double),
+                ("const_replay", c_double), ("redirect", c_int)]
+
+
+class SmBlock(ctypes.Structure):
+    _fields_ = [(n, c_double) for n in ("issue", "latency", "affine_n", "affine_bytes", "data_n",
+                                        "data_bytes", "gather_n", "uniform_n", "const_n")]
+
+
+class SmModel(ctypes.Structure):
+    _fields_ = [("params", SmParams), ("block_size", c_size_t), ("blocks", POINTER(SmBlock)),
+                ("nblocks", c_size_t)]
+
+
 class ModelParams(ctypes.Structure):
     _fields_ = [("block_size", c_size_t), ("nsms", c_size_t), ("blocks_per_sm", c_size_t),
                 ("simd_weights", POINTER(c_double)), ("simd_splits", c_void_p),
-                ("sm", c_void_p)]
+                ("sm", POINTER(SmModel))]
 
 
 class SmTimeParts(ctypes.Structure):
@@ -275,6 +291,9 @@ PROTOTYPES = {
     "tmap_lat_blocks": (c_int, [P, POINTER(Cfg), POINTER(_F64P), POINTER(LatReport), E]),
     "tmap_lat_report_free": (None, [POINTER(LatReport)]),
     "tmap_lat_default_path": (c_int, [c_char_p, c_char_p, c_size_t, E]),
+    "tmap_sm_model_make": (c_int, [P, P, c_char_p, POINTER(Cfg), _F64P, c_size_t, c_size_t,
+                                   c_size_t, c_int, POINTER(SmModel), E]),
+    "tmap_sm_model_free": (None, [POINTER(SmModel)]),
     "tmap_metrics_compute": (c_int, [POINTER(Bbv), _F64P, _U32P, POINTER(Cfg),
                                      POINTER(ModelParams), POINTER(Metrics), E]),
     "tmap_metrics_free": (None, [POINTER(Metrics)]),

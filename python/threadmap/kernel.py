@@ -209,25 +209,44 @@ class Kernel:
         """lat[b]: the summed latencies of block b's instructions, from a
         latency table (default: sm_90's, found as the CLI finds it)."""
         L, err = _lib.lib(), new_error()
-        if table is None:
-            buf = ctypes.create_string_buffer(4096)
-            check(L.tmap_lat_default_path(b"sm_90", buf, len(buf), ctypes.byref(err)), err)
-            table = buf.value.decode()
-        t = ctypes.c_void_p()
-        check(L.tmap_lat_load(table.encode(), ctypes.byref(t), ctypes.byref(err)), err)
+        table, t = _lat_table(table)
         lat, rep = ctypes.POINTER(ctypes.c_double)(), _lib.LatReport()
-        try:
-            check(L.tmap_lat_blocks(t, self.cfg_handle().ptr, ctypes.byref(lat), ctypes.byref(rep),
-                                    ctypes.byref(err)), err)
-        finally:
-            L.tmap_lat_free(t)
+        check(L.tmap_lat_blocks(t.ptr, self.cfg_handle().ptr, ctypes.byref(lat),
+                                ctypes.byref(rep), ctypes.byref(err)), err)
         holder = _lib.Owned(rep, "tmap_lat_report_free", by_ref=True)
         fb = [(i.opcode.decode(), i.how.key.decode(), i.count) for i in rep.items[:rep.n]]
         return BlockLatencies(take_f64(lat, self.cfg_handle().ptr.contents.nblocks), table, fb,
                               holder)
 
+    def sm_model(self, table: Optional[str] = None, *, sms: int, blocks_per_sm: int,
+                 block_size: int) -> _lib.Owned:
+        """The SM model "sm90" of this kernel (tmap_sm_model_make, as the
+        CLI makes it: the latency table's parameters, the PTX instruction
+        counts, the grouping applied by the layout transform) on sms SMs
+        with blocks_per_sm resident blocks of block_size threads; an Owned
+        tmap_sm_model, freed with it."""
+        L, err, out = _lib.lib(), new_error(), _lib.SmModel()
+        _, t = _lat_table(table)
+        check(L.tmap_sm_model_make(t.ptr, self._module.ptr, self.name.encode(),
+                                   self.cfg_handle().ptr, None, sms, blocks_per_sm, block_size,
+                                   0, ctypes.byref(out), ctypes.byref(err)), err)
+        return _lib.Owned(out, "tmap_sm_model_free", by_ref=True)
+
     def __repr__(self) -> str:
         return f"Kernel({self.name!r}, {self.filename!r})"
+
+
+def _lat_table(table: Optional[str]) -> Tuple[str, _lib.Owned]:
+    """The latency table's path (None: sm_90's default, found as the CLI
+    finds it) and the loaded table."""
+    L, err = _lib.lib(), new_error()
+    if table is None:
+        buf = ctypes.create_string_buffer(4096)
+        check(L.tmap_lat_default_path(b"sm_90", buf, len(buf), ctypes.byref(err)), err)
+        table = buf.value.decode()
+    t = ctypes.c_void_p()
+    check(L.tmap_lat_load(table.encode(), ctypes.byref(t), ctypes.byref(err)), err)
+    return table, _lib.Owned(t, "tmap_lat_free")
 
 
 def _parse(ptx: str, filename: str) -> _lib.Owned:
