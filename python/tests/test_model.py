@@ -96,5 +96,10 @@ def test_recorded_estimate_equals_the_cli(recorded, divergent, cli):
                          text=True).stdout
     want = json.loads(out)
     for key in ("bbv_weighted_cycles", "bbv_weighted_scheduled_cycles", "divergent_warps_pct",
-                "simd_active_threads_per_inst", "warps", "thread_blocks"):
+                "simd_active_threads_per_inst", "warps", "thread_blocks", "sm90_cycles"):
         assert mine[key] == pytest.approx(want[key], rel=1e-12), key
+    parts = [mine[f"sm90_{p}_cycles"] for p in ("issue", "latency", "memory")]
+    assert parts[2] <= mine["sm90_cycles"] <= max(parts[0] + parts[1], parts[2]) * (1 + 1e-12)
+    paper = threadmap.estimate(b0, kernel=divergent, blocks_per_sm=8, metric="scheduled")
+    assert np.isnan(paper["sm90_cycles"])
+    assert paper["bbv_weighted_scheduled_cycles"] == mine["bbv_weighted_scheduled_cycles"]

@@ -101,6 +101,46 @@ def test_report_equals_the_clis(recorded, recorded_plan, divergent, cli, tmp_pat
     assert (tmp_path / "py" / "report.html").read_text() == html
 
 
+def test_scheduled_metric_equals_the_clis(recorded, divergent, cli, tmp_path):
+    """metric="scheduled" ranks by the paper's BBV-weighted-scheduled, as
+    `--metric scheduled` does: the same decision and the same report."""
+    bbv, _ = threadmap.load_bbv(str(recorded / "run0.bbv.npy"))
+    p = threadmap.plan(bbv, kernel=divergent, blocks_per_sm=8, metric="scheduled")
+    assert p.inputs.sm is None and not p.inputs.params.sm   # params.sm: NULL
+    assert all(np.isnan(c.metrics["sm90_cycles"]) for c in p.candidates if c.available)
+    args = ["--bbv", str(recorded / "run0.bbv.npy"), "--cfg", str(recorded / "kernel.ptx"),
+            "--kernel", "divergent", "--blocks-per-sm", "8", "--metric", "scheduled"]
+    subprocess.run([cli, "regroup", "--algo", "auto", *args, "-o", str(tmp_path / "perm.npy")],
+                   check=True, capture_output=True)
+    np.testing.assert_array_equal(p.perm, np.load(tmp_path / "perm.npy").astype(np.uint32))
+    threadmap.report(plan=p, kernel=divergent, origin="o", device="G", out=str(tmp_path / "py"))
+    subprocess.run([cli, "report", *args, "--origin", "o", "--device-name", "G", "-o",
+                    str(tmp_path / "cli")],
+                   check=True, capture_output=True)
+    mine = json.loads((tmp_path / "py" / "report.json").read_text())
+    want = json.loads((tmp_path / "cli" / "report.json").read_text())
+    assert _without_times(mine) == _without_times(want)
+
+
+def test_sm90_ranks_by_default_with_a_kernel(recorded_plan):
+    assert recorded_plan.inputs.sm is not None
+    for c in recorded_plan.candidates:
+        if c.available:
+            assert c.metrics["sm90_cycles"] > 0
+    t0 = recorded_plan.candidates[0].metrics["sm90_cycles"]
+    t = recorded_plan.candidates[recorded_plan.chosen].metrics["sm90_cycles"]
+    assert recorded_plan.candidates[recorded_plan.chosen].gain == pytest.approx(1 - t / t0)
+
+
+def test_a_bad_metric_name_is_refused(divergent):
+    bbv = np.ones((64, len(divergent.cfg().blocks)), np.uint32)
+    for call in (threadmap.plan, threadmap.regroup, threadmap.report, threadmap.estimate):
+        with pytest.raises(ValueError, match="metric: 'sm80' is not one of sm90, scheduled"):
+            call(bbv, kernel=divergent, metric="sm80")
+    with pytest.raises(threadmap.InvalidError, match="metric"):
+        threadmap.regroup(_two_kinds(), lat=[1.0, 10.0], metric="paper")
+
+
 def test_report_forms_of_a_plan_with_measured_time(tmp_path):
     p = threadmap.plan(_two_kinds(), lat=[1.0, 10.0], block_size=128, original_ms=2.0,
                        apply_ms=0.1)

@@ -218,22 +218,32 @@ def train(runs: Sequence[RunLike], *, kernel: str, feature_names: Optional[Seque
 
 # ---------------------------------------------------------------- the model
 
+METRICS = ("sm90", "scheduled")  # what ranks groupings: the CLI's --metric
+
+
 @dataclass
 class ModelInput:
     """What the model's calls take, borrowed by the C structs: the BBV, the
-    block latencies, the CFG (or None), the launch shape."""
+    block latencies, the CFG (or None), the launch shape, and the SM model
+    that params.sm points to (None: the paper's metric ranks)."""
     bbv: Any
     lat: np.ndarray
     cfg: Any
     params: _lib.ModelParams
     latencies: Optional[BlockLatencies]
     block_names: Optional[List[str]]
+    sm: Optional[_lib.Owned] = None
 
 
 def model_input(bbv: Any, kernel: Optional[Kernel], lat: Any, table: Optional[str],
-                block_size: int, sms: int, blocks_per_sm: Optional[int]) -> ModelInput:
+                block_size: int, sms: int, blocks_per_sm: Optional[int],
+                metric: str) -> ModelInput:
     """Checks and converts the model's inputs: block latencies from the
-    kernel's CFG and a latency table, or given as lat."""
+    kernel's CFG and a latency table, or given as lat; with a kernel and
+    metric "sm90", the SM model made from the same table and CFG, as the
+    CLI makes it (without a kernel the paper's metric ranks, as in the CLI)."""
+    if metric not in METRICS:
+        raise InvalidError(f"metric: '{metric}' is not one of {', '.join(METRICS)}")
     b = as_bbv(bbv)
     if (kernel is None) == (lat is None):
         raise InvalidError("give either kernel (latencies from its CFG) or lat (per block)")
@@ -248,8 +258,12 @@ def model_input(bbv: Any, kernel: Optional[Kernel], lat: Any, table: Optional[st
                            "block latencies" + (f" ({kernel.name}'s CFG)" if kernel else ""))
     if blocks_per_sm is None:
         blocks_per_sm = max(1, min(32, 2048 // block_size))
-    params = _lib.ModelParams(block_size, sms, blocks_per_sm, None, None)
-    return ModelInput(b, lat, cfg, params, latencies, names)
+    sm = None
+    if kernel is not None and metric == "sm90":
+        sm = kernel.sm_model(table, sms=sms, blocks_per_sm=blocks_per_sm, block_size=block_size)
+    params = _lib.ModelParams(block_size, sms, blocks_per_sm, None, None,
+                              ctypes.pointer(sm.ptr) if sm else None)
+    return ModelInput(b, lat, cfg, params, latencies, names, sm)
 
 
 _METRIC_KEYS = (("bbv_weighted_cycles", "bbv_weighted"),
@@ -263,12 +277,15 @@ _METRIC_KEYS = (("bbv_weighted_cycles", "bbv_weighted"),
                 ("thread_instructions", "thread_instructions"),
                 ("warp_instructions", "warp_instructions"),
                 ("warps", "nwarps"), ("thread_blocks", "nthread_blocks"))
+_SM_PARTS = ("issue", "latency", "memory")
 
 
 def metrics_dict(m: _lib.Metrics) -> dict:
     """A tmap_metrics as a dict with the CLI's JSON keys (docs/cli.md), and
     the per-warp and per-block costs as arrays."""
     d = {key: getattr(m, field) for key, field in _METRIC_KEYS}
+    d["sm90_cycles"] = m.sm.cycles
+    d.update((f"sm90_{part}_cycles", getattr(m.sm, part)) for part in _SM_PARTS)
     d["warp_cost_cycles"] = copy_f64(m.warp_cost, m.nwarps)
     d["block_cost_cycles"] = copy_f64(m.block_cost, m.nthread_blocks)
     return d
@@ -276,16 +293,19 @@ def metrics_dict(m: _lib.Metrics) -> dict:
 
 def estimate(bbv: Any, *, kernel: Optional[Kernel] = None, lat: Any = None, perm: Any = None,
              table: Optional[str] = None, block_size: int = 256, sms: int = 132,
-             blocks_per_sm: Optional[int] = None) -> dict:
+             blocks_per_sm: Optional[int] = None, metric: str = "sm90") -> dict:
     """The model's metrics (BBV-weighted, BBV-weighted-scheduled,
     divergent warps, SIMD efficiency...) for a BBV under a grouping: perm
     (slot i runs thread perm[i]; None: the original order).  Block
     latencies come from kernel's CFG (which also enables SIMD efficiency
-    and divergent branches) or are given as lat.
+    and divergent branches) or are given as lat.  metric: "sm90" (with a
+    kernel, the SM model's time is computed too: sm90_cycles and its
+    terms sm90_issue/latency/memory_cycles; NaN otherwise) or "scheduled"
+    (the paper's metrics alone), as `threadmap estimate --metric`.
 
     >>> threadmap.estimate(bbv, kernel=k, blocks_per_sm=8)["divergent_warps_pct"]  # doctest: +SKIP
     """
-    mi = model_input(bbv, kernel, lat, table, block_size, sms, blocks_per_sm)
+    mi = model_input(bbv, kernel, lat, table, block_size, sms, blocks_per_sm, metric)
     p = None
     if perm is not None:
         p = as_u32(perm, "perm", 1)

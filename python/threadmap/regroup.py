@@ -37,7 +37,8 @@ class Candidate:
     perm: Optional[np.ndarray]
     metrics: Optional[dict]
     algo_ms: float
-    gain: float           # predicted: 1 - scheduled / scheduled(original)
+    gain: float           # predicted: 1 - t / t(original), t the SM model's time
+                          # (metric "sm90" with a kernel), else BBV-weighted-scheduled
     total_ms: float       # with original_ms: kernel + algorithm + apply; else NaN
 
 
@@ -89,13 +90,17 @@ def _candidates(plan: _lib.Plan, nthreads: int) -> List[Candidate]:
 
 
 def plan(bbv: Any, *, kernel: Optional[Kernel] = None, lat: Any = None, algo: str = "auto",
-         candidates: Sequence[str] = (), key: Any = None, table: Optional[str] = None, groupsize: int = 32, scope: str = "grid",
-         block_size: int = 256, sms: int = 132, blocks_per_sm: Optional[int] = None,
-         threshold: float = 0.05, original_ms: float = 0.0, apply_ms: float = 0.0,
-         launches: float = 1.0, threads: int = 1) -> Plan:
+         candidates: Sequence[str] = (), key: Any = None, table: Optional[str] = None,
+         groupsize: int = 32, scope: str = "grid", block_size: int = 256, sms: int = 132,
+         blocks_per_sm: Optional[int] = None, threshold: float = 0.05,
+         original_ms: float = 0.0, apply_ms: float = 0.0, launches: float = 1.0,
+         threads: int = 1, metric: str = "sm90") -> Plan:
     """Runs the candidate algorithms on the BBV (uint32 [threads, blocks]),
-    scores each with the model (BBV-weighted-scheduled) plus the costs given
-    (original_ms, apply_ms, launches), and chooses as regroup() does.
+    scores each with the model plus the costs given (original_ms, apply_ms,
+    launches), and chooses as regroup() does.  metric: what ranks them, as
+    the CLI's --metric: "sm90" (the SM model, docs/model.md; with a kernel,
+    the default) or "scheduled" (the paper's BBV-weighted-scheduled; always
+    without a kernel, when latencies are given as lat).
     algo: "auto" (every candidate; identity when nothing pays) or one
     algorithm, applied whatever the model says.  candidates: with "auto",
     the algorithms to score (default: all; Greedy and Greedy-Max take
@@ -109,7 +114,7 @@ def plan(bbv: Any, *, kernel: Optional[Kernel] = None, lat: Any = None, algo: st
         raise InvalidError(f"scope: '{scope}' is grid or block")
     if algo == "key" and key is None:
         raise InvalidError("algo 'key' needs key (one value per thread)")
-    mi = model_input(bbv, kernel, lat, table, block_size, sms, blocks_per_sm)
+    mi = model_input(bbv, kernel, lat, table, block_size, sms, blocks_per_sm, metric)
     k = None if key is None else as_f64(key, "key", ndim=1)
     if k is not None and k.shape[0] != mi.bbv.nthreads:
         raise InvalidError(f"key: {k.shape[0]} values for {mi.bbv.nthreads} threads")
@@ -137,8 +142,10 @@ def regroup(bbv: Any = None, *, features: Any = None, predictor=None, lat: Any =
             stream: Any = None, out: Any = None, **plan_options) -> Any:
     """A permutation of the threads: slot i runs original thread perm[i].
 
-    On the CPU: regroup(bbv, kernel=... or lat=..., algo="auto", ...) takes
-    plan()'s options and returns the chosen permutation, uint32 NumPy.
+    On the CPU: regroup(bbv, kernel=... or lat=..., algo="auto",
+    metric="sm90", ...) takes plan()'s options and returns the chosen
+    permutation, uint32 NumPy; metric "scheduled" ranks by the paper's
+    BBV-weighted-scheduled instead of the SM model (`--metric scheduled`).
 
     On the GPU: regroup(features=DEVICE_ARRAY, predictor=P, lat=LAT,
     stream=S, block_size=0, out=None) predicts each thread's cost from its device

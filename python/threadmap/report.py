@@ -53,7 +53,8 @@ class Report:
                         self.device.encode() if self.device else None, ctypes.pointer(mi.bbv),
                         f64_ptr(mi.lat), names, ctypes.pointer(mi.params), lat_table,
                         ctypes.pointer(lat_report), len(p.candidates), rows, p.why.encode(),
-                        self.mechanism.encode() if self.mechanism else None)
+                        self.mechanism.encode() if self.mechanism else None,
+                        cfg=ctypes.cast(mi.cfg.ptr, ctypes.c_void_p) if mi.cfg else None)
         return r, keep
 
     def _render(self, writer: str) -> str:
@@ -104,8 +105,10 @@ def report(bbv: Any = None, *, plan: Optional[Plan] = None, kernel: Optional[Ker
            mechanism: Optional[str] = None, out: Optional[str] = None,
            **plan_options) -> Report:
     """The performance-estimate report of a BBV (the plan is made as
-    threadmap.plan makes it, with the same options) or of a plan already
-    made.  mechanism: "layout transform" or "redirection"; default: what
+    threadmap.plan makes it, with the same options: metric="sm90", the
+    default with a kernel, ranks by the SM model, "scheduled" by the
+    paper's BBV-weighted-scheduled, as `threadmap report --metric`) or of a
+    plan already made.  mechanism: "layout transform" or "redirection"; default: what
     the kernel's safety analysis allows.  out: also write the four files there.
 
     >>> threadmap.report(bbv, kernel=k, blocks_per_sm=8, out="out/report")  # doctest: +SKIP
