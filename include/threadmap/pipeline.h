@@ -101,7 +101,7 @@ typedef struct tmap_eval {
      * from the predictor on device features), when it could run: */
     int gpu_ran;               /* 0: gpu_note says why not */
     char gpu_note[512];        /* the regrouper's decision, or why it did not run */
-    char gpu_chosen[48];       /* the candidate kept (tmap_regrouper_chosen_name) */
+    char gpu_chosen[96];       /* the candidate kept (tmap_regrouper_chosen_name; as long as its name) */
     double gpu_fresh_ms;       /* per launch, a new input each: key, sort, gather,
                                   kernel, scatter (median) */
     double gpu_cached_ms;      /* per launch, the same input again: the kernel and the
