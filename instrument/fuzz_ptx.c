@@ -33,12 +33,12 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 {
     tmap_ptx_module *m = NULL, *m2 = NULL;
     tmap_error err;
-    if (tmap_ptx_parse((const char *)data, size, "fuzz.ptx", &m, &err) != TMAP_OK)
+    if (tmap_ptx_parse((const char *)data, size, "<fuzz input>", &m, &err) != TMAP_OK)
         return 0;
     char *a = NULL, *b = NULL;
     if (tmap_ptx_print(m, &a, &err) != TMAP_OK)
         abort();
-    if (tmap_ptx_parse(a, strlen(a), "printed.ptx", &m2, &err) != TMAP_OK)
+    if (tmap_ptx_parse(a, strlen(a), "<printed PTX>", &m2, &err) != TMAP_OK)
         abort(); /* what we print must parse */
     if (tmap_ptx_print(m2, &b, &err) != TMAP_OK || strcmp(a, b))
         abort(); /* and print the same */

@@ -35,7 +35,7 @@ static void redirect_all(tmap_ptx_module *m)
     tmap_ptx_module *again = NULL;
     if (tmap_ptx_print(m, &text, &err) != TMAP_OK)
         abort();
-    if (tmap_ptx_parse(text, strlen(text), "redirected.ptx", &again, &err) != TMAP_OK)
+    if (tmap_ptx_parse(text, strlen(text), "<redirected PTX>", &again, &err) != TMAP_OK)
         abort(); /* the redirected PTX must parse */
     tmap_ptx_free(again);
     free(text);
@@ -45,7 +45,7 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 {
     tmap_ptx_module *m = NULL;
     tmap_error err;
-    if (tmap_ptx_parse((const char *)data, size, "fuzz.ptx", &m, &err) != TMAP_OK)
+    if (tmap_ptx_parse((const char *)data, size, "<fuzz input>", &m, &err) != TMAP_OK)
         return 0;
     for (size_t k = 0; k < tmap_ptx_num_kernels(m); k++)
         analyze(m, tmap_ptx_kernel_name(m, k));

@@ -46,7 +46,7 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
     listing[size - plen - 1] = '\0';
     tmap_ptx_module *m = NULL;
     tmap_error err;
-    if (tmap_ptx_parse((const char *)data, plen, "fuzz.ptx", &m, &err) == TMAP_OK) {
+    if (tmap_ptx_parse((const char *)data, plen, "<fuzz input>", &m, &err) == TMAP_OK) {
         for (size_t k = 0; k < tmap_ptx_num_kernels(m); k++)
             check_kernel(m, tmap_ptx_kernel_name(m, k), listing);
         tmap_ptx_free(m);

@@ -137,6 +137,12 @@ tmap_status tmap_cfg_build_at(const tmap_ptx_module *m, const char *kernel,
 tmap_status tmap_ptx_loc_blocks(const tmap_ptx_module *m, tmap_cfg *cfg, const uint32_t *at,
                                 tmap_error *err);
 
+/* ptx_loc.c: where PTX line `line` of m is, for messages: "NAME:LINE" (NAME
+ * as given to tmap_ptx_parse: a path or a "<description>"), then the source
+ * line when a .loc is in effect there ("k.ptx:40 (divergent.cu:12)").
+ * Returns buf. */
+const char *tmap_ptx_loc_where(const tmap_ptx_module *m, uint32_t line, char *buf, size_t size);
+
 /* Appends tokens toks[0..n) to b with the source's spacing (normalized). */
 void tmap_ptx_print_toks(tmap_buf *b, const tmap_ptx_tok *toks, size_t n);
 

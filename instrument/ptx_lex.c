@@ -241,7 +241,7 @@ tmap_status tmap_ptx_lex(const char *text, size_t len, const char *filename,
                          tmap_arena *arena, tmap_ptx_tok **toks, size_t *ntoks,
                          tmap_error *err)
 {
-    lexer lx = {text, len, 0, 1, filename ? filename : "<ptx>", err};
+    lexer lx = {text, len, 0, 1, filename ? filename : "<PTX>", err};
     tmap_ptx_tok *v = NULL;
     size_t n = 0, cap = 0;
     tmap_status st = TMAP_OK;

@@ -10,6 +10,7 @@
  * that names the PTX line.
  */
 #include <assert.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -189,6 +190,16 @@ tmap_status tmap_ptx_loc_of_line(const tmap_ptx_module *m, uint32_t ptx_line, ch
         return st;
     }
     return TMAP_OK;
+}
+
+const char *tmap_ptx_loc_where(const tmap_ptx_module *m, uint32_t line, char *buf, size_t size)
+{
+    char src[256];
+    assert(m && buf && size);
+    if (tmap_ptx_loc_of_line(m, line, src, sizeof src, NULL) != TMAP_OK)
+        src[0] = '\0'; /* a malformed .loc: the PTX line alone */
+    snprintf(buf, size, "%s:%u%s%s%s", m->file, line, *src ? " (" : "", src, *src ? ")" : "");
+    return buf;
 }
 
 const char *tmap_ptx_loc_format(const char *file, uint32_t line, char *buf, size_t size)

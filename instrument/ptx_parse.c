@@ -7,6 +7,9 @@
  */
 #include "instrument/ptx.h"
 
+#include <assert.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -626,7 +629,7 @@ tmap_status tmap_ptx_parse(const char *text, size_t len, const char *filename,
     if (!out || (!text && len))
         return tmap_fail(err, TMAP_ERR_INVALID, "tmap_ptx_parse: NULL argument");
     *out = NULL;
-    const char *file = filename ? filename : "<ptx>";
+    const char *file = filename ? filename : "<PTX>";
     tmap_ptx_module *m = calloc(1, sizeof *m);
     if (!m)
         return tmap_fail(err, TMAP_ERR_NOMEM, "%s: out of memory", file);
@@ -655,6 +658,22 @@ tmap_status tmap_ptx_parse(const char *text, size_t len, const char *filename,
     }
     *out = m;
     return TMAP_OK;
+}
+
+const char *tmap_ptx_describe(char *buf, size_t size, const char *fmt, ...)
+{
+    if (!buf || size < 3 || !fmt)
+        return buf && size ? (buf[0] = '\0', buf) : "";
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf + 1, size - 2, fmt, ap);
+    va_end(ap);
+    size_t end = n < 0 ? 1 : 1 + ((size_t)n < size - 3 ? (size_t)n : size - 3); /* the '>' */
+    assert(end + 1 < size);
+    buf[0] = '<';
+    buf[end] = '>';
+    buf[end + 1] = '\0';
+    return buf;
 }
 
 tmap_ptx_func *tmap_ptx_find_func(const tmap_ptx_module *m, const char *name)

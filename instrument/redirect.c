@@ -152,11 +152,12 @@ static tmap_status check_func(const tmap_ptx_module *m, const tmap_ptx_func *f, 
     for (size_t i = 0; i < f->nbody; i++) {
         const tmap_ptx_stmt *s = &f->body[i];
         const char *why = tmap_redirect_check(s);
+        char where[1024];
         if (why)
             return tmap_fail(err, TMAP_ERR_UNSUPPORTED,
-                             "%s:%u: '%s' %s; redirection handles mov.u32/cvt of "
-                             "%%tid.{x,y,z} and %%ctaid.{x,y,z} only", m->file, s->line,
-                             s->text, why);
+                             "%s: '%s' %s; redirection handles mov.u32/cvt of "
+                             "%%tid.{x,y,z} and %%ctaid.{x,y,z} only",
+                             tmap_ptx_loc_where(m, s->line, where, sizeof where), s->text, why);
         for (uint32_t k = 0; s->kind == TMAP_ST_INSTR && k < s->ntoks; k++)
             *reads += s->toks[k].kind == TMAP_TOK_REG && replacement(s->toks[k].text);
     }

@@ -217,11 +217,8 @@ static void scan_func(scan *sc, const tmap_ptx_func *f)
  * ("k.ptx:40 (divergent.cu:12): ..."). */
 static void reason(tmap_buf *b, const tmap_ptx_module *m, const hit *h, const char *why)
 {
-    char src[256];
-    if (tmap_ptx_loc_of_line(m, h->line, src, sizeof src, NULL) != TMAP_OK)
-        src[0] = '\0'; /* a malformed .loc: the PTX line alone */
-    tmap_buf_printf(b, "%s:%u%s%s%s: `%s`", m->file, h->line, *src ? " (" : "", src,
-                    *src ? ")" : "", h->what);
+    char where[1024];
+    tmap_buf_printf(b, "%s: `%s`", tmap_ptx_loc_where(m, h->line, where, sizeof where), h->what);
     if (h->count > 1)
         tmap_buf_printf(b, " (and %d more)", h->count - 1);
     tmap_buf_printf(b, ": %s.\n", why);

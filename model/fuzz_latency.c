@@ -37,7 +37,7 @@ static void use_table(const tmap_lat_table *t)
     tmap_cfg *cfg = NULL;
     double *lat = NULL, *chain = NULL;
     tmap_lat_report rep = {0};
-    if (tmap_ptx_parse(kernel_ptx, sizeof kernel_ptx - 1, "fuzz_latency.ptx", &m, &err) ||
+    if (tmap_ptx_parse(kernel_ptx, sizeof kernel_ptx - 1, "<fuzz input>", &m, &err) ||
         tmap_cfg_build(m, "k", &cfg, &err))
         abort(); /* the kernel above is valid */
     if (tmap_lat_blocks(t, cfg, &lat, &rep, &err) == TMAP_OK) {

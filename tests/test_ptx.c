@@ -314,6 +314,32 @@ static void test_parse_errors(void **state)
     }
 }
 
+/* PTX that is no file is named by a description in angle brackets, which
+ * the messages carry in place of a file name; one cut short keeps its '>'. */
+static void test_described_names(void **state)
+{
+    (void)state;
+    char name[64], text[1024];
+    assert_string_equal(tmap_ptx_describe(name, sizeof name, "PTX of %s from the module image",
+                                          "k"),
+                        "<PTX of k from the module image>");
+    assert_string_equal(tmap_ptx_describe(name, 10, "PTX of %s from the module image", "k"),
+                        "<PTX of >");
+    assert_string_equal(tmap_ptx_describe(name, 3, "PTX"), "<>");
+    assert_string_equal(tmap_ptx_describe(name, 2, "PTX"), "");
+    snprintf(text, sizeof text, "%s.entry k()\n{\n\tmov.u32 %%r1, #3;\n}\n", head);
+    const char *const names[] = {"<PTX of k from the module image>", NULL};
+    const char *const want[] = {"<PTX of k from the module image>:6: unexpected character '#'",
+                                "<PTX>:6: unexpected character '#'"};
+    for (size_t i = 0; i < 2; i++) {
+        tmap_ptx_module *m = NULL;
+        tmap_error err = {0};
+        assert_int_equal(tmap_ptx_parse(text, strlen(text), names[i], &m, &err), TMAP_ERR_PARSE);
+        assert_string_equal(err.message, want[i]);
+        assert_null(m);
+    }
+}
+
 /* Every prefix of a real module either parses or fails cleanly. */
 static void test_truncations(void **state)
 {
@@ -369,6 +395,7 @@ int main(void)
         cmocka_unit_test(test_instrument_fixtures),
         cmocka_unit_test(test_instrument_twice_fails),
         cmocka_unit_test(test_parse_errors),
+        cmocka_unit_test(test_described_names),
         cmocka_unit_test(test_truncations),
         cmocka_unit_test(test_deep_braces),
     };

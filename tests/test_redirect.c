@@ -129,6 +129,34 @@ static const char k16_ptx[] =
     "\tmov.u16 %rs1, %tid.x;\n"
     "\tld.param.u64 %rd1, [out];\n\tst.global.u16 [%rd1], %rs1;\n\tret;\n}\n";
 
+/* k16 with a source line (.loc) on its 16-bit read, at PTX line 9. */
+static const char k16_loc_ptx[] =
+    ".version 8.0\n.target sm_90\n.address_size 64\n"
+    ".visible .entry k16(.param .u64 out)\n{\n"
+    "\t.reg .b16 %rs<2>;\n\t.reg .b64 %rd<3>;\n"
+    "\t.loc 1 7 0\n"
+    "\tmov.u16 %rs1, %tid.x;\n"
+    "\tld.param.u64 %rd1, [out];\n\tst.global.u16 [%rd1], %rs1;\n\tret;\n}\n"
+    "\t.file\t1 \"/src/k16.cu\"\n";
+
+/* PTX that is no file: the refusal names its description (never a made-up
+ * file), its PTX line and its source line. */
+static void refusal_names_the_description(void **state)
+{
+    (void)state;
+    tmap_ptx_module *m = NULL;
+    tmap_error e = {0};
+    char name[128];
+    tmap_ptx_describe(name, sizeof name, "PTX of %s from the application's module image", "k16");
+    TMAP_CHECK(tmap_ptx_parse(k16_loc_ptx, strlen(k16_loc_ptx), name, &m, err));
+    assert_int_equal(tmap_redirect_instrument(m, "k16", &e), TMAP_ERR_UNSUPPORTED);
+    const char *want = "<PTX of k16 from the application's module image>:9 (k16.cu:7): "
+                       "'mov.u16' reads a thread or block id";
+    if (strncmp(e.message, want, strlen(want)))
+        fail_msg("%s", e.message);
+    tmap_ptx_free(m);
+}
+
 /* Refusals: the legacy 16-bit read names its line; twice, and counters
  * before redirection, are refused; the module is unchanged after each. */
 static void refusals(void **state)
@@ -158,6 +186,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(corpus_redirects),
+        cmocka_unit_test(refusal_names_the_description),
         cmocka_unit_test(analytic_redirects),
         cmocka_unit_test(refusals),
     };

@@ -35,7 +35,9 @@ typedef struct tmap_compiled {
 } tmap_compiled;
 
 /* Compiles CUDA source with NVRTC to PTX.  `filename` names the source in
- * messages.  On a compile error, err->message holds NVRTC's log. */
+ * messages: the path it was read from, or for source that is no file a
+ * description in angle brackets (as tmap_ptx_describe makes).  On a
+ * compile error, err->message holds NVRTC's log. */
 /* NVRTC's own version (the library NVRTC, not the driver); 0 on success. */
 int tmap_nvrtc_version(int *major, int *minor);
 
@@ -51,9 +53,16 @@ void tmap_compiled_free(tmap_compiled *c);
 /* A parsed PTX module (opaque).  Line numbers refer to the text parsed. */
 typedef struct tmap_ptx_module tmap_ptx_module;
 
-/* Parses PTX text; `filename` is used in error messages ("f.ptx:12: ..."). */
+/* Parses PTX text.  `filename` names it in every message ("NAME:12: ...",
+ * 12 a line of the text): the path it was read from, or, for text that is
+ * no file, a description from tmap_ptx_describe; NULL gives "<PTX>". */
 tmap_status tmap_ptx_parse(const char *text, size_t len, const char *filename,
                            tmap_ptx_module **out, tmap_error *err);
+/* The name for tmap_ptx_parse of PTX that was not read from a file: the
+ * printf-formatted description in angle brackets, which no path is taken
+ * for ("<PTX of k from the application's module image>"), cut to fit size
+ * (at least 3) with its '>' kept.  Returns buf. */
+const char *tmap_ptx_describe(char *buf, size_t size, const char *fmt, ...);
 void tmap_ptx_free(tmap_ptx_module *m);
 /* Prints the module as PTX text (malloc'ed, NUL-terminated). */
 tmap_status tmap_ptx_print(const tmap_ptx_module *m, char **text,
