@@ -32,9 +32,9 @@ typedef struct tmap_attach_call {
  * packed buffer of the `extra` form; NULL when the call has neither. */
 const void *tmap_attach_param_value(const tmap_attach_call *c, const tmap_param *p, size_t i);
 
-/* What the messages about a kernel's PTX name as its file (params.c): the
- * PTX came from the application, not from a file ("PTX of K from the
- * application's module image"). */
+/* The name of a kernel's PTX in messages (params.c): it came from the
+ * application, not from a file ("<PTX of K from the application's module
+ * image>", tmap_ptx_describe). */
 const char *tmap_attach_params_label(const char *entry, char *buf, size_t size);
 
 /* What profiling one launch gave. */

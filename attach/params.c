@@ -89,8 +89,7 @@ static tmap_status layout(const tmap_ptx_func *f, const char *entry, tmap_param 
 
 const char *tmap_attach_params_label(const char *entry, char *buf, size_t size)
 {
-    snprintf(buf, size, "PTX of %.200s from the application's module image", entry);
-    return buf;
+    return tmap_ptx_describe(buf, size, "PTX of %s from the application's module image", entry);
 }
 
 tmap_status tmap_attach_params(const char *ptx, const char *entry, tmap_param **out,

@@ -99,7 +99,8 @@ static tmap_status load_key(tmap_attach_regroup *g, const tmap_attach_regroup_op
                                   : tmap_attach_key_make(&o->key, 1, o->features, o->nfeatures,
                                                          &g->key, err);
     if (st == TMAP_OK)
-        st = tmap_compile(g->key.source, "threadmap-key.cu", &co, &out, err);
+        st = tmap_compile(g->key.source, "<CUDA source of the key kernel made by threadmap>", &co,
+                          &out, err);
     if (st != TMAP_OK)
         return st;
     st = tmap_kernel_load(g->cuda, out.ptx, "tmap_key", &g->keyk, err);

@@ -93,7 +93,10 @@ static tmap_status kmodel_make(const kdata *k, const tmap_lat_table *t, kmodel *
     memset(x, 0, sizeof *x);
     double *sass = malloc((k->nblocks + 1) * sizeof *sass);
     tmap_status st = sass ? TMAP_OK : tmap_fail(err, TMAP_ERR_NOMEM, "out of memory");
-    if (!st) st = tmap_ptx_parse(k->ptx, strlen(k->ptx), "kernel.ptx", &x->m, err);
+    char name[256];
+    if (!st) st = tmap_ptx_parse(k->ptx, strlen(k->ptx),
+                                 tmap_ptx_describe(name, sizeof name, "PTX of %s", k->name), &x->m,
+                                 err);
     if (!st) st = tmap_cfg_build(x->m, k->entry, &x->cfg, err);
     if (!st && x->cfg->nblocks != k->nblocks)
         st = tmap_fail(err, TMAP_ERR_FORMAT, "%s: %zu CFG blocks, %zu counted", k->name,

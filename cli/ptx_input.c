@@ -75,7 +75,7 @@ static tmap_status load_cuda(const char *path, const char *text, const tmap_cli_
     if (st != TMAP_OK)
         return st;
     char name[4096];
-    snprintf(name, sizeof name, "%s.ptx", path);
+    tmap_ptx_describe(name, sizeof name, "PTX compiled by NVRTC from %s", path);
     st = tmap_ptx_parse(c.ptx, strlen(c.ptx), name, m, err);
     const char *lowered = kernel ? tmap_compiled_lowered(&c, kernel) : NULL;
     if (st == TMAP_OK && kernel && !lowered)

@@ -47,7 +47,10 @@ static void check_kernel(tmap_check *c, const tmap_manifest *m)
     c->compiled = step(c, tmap_manifest_ptx(m, NULL, &ptx, &entry, &e), &e);
     if (c->compiled) {
         snprintf(c->entry, sizeof c->entry, "%s", entry);
-        c->safety_done = step(c, tmap_ptx_parse(ptx, strlen(ptx), entry, &mod, &e), &e) &&
+        char name[4096];
+        c->safety_done = step(c, tmap_ptx_parse(ptx, strlen(ptx),
+                                                tmap_manifest_ptx_name(m, name, sizeof name),
+                                                &mod, &e), &e) &&
                          step(c, tmap_safety_analyze(mod, entry, &c->safety, &e), &e);
     }
     tmap_ptx_free(mod);

@@ -40,13 +40,14 @@ typedef struct ctx {
 static tmap_status step_static(ctx *x, tmap_error *err)
 {
     tmap_eval *e = x->e;
-    char arch[32];
+    char arch[32], name[4096];
     tmap_ptx_module *mod = NULL;
     tmap_lat_table *t = NULL;
     tmap_status st = tmap_cuda_info(x->cuda, &e->device, err);
     tmap_cuda_arch(&e->device, arch, sizeof arch);
     if (!st) st = tmap_manifest_ptx(x->m, x->m->arch ? NULL : arch, &x->ptx, &e->entry, err);
-    if (!st) st = tmap_ptx_parse(x->ptx, strlen(x->ptx), e->entry, &mod, err);
+    if (!st) st = tmap_ptx_parse(x->ptx, strlen(x->ptx),
+                                 tmap_manifest_ptx_name(x->m, name, sizeof name), &mod, err);
     if (!st) st = tmap_cfg_build(mod, e->entry, &e->cfg, err);
     if (!st) st = tmap_safety_analyze(mod, e->entry, &e->safety, err);
     tmap_ptx_free(mod);
@@ -276,7 +277,7 @@ static tmap_status sm_model(ctx *x, size_t tpb, tmap_error *err)
     tmap_eval *e = x->e;
     if (x->o->paper_metric)
         return TMAP_OK;
-    char arch[32];
+    char arch[32], name[4096];
     tmap_cuda_arch(&e->device, arch, sizeof arch);
     tmap_ptx_module *mod = NULL;
     tmap_lat_table *t = NULL;
@@ -285,7 +286,8 @@ static tmap_status sm_model(ctx *x, size_t tpb, tmap_error *err)
     tmap_status st = sass ? TMAP_OK : tmap_fail(err, TMAP_ERR_NOMEM, "out of memory");
     if (!st && tmap_sass_block_counts(x->ptx, e->cfg, arch, sass, NULL, &ignored))
         free(sass), sass = NULL; /* PTX counts */
-    if (!st) st = tmap_ptx_parse(x->ptx, strlen(x->ptx), e->entry, &mod, err);
+    if (!st) st = tmap_ptx_parse(x->ptx, strlen(x->ptx),
+                                 tmap_manifest_ptx_name(x->m, name, sizeof name), &mod, err);
     if (!st) st = tmap_lat_load(e->table, &t, err);
     if (!st)
         st = tmap_sm_model_make(t, mod, e->entry, e->cfg, sass, (size_t)e->device.sms,

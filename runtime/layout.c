@@ -83,7 +83,7 @@ static tmap_status load_movers(tmap_cuda *c, tmap_error *err)
         return TMAP_OK;
     tmap_compile_opts o = {.arch = "compute_75"};
     tmap_compiled out;
-    tmap_status st = tmap_compile(move_source, "threadmap-layout.cu", &o, &out, err);
+    tmap_status st = tmap_compile(move_source, "<CUDA source of threadmap's layout kernels>", &o, &out, err);
     if (st == TMAP_OK)
         st = tmap_kernel_load(c, out.ptx, "tmap_gather_all", &c->move[0], err);
     if (st == TMAP_OK)

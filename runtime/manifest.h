@@ -81,6 +81,11 @@ struct tmap_manifest {
     int saved;        /* the pristine copies hold this bind's arrays */
 };
 
+/* The name of the PTX of tmap_manifest_ptx for tmap_ptx_parse and messages
+ * (manifest_data.c): the path of its "ptx" file, or, compiled from its
+ * "source", "<PTX of KERNEL compiled by NVRTC from PATH>".  Returns buf. */
+const char *tmap_manifest_ptx_name(const tmap_manifest *m, char *buf, size_t size);
+
 /* Matches the manifest's arguments to the .param list of kernel `entry`
  * of the PTX text: count, sizes, pointers and scalars (manifest_params.c). */
 tmap_status tmap_manifest_params(const tmap_manifest *m, const char *ptx, const char *entry,

@@ -211,6 +211,18 @@ static tmap_status checked(const tmap_manifest *m, char **ptx, char **entry, tma
     return st;
 }
 
+const char *tmap_manifest_ptx_name(const tmap_manifest *m, char *buf, size_t size)
+{
+    const char *f = m->ptx_file ? m->ptx_file : m->source;
+    const char *dir = f[0] == '/' ? "" : m->dir, *sep = f[0] == '/' ? "" : "/";
+    if (m->ptx_file)
+        snprintf(buf, size, "%s%s%s", dir, sep, f);
+    else
+        tmap_ptx_describe(buf, size, "PTX of %s compiled by NVRTC from %s%s%s", m->kernel, dir,
+                          sep, f);
+    return buf;
+}
+
 tmap_status tmap_manifest_ptx(const tmap_manifest *m, const char *arch, char **ptx,
                               char **entry, tmap_error *err)
 {

@@ -165,8 +165,9 @@ tmap_status tmap_manifest_params(const tmap_manifest *m, const char *ptx, const 
     tmap_ptx_module *mod = NULL;
     param *p = NULL;
     size_t np = 0;
-    tmap_status st = tmap_ptx_parse(ptx, strlen(ptx), m->ptx_file ? m->ptx_file : m->source, &mod,
-                                    err);
+    char name[4096];
+    tmap_status st = tmap_ptx_parse(ptx, strlen(ptx), tmap_manifest_ptx_name(m, name, sizeof name),
+                                    &mod, err);
     const tmap_ptx_func *f = st ? NULL : tmap_ptx_find_func(mod, entry);
     if (!st && (!f || !f->is_entry))
         st = tmap_fail(err, TMAP_ERR_INVALID, "%s: field 'kernel': the PTX has no kernel (.entry) "

@@ -47,7 +47,11 @@ static tmap_status instrument_text(const char *ptx, const char *kernel, char **t
                                    tmap_cfg **cfg, tmap_error *err)
 {
     tmap_ptx_module *m = NULL;
-    tmap_status st = tmap_ptx_parse(ptx, strlen(ptx), kernel, &m, err);
+    char name[256];
+    tmap_status st = tmap_ptx_parse(
+        ptx, strlen(ptx),
+        tmap_ptx_describe(name, sizeof name, "PTX of %s given to the counter pass", kernel),
+        &m, err);
     if (st == TMAP_OK)
         st = tmap_bbv_instrument(m, kernel, cfg, err);
     if (st == TMAP_OK)

@@ -16,8 +16,11 @@ tmap_status tmap_redirect_load(tmap_cuda *c, const char *ptx, const char *kernel
         return tmap_fail(err, TMAP_ERR_INVALID, "tmap_redirect_load: NULL argument");
     *out = NULL;
     tmap_ptx_module *m = NULL;
-    char *text = NULL;
-    tmap_status st = tmap_ptx_parse(ptx, strlen(ptx), kernel, &m, err);
+    char *text = NULL, name[256];
+    tmap_status st = tmap_ptx_parse(
+        ptx, strlen(ptx),
+        tmap_ptx_describe(name, sizeof name, "PTX of %s given to the redirection", kernel),
+        &m, err);
     if (st == TMAP_OK)
         st = tmap_redirect_instrument(m, kernel, err);
     if (st == TMAP_OK)

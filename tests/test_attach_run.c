@@ -171,8 +171,8 @@ static void safety_refusal(void **state)
     assert_int_equal(tmap_attach_regroup_check(vote_ptx, "vote", &scope, &e),
                      TMAP_ERR_UNSUPPORTED);
     const char *want = "kernel vote is left alone: the safety analysis allows no regrouping by "
-                       "redirection (scope warps): PTX of vote from the application's module "
-                       "image:21 (vote.cu:4): `vote.sync.ballot.b32`: warp membership matters";
+                       "redirection (scope warps): <PTX of vote from the application's module "
+                       "image>:21 (vote.cu:4): `vote.sync.ballot.b32`: warp membership matters";
     if (!strstr(e.message, want))
         fail_msg("%s", e.message);
     char *loc = test_read("tests/ptx/loc.ptx");

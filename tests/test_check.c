@@ -38,6 +38,22 @@ static void clean_manifest(void **state)
     free(text), free(json), free(c);
 }
 
+/* PTX compiled from the manifest's source names that source, never a
+ * made-up PTX file: the safety findings cite "<PTX of K compiled by NVRTC
+ * from PATH>", its PTX line and (compiled with -lineinfo) the source line. */
+static void findings_cite_the_source(void **state)
+{
+    tmap_check *c = malloc(sizeof *c);
+    TMAP_CHECK(tmap_pipeline_check(DIR "vote_lineinfo.json", 1, c, err));
+    assert_true(c->safety_done);
+    const char *want = "<PTX of warp_vote compiled by NVRTC from " DIR "../kernels/warp_vote.cu>:";
+    const char *at = strstr(c->safety.reasons, want);
+    if (!at || !strstr(at, " (warp_vote.cu:5): `setp.ge.s32`"))
+        fail_msg("%s", c->safety.reasons);
+    assert_null(strstr(c->safety.reasons, "warp_vote:"));
+    free(c);
+}
+
 static void findings_are_all_kept(void **state)
 {
     tmap_check *c = malloc(sizeof *c);
@@ -65,6 +81,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(clean_manifest),
+        cmocka_unit_test(findings_cite_the_source),
         cmocka_unit_test(findings_are_all_kept),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -114,7 +114,8 @@ static tmap_status latencies(const char *ptx, tmap_cfg **cfg, double **lat, tmap
     char path[4096];
     tmap_ptx_module *m = NULL;
     tmap_lat_table *t = NULL;
-    tmap_status st = tmap_ptx_parse(ptx, strlen(ptx), "divergent.ptx", &m, err);
+    tmap_status st = tmap_ptx_parse(ptx, strlen(ptx), "<PTX of divergent compiled by NVRTC>", &m,
+                                    err);
     if (!st) st = tmap_cfg_build(m, "divergent", cfg, err);
     if (!st) st = tmap_lat_default_path("sm_90", path, sizeof path, err);
     if (!st) st = tmap_lat_load(path, &t, err);
