@@ -92,36 +92,42 @@ class Kernel:
 
     # ---------------------------------------------------------------- making
     @classmethod
-    def from_source(cls, source: str, name: str, *, filename: str = "kernel.cu",
+    def from_source(cls, source: str, name: str, *, filename: Optional[str] = None,
                     arch: Optional[str] = None, options: Sequence[str] = (),
                     include_dirs: Sequence[str] = ()) -> "Kernel":
         """Compiles CUDA source with NVRTC; name is the kernel's name (an
-        extern "C" name or a C++ expression such as "ns::k<int>").
+        extern "C" name or a C++ expression such as "ns::k<int>"); filename
+        names the source in messages (by default "<CUDA source of NAME>").
+        Messages about the PTX name it "<PTX of ENTRY compiled by NVRTC from
+        FILENAME>", with its PTX line.
 
         >>> threadmap.Kernel.from_source("bad", "k")  # doctest: +SKIP
         Traceback (most recent call last):
-        threadmap.errors.CompileError: kernel.cu: ...
+        threadmap.errors.CompileError: <CUDA source of k>: ...
         """
+        src_name = filename if filename is not None else f"<CUDA source of {name}>"
         L, err = _lib.lib(), new_error()
         opts_s, dirs_s, names_s = c_strings(list(options)), c_strings(list(include_dirs)), \
             c_strings([name])
         o = _lib.CompileOpts(arch.encode() if arch else None, opts_s, len(options), dirs_s,
                              len(include_dirs), names_s, 1)
         out = _lib.Compiled()
-        check(L.tmap_compile(source.encode(), filename.encode(), ctypes.byref(o),
+        check(L.tmap_compile(source.encode(), src_name.encode(), ctypes.byref(o),
                              ctypes.byref(out), ctypes.byref(err)), err)
         try:
             ptx = out.ptx.decode()
             entry = (out.lowered[0] or name.encode()).decode()
         finally:
             L.tmap_compiled_free(ctypes.byref(out))
-        return cls.from_ptx(ptx, entry, filename=filename)
+        origin = f" from {filename}" if filename is not None else ""
+        return cls.from_ptx(ptx, entry, filename=f"<PTX of {entry} compiled by NVRTC{origin}>")
 
     @classmethod
     def from_ptx(cls, ptx: str, name: Optional[str] = None, *,
-                 filename: str = "kernel.ptx") -> "Kernel":
+                 filename: str = "<PTX given to Kernel.from_ptx>") -> "Kernel":
         """Parses PTX text; name: its .entry (may be left out when the module
-        has one)."""
+        has one); filename names the text in messages: the path it was read
+        from, or a description in angle brackets."""
         module = _parse(ptx, filename)
         L = _lib.lib()
         entries = [L.tmap_ptx_kernel_name(module.ptr, i).decode()
@@ -203,7 +209,8 @@ class Kernel:
         text = ctypes.c_void_p()
         check(L.tmap_ptx_print(module.ptr, ctypes.byref(text), ctypes.byref(err)), err)
         ptx = _lib.take_string(text.value)
-        return Kernel(ptx, self.name, self.filename, _parse(ptx, self.filename))
+        label = f"<{'redirected' if redirect else 'instrumented'} PTX of {self.name}>"
+        return Kernel(ptx, self.name, label, _parse(ptx, label))
 
     def block_latencies(self, table: Optional[str] = None) -> BlockLatencies:
         """lat[b]: the summed latencies of block b's instructions, from a
