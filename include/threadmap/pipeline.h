@@ -305,8 +305,8 @@ typedef struct tmap_bench_kernel {
     double issue_fraction; /* estimated: the SM model's busiest sub-partition's
                               issue cycles (opt[0].m.sm.issue) over the measured
                               original kernel's cycles; NAN without the model */
-    double l2_fraction;   /* estimated: the SM model's memory term (sectors at
-                              the L2's peak bandwidth per SM) over the same */
+    double l2_fraction;   /* estimated: the SM model's memory term (the kernel's
+                              sectors at the L2's peak bandwidth) over the same */
     int bound_by;         /* the unit busiest against its peak, as Nsight
                              Compute's speed of light: TMAP_BENCH_BY_* (-1: none) */
     int memory_bound;     /* 1 memory (L2 or DRAM busiest), 0 compute (SM issue
