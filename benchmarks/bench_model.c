@@ -29,7 +29,9 @@
  *               tmap_warp_counts c, a (nwarps x nblocks each) and d (nwarps)
  * The SM model's parameters come from the latency table (--table, else the
  * default sm_90 table): tmap_sm_table_params.  TMAP_V=1 in the environment
- * adds the model's terms to each row (in ms at the SM clock), TMAP_V=2 each
+ * adds the model's terms to each row (in ms at the SM clock) and the bound
+ * as the bench calls it (SM issue and L2 estimated by the model, over the
+ * measured time; DRAM is not in a dump), TMAP_V=2 each
  * CFG block's costs.
  *   bench_model [--reps N] [--seed S] [--dump DIR] [--table TSV] [MANIFEST.json...]
  *   bench_model --from DIR [--table TSV]
@@ -191,6 +193,12 @@ static tmap_status report_kernel(const kdata *k, const mparams *mp, tally *t, tm
             printf("  ms: %.4f = max(issue %.4f + stalls %.4f, memory %.4f)",
                    parts.cycles / k->sm_clock_khz, parts.issue / k->sm_clock_khz,
                    parts.latency / k->sm_clock_khz, parts.memory / k->sm_clock_khz);
+        if (mp->verbose) { /* the bench's bound, without DRAM (not in a dump) */
+            double cyc = k->ms[i] * k->sm_clock_khz;
+            printf("  %s-bound (est.: SM issue %.0f%%, L2 %.0f%% of peak)",
+                   parts.memory > parts.issue ? "memory" : "compute", 100 * parts.issue / cyc,
+                   100 * parts.memory / cyc);
+        }
         printf("\n");
         best_meas = fmin(best_meas, k->ms[i]);
         for (int m = 0; m < M_COUNT; m++)

@@ -44,6 +44,9 @@ static const char usage_text[] =
     "  --sample K          profile every K-th thread block (default: about 2^18 threads per run)\n"
     "  --bbv-source MODE   predicted (default) or measured (profile the evaluation input)\n"
     "  --table FILE        latency table (default: the GPU's)\n"
+    "  --metric M          the model that ranks the candidates: sm90 (default: the SM\n"
+    "                      model, docs/model.md) or scheduled (the paper's\n"
+    "                      BBV-weighted-scheduled)\n"
     "  --budget SEC        time budget of the whole run for the reps cap (default 540)\n"
     "  -d, --device N      GPU ordinal (default 0)\n"
     "  -q, --quiet         no progress on stderr, no summary on stdout\n"
@@ -87,12 +90,13 @@ static int parse_seeds(const char *s, tmap_bench_cfg *c)
 }
 
 enum { OPT_KERNELS = 0x1800, OPT_SUITE, OPT_PSEEDS, OPT_SEED, OPT_REPS, OPT_LAUNCHES,
-       OPT_SAMPLE, OPT_SOURCE, OPT_TABLE, OPT_BUDGET };
+       OPT_SAMPLE, OPT_SOURCE, OPT_TABLE, OPT_BUDGET, OPT_METRIC };
 
 /* One option (value in optarg): 0 taken, -1 stop. */
 static int bench_option(tmap_args *a, bench_opts *o, int c)
 {
     static const char *const sources[] = {"predicted", "measured"};
+    static const char *const metrics[] = {"sm90", "scheduled"};
     long v = 0;
     int i, bad = 0;
     switch (c) {
@@ -111,6 +115,7 @@ static int bench_option(tmap_args *a, bench_opts *o, int c)
     case OPT_SOURCE: bad = tmap_args_choice(a, sources, 2, &i); o->cfg.measured_bbv = !bad && i; break;
     case OPT_TABLE: o->cfg.table = tmap_args_input(a, optarg); break;
     case OPT_BUDGET: bad = tmap_args_double(a, 1, 1e6, &o->cfg.budget_s); break;
+    case OPT_METRIC: bad = tmap_args_choice(a, metrics, 2, &i); o->cfg.paper_metric = !bad && i; break;
     case 'd': bad = tmap_args_long(a, 0, 1024, &o->device); break;
     default: return tmap_args_bad(a, "unexpected option %s", a->opt);
     }
@@ -321,7 +326,8 @@ int tmap_cmd_bench(int argc, char **argv)
         {"profile-seeds", 1, 0, OPT_PSEEDS}, {"seed", 1, 0, OPT_SEED},
         {"reps", 1, 0, OPT_REPS}, {"launches", 1, 0, OPT_LAUNCHES},
         {"sample", 1, 0, OPT_SAMPLE}, {"bbv-source", 1, 0, OPT_SOURCE},
-        {"table", 1, 0, OPT_TABLE}, {"budget", 1, 0, OPT_BUDGET}, {"device", 1, 0, 'd'},
+        {"table", 1, 0, OPT_TABLE}, {"budget", 1, 0, OPT_BUDGET},
+        {"metric", 1, 0, OPT_METRIC}, {"device", 1, 0, 'd'},
         TMAP_ARGS_OUTPUT, TMAP_ARGS_QUIET, TMAP_ARGS_JSON, TMAP_ARGS_HELP, {0}};
     bench_opts o;
     tmap_args a;

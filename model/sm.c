@@ -21,8 +21,11 @@
  *                   order, the first wave spread over the SMs
  *   per SM m        T_m = max(max_s sum of its blocks' I_ks
  *                             + max over its slots of the sum of their X_k,
- *                             sum of its blocks' M_k)
+ *                             M = sum over all blocks of M_k / nsms)
  *   kernel          T = max over m of T_m
+ * (M: the L2 serves all SMs from one pool; an SM draws more than its
+ * share while others idle, and no per-SM limit is measured, so the memory
+ * term is the kernel's sectors at the L2's whole bandwidth.)
  * (The other warps issue around the critical warp's stalls; its stalls add
  * to the total issue: T_m >= max(issue, longest chain), closer to measured
  * times where few warps share a scheduler.)
@@ -167,8 +170,9 @@ static double max_of(const double *v, size_t n)
     return m;
 }
 
-/* T from the placement: per SM the sub-partitions' issue sums, each slot's
- * chain of latencies and the memory sum.  sum[m * (P + R + 1) + ...]. */
+/* T from the placement: per SM the sub-partitions' issue sums and each
+ * slot's chain of latencies; the memory term of all SMs' sectors at the
+ * L2's bandwidth of nsms x bytes_per_cycle.  sum[m * (P + R + 1) + ...]. */
 static void makespan(const block_cost *bc, size_t nblocks, const tmap_sm_params *p,
                      const tmap_sched_slot *where, double *sum, tmap_sm_time_parts *out)
 {
@@ -182,9 +186,12 @@ static void makespan(const block_cost *bc, size_t nblocks, const tmap_sm_params 
         m[P + R] += bc[k].memory;
     }
     memset(out, 0, sizeof *out);
+    double all = 0;
+    for (size_t m = 0; m < p->nsms; m++)
+        all += sum[m * stride + P + R];
     for (size_t m = 0; m < p->nsms; m++) {
         const double *x = &sum[m * stride];
-        double issue = max_of(x, P), lat = max_of(x + P, R), mem = x[P + R];
+        double issue = max_of(x, P), lat = max_of(x + P, R), mem = all / p->nsms;
         out->cycles = fmax(out->cycles, fmax(issue + lat, mem));
         out->issue = fmax(out->issue, issue);
         out->latency = fmax(out->latency, lat);

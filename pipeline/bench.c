@@ -329,6 +329,7 @@ static void fill(kctx *x, const tmap_eval *e)
     snprintf(o->origin, sizeof o->origin, "%s", e->origin);
     snprintf(o->decision, sizeof o->decision, "%s", e->plan.why);
     o->bytes = min_bytes(x->m);
+    o->sm_clock_khz = e->device.clock_khz;
     o->noptions = e->plan.n < TMAP_BENCH_MAXOPT ? e->plan.n : TMAP_BENCH_MAXOPT;
     for (size_t i = 0; i < o->noptions; i++)
         fill_option(&o->opt[i], e, i);
@@ -341,7 +342,8 @@ static tmap_status step_evaluate(kctx *x, tmap_error *err)
     tmap_eval_opts eo = {.seed = x->cfg->seed, .model_path = x->have_model ? x->model_path : NULL,
                          .table_path = x->cfg->table, .warmup = x->cfg->warmup, .reps = x->out->reps,
                          .threshold = 0.05, .groupsize = 32, .scope = -1, .mechanism = -1,
-                         .measure_all = 1, .launches = x->cfg->launches};
+                         .measure_all = 1, .launches = x->cfg->launches,
+                         .paper_metric = x->cfg->paper_metric};
     tmap_eval e;
     progress(x, "evaluating on seed %llu (%d reps, every candidate applied)", (unsigned long long)x->cfg->seed,
              x->out->reps);

@@ -145,6 +145,28 @@ static void kernel_choice(tmap_bench_kernel *k)
                     tmap_bench_within(c->total_ms, k->opt[k->best].total_ms, TMAP_BENCH_WITHIN);
 }
 
+/* Compute or memory bound as Nsight Compute's speed of light says it: the
+ * unit whose throughput is highest against its peak (SM issue and L2 from
+ * the SM model's terms, DRAM from the minimum traffic, each over the
+ * measured original kernel time). */
+static void kernel_bound(tmap_bench_kernel *k)
+{
+    const tmap_bench_option *o = &k->opt[0];
+    double cycles = o->kernel_ms * k->sm_clock_khz; /* ms x kHz */
+    k->issue_fraction = cycles > 0 ? o->m.sm.issue / cycles : NAN;
+    k->l2_fraction = cycles > 0 ? o->m.sm.memory / cycles : NAN;
+    const double v[] = {[TMAP_BENCH_BY_ISSUE] = k->issue_fraction,
+                        [TMAP_BENCH_BY_L2] = k->l2_fraction, [TMAP_BENCH_BY_DRAM] = k->bw_fraction};
+    k->bound_by = -1;
+    for (int i = 0; i < (int)(sizeof v / sizeof v[0]); i++)
+        if (isfinite(v[i]) && (k->bound_by < 0 || v[i] > v[k->bound_by]))
+            k->bound_by = i;
+    if (isfinite(k->issue_fraction))
+        k->memory_bound = k->bound_by != TMAP_BENCH_BY_ISSUE;
+    else
+        k->memory_bound = isfinite(k->bw_fraction) ? k->bw_fraction >= TMAP_BENCH_MEMORY_BOUND : -1;
+}
+
 void tmap_bench_derive(tmap_bench_kernel *k, int launches, double peak_gbps)
 {
     if (!k)
@@ -158,7 +180,7 @@ void tmap_bench_derive(tmap_bench_kernel *k, int launches, double peak_gbps)
     const tmap_bench_option *o = &k->opt[0];
     k->gbps = o->kernel_ms > 0 ? k->bytes / (o->kernel_ms * 1e-3) / 1e9 : NAN;
     k->bw_fraction = peak_gbps > 0 && isfinite(k->gbps) ? k->gbps / peak_gbps : NAN;
-    k->memory_bound = isfinite(k->bw_fraction) ? k->bw_fraction >= TMAP_BENCH_MEMORY_BOUND : -1;
+    kernel_bound(k);
     k->divergent = o->m.divergent_warps_pct > 0;
     k->headroom = tmap_bench_improvement(o->m.bbv_weighted_scheduled, o->m.zero_divergence);
     kernel_errors(k);

@@ -9,6 +9,7 @@
 
 #include "common/base.h"
 #include "threadmap/report.h"
+#include "report/bench_priv.h"
 #include "report/metrics.h"
 
 static void csv_str(FILE *f, const char *s)
@@ -43,7 +44,8 @@ static void csv_header(FILE *f)
     tmap_report_metrics_csv_head(f);
     fputs("zero_divergence_cycles,zero_divergence_closeness_model,"
           "zero_divergence_closeness_measured,mechanism,min_dram_bytes,dram_gbps,"
-          "dram_fraction_of_peak,bound,divergent_kernel\n", f);
+          "dram_fraction_of_peak,bound,bound_by,sm_issue_fraction_of_peak_est,"
+          "l2_fraction_of_peak_est,divergent_kernel\n", f);
 }
 
 static void csv_row(FILE *f, const tmap_bench_run *r, const tmap_bench_kernel *k, size_t j)
@@ -76,6 +78,9 @@ static void csv_row(FILE *f, const tmap_bench_run *r, const tmap_bench_kernel *k
     csv_num(f, k->gbps);
     csv_num(f, k->bw_fraction);
     csv_str(f, k->memory_bound == 1 ? "memory" : k->memory_bound == 0 ? "compute" : "unknown");
+    csv_str(f, tmap_bench_unit_key(k->bound_by));
+    csv_num(f, k->issue_fraction);
+    csv_num(f, k->l2_fraction);
     fprintf(f, "%d\n", k->divergent);
 }
 

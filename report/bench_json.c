@@ -12,6 +12,7 @@
 
 #include "common/base.h"
 #include "threadmap/report.h"
+#include "report/bench_priv.h"
 #include "report/metrics.h"
 
 static json_t *num(double v) { return tmap_report_metrics_num(v); }
@@ -94,6 +95,10 @@ static json_t *kernel_json(const tmap_bench_kernel *k)
     json_object_set_new(j, "dram_fraction_of_peak", num(k->bw_fraction));
     json_object_set_new(j, "bound", json_string(k->memory_bound == 1 ? "memory"
                                                 : k->memory_bound == 0 ? "compute" : "unknown"));
+    json_object_set_new(j, "bound_by", k->bound_by >= 0 ? json_string(tmap_bench_unit_key(k->bound_by))
+                                                        : json_null());
+    json_object_set_new(j, "sm_issue_fraction_of_peak_est", num(k->issue_fraction));
+    json_object_set_new(j, "l2_fraction_of_peak_est", num(k->l2_fraction));
     json_object_set_new(j, "divergent", json_boolean(k->divergent));
     json_object_set_new(j, "zero_divergence_headroom_frac", num(k->headroom));
     json_object_set_new(j, "error_pp", metric_object(k->error_pp));

@@ -32,9 +32,19 @@ const char *tmap_bench_cell(char *buf, size_t size, const char *fmt, double v)
     return buf;
 }
 
-const char *tmap_bench_bound_word(int memory_bound)
+const char *tmap_bench_unit_key(int bound_by)
 {
-    return memory_bound == 1 ? "memory" : memory_bound == 0 ? "compute" : "unknown";
+    static const char *const key[] = {"sm_issue", "l2", "dram"};
+    return bound_by >= 0 && bound_by < 3 ? key[bound_by] : "";
+}
+
+const char *tmap_bench_bound_word(const tmap_bench_kernel *k)
+{
+    if (!isfinite(k->issue_fraction)) /* DRAM against the threshold alone */
+        return k->memory_bound == 1 ? "memory (DRAM)" : k->memory_bound == 0 ? "compute" : "unknown";
+    static const char *const word[] = {"compute (SM issue, est.)", "memory (L2, est.)",
+                                       "memory (DRAM)"};
+    return word[k->bound_by];
 }
 
 double tmap_bench_zero_div_speedup(const tmap_bench_kernel *k)
@@ -116,7 +126,7 @@ static void table_iv(const tmap_bench_run *r, FILE *f)
         fprintf(f, " | %zu | %zu | %s | %s | %s | %s | %s | %s | %s |\n", k->threads, k->nwarps,
                 CELL(0, "%.1f", o->m.divergent_warps_pct), CELL(1, "%.0f", o->m.divergent_branches),
                 CELL(2, "%.0f", k->branch_executions), CELL(3, "%.2f", o->m.simd_active_threads_per_inst),
-                CELL(4, "%.1f", 100 * k->bw_fraction), tmap_bench_bound_word(k->memory_bound),
+                CELL(4, "%.1f", 100 * k->bw_fraction), tmap_bench_bound_word(k),
                 k->mechanism);
     }
     fprintf(f, "\nDivergent warps: percent of non-empty warps whose threads do not all run the same "
@@ -149,7 +159,7 @@ static void table_v(const tmap_bench_run *r, const tmap_bench_summary *s, FILE *
         if (!k->ok)
             continue;
         md_cell(f, "| ", k->name);
-        fprintf(f, " | %s | %s | %s | %s | %s | %zu |\n", tmap_bench_bound_word(k->memory_bound),
+        fprintf(f, " | %s | %s | %s | %s | %s | %zu |\n", tmap_bench_bound_word(k),
                 CELL(2, "%.1f", k->error_pp[TMAP_BM_SCHEDULED]), CELL(3, "%.1f", k->error_pp[TMAP_BM_WEIGHTED]),
                 CELL(4, "%.1f", k->error_pp[TMAP_BM_DIV_WARPS]),
                 CELL(5, "%.1f", k->error_pp[TMAP_BM_DIV_BRANCHES]), k->nerr);

@@ -146,10 +146,15 @@ static tmap_status report_estimate_text_c(const tmap_report *r, FILE *f, tmap_er
     fprintf(f, "latency table            %s\n", path ? path : "none (block latencies were given)");
     fprintf(f, "BBV-weighted             %.1f cycles\n", m->bbv_weighted);
     fprintf(f, "BBV-weighted-scheduled   %.1f cycles\n", m->bbv_weighted_scheduled);
+    /* bound as Nsight Compute's speed of light: the busier unit against its
+     * peak over the time, here the model's (so both are estimates) */
+    double c = m->sm.cycles > 0 ? m->sm.cycles : 1;
     if (isfinite(m->sm.cycles))
         fprintf(f, "SM model (sm90)          %.1f cycles: issue %.1f + stalls %.1f, memory %.1f "
-                   "(%s-bound by the model)\n", m->sm.cycles, m->sm.issue, m->sm.latency,
-                m->sm.memory, m->sm.memory > m->sm.issue + m->sm.latency ? "memory" : "compute");
+                   "(%s-bound, estimated: SM issue %.0f%%, L2 %.0f%% of peak)\n", m->sm.cycles,
+                m->sm.issue, m->sm.latency, m->sm.memory,
+                m->sm.memory > m->sm.issue ? "memory" : "compute", 100 * m->sm.issue / c,
+                100 * m->sm.memory / c);
     fprintf(f, "zero-divergence time     %s\n", zero);
     fprintf(f, "divergent warps          %.2f %%\n", m->divergent_warps_pct);
     if (isnan(m->divergent_branches))

@@ -247,6 +247,39 @@ static void test_choice_rule(void **state)
     free_run(r);
 }
 
+/* Bound as Nsight Compute's speed of light: the unit busiest against its
+ * peak; alpha's original runs 10 ms = 10000 cycles at 1 MHz, its DRAM at
+ * 10% of peak. */
+static void test_bound_units(void **state)
+{
+    (void)state;
+    tmap_bench_run *r = make_run();
+    tmap_bench_kernel *k = &r->k[0];
+    k->sm_clock_khz = 1000;
+    k->opt[0].m.sm.issue = 6000, k->opt[0].m.sm.memory = 2000;
+    tmap_bench_derive(k, 1, r->peak_gbps);
+    NEAR(k->issue_fraction, 0.6);
+    NEAR(k->l2_fraction, 0.2);
+    assert_int_equal(k->bound_by, TMAP_BENCH_BY_ISSUE);
+    assert_int_equal(k->memory_bound, 0);
+    k->opt[0].m.sm.memory = 8000;
+    tmap_bench_derive(k, 1, r->peak_gbps);
+    assert_int_equal(k->bound_by, TMAP_BENCH_BY_L2);
+    assert_int_equal(k->memory_bound, 1);
+    /* DRAM (0.1) busiest, below the old 50% line */
+    k->opt[0].m.sm.issue = 500, k->opt[0].m.sm.memory = 500;
+    tmap_bench_derive(k, 1, r->peak_gbps);
+    assert_int_equal(k->bound_by, TMAP_BENCH_BY_DRAM);
+    assert_int_equal(k->memory_bound, 1);
+    /* without the model's terms: DRAM against 50% of its peak */
+    k->opt[0].m.sm.issue = NAN, k->opt[0].m.sm.memory = NAN;
+    tmap_bench_derive(k, 1, r->peak_gbps);
+    assert_true(isnan(k->issue_fraction));
+    assert_int_equal(k->bound_by, TMAP_BENCH_BY_DRAM);
+    assert_int_equal(k->memory_bound, 0);
+    free_run(r);
+}
+
 /* The GPU path: key, sort and gather once per input (algo_ms), no CPU
  * prediction (alpha's is 0.5 ms), no model score, no estimation error. */
 static void test_gpu_option(void **state)
@@ -584,7 +617,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_helpers),  cmocka_unit_test(test_option_numbers),
         cmocka_unit_test(test_gpu_option),
-        cmocka_unit_test(test_choice_rule), cmocka_unit_test(test_summary),
+        cmocka_unit_test(test_choice_rule),
+        cmocka_unit_test(test_bound_units), cmocka_unit_test(test_summary),
         cmocka_unit_test(test_csv),      cmocka_unit_test(test_json),
         cmocka_unit_test(test_svg),      cmocka_unit_test(test_markdown),
         cmocka_unit_test(test_write_dir), cmocka_unit_test(test_cli_no_gpu),

@@ -142,6 +142,15 @@ static void test_sectors(void **state)
      * cycles of each of the 3 requests wait (latency 1, issue 1: 3 + 93 - 3) */
     time_of(&h, &gather, 1, 1, 32, &t);
     assert_true(t.latency == 93);
+    /* the L2 serves all SMs: 2 blocks on 2 SMs, only block 0 gathers (96
+     * sectors): 96 / 2 cycles, not 96 on SM 0; SM 0's time is then its
+     * chain, 3 issue + 93 wavefront stalls (above) */
+    uint32_t c2[] = {3, 0}, a2[] = {96, 0};
+    hand h2;
+    hand_init(&h2, 64, 32, c2, a2);
+    time_of(&h2, &gather, 2, 1, 32, &t);
+    assert_true(t.memory == 48);
+    assert_true(t.cycles == 96);
     /* uniform accesses are L1 hits: no sectors */
     tmap_sm_block uni = {.issue = 1, .latency = 1, .uniform_n = 2};
     time_of(&h, &uni, 1, 1, 32, &t);

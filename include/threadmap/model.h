@@ -135,7 +135,8 @@ typedef struct tmap_sm_time_parts {
     double issue;   /* the busiest sub-partition's issue cycles */
     double latency; /* one slot's stalls: its blocks' longest chains beyond
                        their own issue, summed */
-    double memory;  /* sectors x 32 bytes / bytes_per_cycle */
+    double memory;  /* the kernel's sectors x 32 bytes / (nsms x
+                       bytes_per_cycle): the L2's whole bandwidth */
 } tmap_sm_time_parts;
 
 /* ------------------------------------------------------------- metrics */
@@ -272,8 +273,9 @@ typedef struct tmap_sm_params {
     size_t blocks_per_sm;   /* R: resident blocks (the original's occupancy) */
     size_t subpartitions;   /* P: 4 on Volta and later */
     size_t warps_per_block; /* ceil(threads per block / 32) */
-    double bytes_per_cycle; /* memory bandwidth of one SM (L2 to SM), bytes per
-                               SM cycle; 0: no memory term */
+    double bytes_per_cycle; /* the L2's bandwidth over the SMs, bytes per SM
+                               cycle per SM (the memory term takes nsms x it);
+                               0: no memory term */
     double const_replay;    /* issue cycles of each further distinct address of a
                                __constant__ read (it is serialized) */
     int redirect;           /* thread ids redirected (the arrays not moved):

@@ -212,7 +212,10 @@ tmap_status tmap_pipeline_profile(tmap_cuda *c, const char *manifest,
                                                mean, divergent kernels, 1 launch */
 #define TMAP_BENCH_TARGET_REGROUP_MANY 1.8  /* the same at --launches > 1 (1000) */
 #define TMAP_BENCH_TARGET_FLOOR 0.97        /* no kernel slower than this under regroup() */
-#define TMAP_BENCH_MEMORY_BOUND 0.5         /* fraction of peak DRAM bandwidth */
+#define TMAP_BENCH_MEMORY_BOUND 0.5         /* fraction of peak DRAM bandwidth, used
+                                               without the SM model's terms */
+/* tmap_bench_kernel.bound_by: the unit against its peak. */
+enum { TMAP_BENCH_BY_ISSUE, TMAP_BENCH_BY_L2, TMAP_BENCH_BY_DRAM };
 #define TMAP_BENCH_TIME_LIMIT_S 600.0       /* the whole default set on one GPU */
 
 /* The metrics whose predicted improvement is compared with the measured one. */
@@ -290,6 +293,7 @@ typedef struct tmap_bench_kernel {
                              expressions: the application's work, reported, not in
                              total_ms (NAN: none) */
     double bytes;         /* minimum DRAM traffic: input + output arrays */
+    double sm_clock_khz;  /* the SM clock the model's cycles are read at (0: none) */
     double wall_s;        /* the whole kernel's pipeline, wall clock */
     int reps;             /* timed launches per measurement */
     size_t noptions;
@@ -298,7 +302,16 @@ typedef struct tmap_bench_kernel {
     /* derived */
     double gbps;          /* bytes / original kernel time */
     double bw_fraction;   /* gbps / peak; NAN if the peak is unknown */
-    int memory_bound;     /* 1 memory, 0 compute, -1 unknown */
+    double issue_fraction; /* estimated: the SM model's busiest sub-partition's
+                              issue cycles (opt[0].m.sm.issue) over the measured
+                              original kernel's cycles; NAN without the model */
+    double l2_fraction;   /* estimated: the SM model's memory term (the kernel's
+                              sectors at the L2's peak bandwidth) over the same */
+    int bound_by;         /* the unit busiest against its peak, as Nsight
+                             Compute's speed of light: TMAP_BENCH_BY_* (-1: none) */
+    int memory_bound;     /* 1 memory (L2 or DRAM busiest), 0 compute (SM issue
+                             busiest), -1 unknown; without the model's terms,
+                             DRAM at TMAP_BENCH_MEMORY_BOUND of its peak */
     int divergent;        /* the original has divergent warps */
     double headroom;      /* 1 - zero-divergence / scheduled of the original
                              (model), a fraction */
@@ -393,6 +406,8 @@ typedef struct tmap_bench_cfg {
     long sample;                  /* profile every sample-th thread block; 0: auto */
     int measured_bbv;             /* 1: profile the evaluation input instead of predicting */
     const char *table;            /* latency table, or NULL: the GPU's default */
+    int paper_metric;             /* rank the candidates by the paper's
+                                     BBV-weighted-scheduled; 0: the SM model */
     double budget_s;              /* the whole run's time budget */
     size_t nkernels;              /* kernels in the run (shares the budget) */
     int quiet;
