@@ -180,8 +180,10 @@ tmap_status tmap_memre_relabel(const tmap_memref *r, const uint32_t *index, cons
  * segment are not appended again). */
 tmap_status tmap_memre_pad(const tmap_memref *r, const uint32_t *index, tmap_memre *out,
                            tmap_error *err);
-/* Job swapping (zhang2011 sec. 4.1; k = 1): jobs in categories by the
- * sector they read; each category fills whole warps with its first jobs,
+/* Job swapping (zhang2011 sec. 4.1): jobs in categories by the segments
+ * they read (with k accesses, the tuple of the k segments; categories in
+ * lexicographic order, so neighbouring residues share their first
+ * segments); each category fills whole warps with its first jobs,
  * the residues are packed largest first, topped up from the smallest;
  * buckets go to the warps they share most jobs with, and jobs already in
  * their bucket's warp keep their slot.  Data does not move (from NULL, Q =
@@ -189,9 +191,9 @@ tmap_status tmap_memre_pad(const tmap_memref *r, const uint32_t *index, tmap_mem
  * threads (a multiple of the warp). */
 tmap_status tmap_memre_swap(const tmap_memref *r, const uint32_t *index, size_t block_size,
                             tmap_memre *out, tmap_error *err);
-/* The hybrid (zhang2011 sec. 3.2.3; k = 1): data reordering for swapping
- * (an element whose accesses make up the remainder of its segment's
- * accesses beyond whole warps moves, by exchange with an element nobody
+/* The hybrid (zhang2011 sec. 3.2.3): data reordering for swapping (an
+ * element whose accesses, all k of each thread counted, make up the
+ * remainder of its segment's accesses beyond whole warps moves, by exchange with an element nobody
  * reads, into a segment whose remainder it completes to a warp), then job
  * swapping on the new layout. */
 tmap_status tmap_memre_hybrid(const tmap_memref *r, const uint32_t *index, size_t block_size,
