@@ -213,6 +213,65 @@ tmap_status tmap_memre_rcm(const uint32_t *rowptr, const uint32_t *col, size_t n
 tmap_status tmap_memre_morton(const float *xyz, size_t stride, size_t n, uint32_t *order,
                               tmap_error *err);
 
+/* Choosing a layout (issue 19 item 4; zhang2011 sec. 5, wu2013 sec. 3.5,
+ * zheng2020's remap cache).  Each candidate is predicted by the transaction
+ * model: its sectors (tmap_sectors_count) times the cost of a sector, an
+ * L2 hit when the launch's footprint fits in L2, a DRAM sector otherwise;
+ * plus, when the data moves, the gather of A' (its own sectors, DRAM) before
+ * every launch if A changes between launches, else once; plus the build,
+ * once.  The layout is reused over `launches` launches (the index
+ * unchanged), so total = launch x launches + once. */
+typedef enum tmap_memre_kind {
+    TMAP_MEMRE_ORIGINAL,
+    TMAP_MEMRE_DUPLICATE,
+    TMAP_MEMRE_REORDER,
+    TMAP_MEMRE_PAD,
+    TMAP_MEMRE_SWAP,
+    TMAP_MEMRE_HYBRID,
+    TMAP_MEMRE_LOCALITY, /* tmap_memre_relabel by the given order (RCM, Morton) */
+    TMAP_MEMRE_KINDS
+} tmap_memre_kind;
+
+/* "original", "duplicate", "reorder", "pad", "swap", "hybrid", "locality". */
+const char *tmap_memre_kind_name(tmap_memre_kind k);
+
+typedef struct tmap_memre_costs {
+    uint64_t l2_bytes;      /* the device's L2; 0: 50 MiB (H100) */
+    double l2_sector_ns;    /* a sector served by L2; 0: 0.0095 (H100, fitted) */
+    double dram_sector_ns;  /* a sector from DRAM; 0: 0.0235 (H100, fitted) */
+    double launches;        /* launches that reuse one layout; below 1: 1 */
+    int data_changes;       /* A changes between launches (CG's x): A' is gathered
+                               before each; 0: once */
+    double build_ms[TMAP_MEMRE_KINDS]; /* computing each layout (e.g. measured on the
+                               GPU); 0: the CPU time it takes here */
+    size_t block_size;      /* swapping and the hybrid within thread blocks; 0: grid */
+    const uint32_t *order;  /* a locality order of A; NULL: no such candidate */
+    int permute_threads;    /* the threads follow order (tmap_memre_relabel) */
+    double threshold;       /* the fraction of the original's total to beat */
+} tmap_memre_costs;
+
+typedef struct tmap_memre_choice {
+    tmap_memre_kind kind;
+    tmap_memre layout;         /* ORIGINAL: empty */
+    tmap_sector_counts counts; /* the reference's sectors in this layout */
+    int fits_l2;               /* its footprint fits in l2_bytes */
+    double build_ms;           /* computing the layout */
+    double launch_ms;          /* predicted per launch: sectors, the gather if per launch */
+    double once_ms;            /* the build, the gather if once */
+    double total_ms;           /* launch_ms x launches + once_ms */
+} tmap_memre_choice;
+
+/* Builds and scores every layout that applies (those whose builder
+ * refuses the reference, for k or writes, are left out) and proposes
+ * out[0] = the original, then the layouts whose total beats the original's
+ * by the threshold, least total first (ties by kind); *n of at most
+ * TMAP_MEMRE_KINDS.  Nothing pays: *n = 1.  The measured choice over the
+ * first launches is the pipeline's tmap_memchooser. */
+tmap_status tmap_memre_propose(const tmap_memref *r, const uint32_t *index,
+                               const tmap_memre_costs *c, tmap_memre_choice *out, size_t *n,
+                               tmap_error *err);
+void tmap_memre_choices_free(tmap_memre_choice *v, size_t n);
+
 /* ---------------------------------------------------------------- the plan */
 
 typedef enum tmap_algo {
