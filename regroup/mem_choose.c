@@ -30,9 +30,7 @@ const char *tmap_memre_kind_name(tmap_memre_kind k)
 
 static double pick(double v, double dflt) { return v > 0 ? v : dflt; }
 
-/* Builds layout kind; TMAP_ERR_UNSUPPORTED/INVALID from the builder mean
- * that it does not apply here (k, writes, no locality order). */
-static tmap_status build(tmap_memre_kind kind, const tmap_memref *r, const uint32_t *index,
+tmap_status tmap_memre_build(tmap_memre_kind kind, const tmap_memref *r, const uint32_t *index,
                          const tmap_memre_costs *c, tmap_memre *m, tmap_error *err)
 {
     switch (kind) {
@@ -41,6 +39,7 @@ static tmap_status build(tmap_memre_kind kind, const tmap_memref *r, const uint3
     case TMAP_MEMRE_PAD: return tmap_memre_pad(r, index, m, err);
     case TMAP_MEMRE_SWAP: return tmap_memre_swap(r, index, c->block_size, m, err);
     case TMAP_MEMRE_HYBRID: return tmap_memre_hybrid(r, index, c->block_size, m, err);
+    case TMAP_MEMRE_ORIGINAL: return tmap_fail(err, TMAP_ERR_INVALID, "the original is no layout");
     case TMAP_MEMRE_LOCALITY:
         if (!c->order)
             return tmap_fail(err, TMAP_ERR_UNSUPPORTED, "no locality order given");
@@ -109,7 +108,7 @@ static tmap_status candidate(tmap_memre_kind kind, const tmap_memref *r, const u
     double t0 = tmap_clock_seconds();
     if (kind != TMAP_MEMRE_ORIGINAL) {
         tmap_error e = {0};
-        tmap_status st = build(kind, r, index, c, &v->layout, &e);
+        tmap_status st = tmap_memre_build(kind, r, index, c, &v->layout, &e);
         if (st == TMAP_ERR_UNSUPPORTED || st == TMAP_ERR_INVALID)
             return *applies = 0, TMAP_OK;
         if (st)

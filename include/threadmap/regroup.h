@@ -271,6 +271,11 @@ tmap_status tmap_memre_propose(const tmap_memref *r, const uint32_t *index,
                                const tmap_memre_costs *c, tmap_memre_choice *out, size_t *n,
                                tmap_error *err);
 void tmap_memre_choices_free(tmap_memre_choice *v, size_t n);
+/* Builds one layout kind (not the original) with c's block_size and
+ * order; TMAP_ERR_UNSUPPORTED or TMAP_ERR_INVALID when it does not apply
+ * (k, writes, no order). */
+tmap_status tmap_memre_build(tmap_memre_kind kind, const tmap_memref *r, const uint32_t *index,
+                             const tmap_memre_costs *c, tmap_memre *out, tmap_error *err);
 
 /* ---------------------------------------------------------------- the plan */
 
