@@ -226,6 +226,8 @@ static inline int mi_bfs_make(unsigned scale, uint64_t seed, mi_app *a)
     tmap_error err = {0};
     int rc = tmap_memre_rcm(rowptr, col, nv, a->order, &err) ? -1 : 0;
     a->source = a->index[(size_t)(mi_rand(&seed) % ne)]; /* an endpoint: it has an edge */
+    for (uint32_t v = 0; v < nv; v++) /* A: the levels before the search */
+        ((uint32_t *)a->data)[v] = v == a->source ? 0 : MI_NONE;
     a->kind = MI_BFS, a->nv = nv;
     a->ref = (tmap_memref){.nthreads = ne, .per_thread = 1, .elem_bytes = 4, .nelems = nv};
     free(perm), free(e), free(rowptr), free(col), free(fill);
@@ -401,5 +403,65 @@ static inline size_t mi_out_bytes(const mi_app *a)
 {
     return a->kind == MI_MD ? 12 : a->kind == MI_BFS ? 4 : 8;
 }
+
+/* The GPU kernels (NVRTC, compiled with --fmad=false so that md's forces
+ * equal mi_md_force's bit for bit).  Slot s runs thread perm[s] (perm NULL:
+ * s) and reads A'[q[t*k + j]]. */
+static const char mi_kernels_src[] =
+    "#define CUT2 4.0f\n"
+    "#define CORE 0.5f\n"
+    "extern \"C\" __global__ void md_force(const float4 *a, const unsigned *q,\n"
+    "    const unsigned *perm, const float4 *own, float *f, unsigned n, unsigned k) {\n"
+    "  unsigned s = blockIdx.x * blockDim.x + threadIdx.x;\n"
+    "  if (s >= n) return;\n"
+    "  unsigned t = perm ? perm[s] : s;\n"
+    "  float4 me = own[t];\n"
+    "  float fx = 0, fy = 0, fz = 0;\n"
+    "  for (unsigned j = 0; j < k; j++) {\n"
+    "    float4 o = a[q[(size_t)t * k + j]];\n"
+    "    float dx = me.x - o.x, dy = me.y - o.y, dz = me.z - o.z;\n"
+    "    float r2 = dx * dx + dy * dy + dz * dz;\n"
+    "    if (r2 == 0.0f || r2 >= CUT2) continue;\n"
+    "    r2 = r2 < CORE ? CORE : r2;\n"
+    "    float i2 = 1.0f / r2, i6 = i2 * i2 * i2, sc = 24.0f * i2 * i6 * (2.0f * i6 - 1.0f);\n"
+    "    fx += sc * dx, fy += sc * dy, fz += sc * dz;\n"
+    "  }\n"
+    "  f[3 * (size_t)t] = fx, f[3 * (size_t)t + 1] = fy, f[3 * (size_t)t + 2] = fz;\n"
+    "}\n"
+    "extern \"C\" __global__ void bfs_step(const unsigned *a, const unsigned *q,\n"
+    "    const unsigned *perm, const unsigned *dst, unsigned *level, unsigned n,\n"
+    "    unsigned step) {\n"
+    "  unsigned s = blockIdx.x * blockDim.x + threadIdx.x;\n"
+    "  if (s >= n) return;\n"
+    "  unsigned t = perm ? perm[s] : s;\n"
+    "  if (a[q[t]] == step && level[dst[t]] == 0xffffffffu) level[dst[t]] = step + 1;\n"
+    "}\n"
+    "extern \"C\" __global__ void spmv_coo(const double *a, const unsigned *q,\n"
+    "    const unsigned *perm, const unsigned *row, const double *val, double *y,\n"
+    "    unsigned n) {\n"
+    "  unsigned s = blockIdx.x * blockDim.x + threadIdx.x;\n"
+    "  if (s >= n) return;\n"
+    "  unsigned t = perm ? perm[s] : s;\n"
+    "  atomicAdd(&y[row[t]], val[t] * a[q[t]]);\n"
+    "}\n"
+    "extern \"C\" __global__ void dot(const double *x, const double *y, double *out,\n"
+    "    unsigned n) {\n"
+    "  __shared__ double part[256];\n"
+    "  double v = 0;\n"
+    "  for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < n;\n"
+    "       i += gridDim.x * blockDim.x) v += x[i] * y[i];\n"
+    "  part[threadIdx.x] = v;\n"
+    "  __syncthreads();\n"
+    "  for (unsigned h = blockDim.x / 2; h; h /= 2) {\n"
+    "    if (threadIdx.x < h) part[threadIdx.x] += part[threadIdx.x + h];\n"
+    "    __syncthreads();\n"
+    "  }\n"
+    "  if (!threadIdx.x) atomicAdd(out, part[0]);\n"
+    "}\n"
+    "extern \"C\" __global__ void axpy(double *y, const double *x, double alpha,\n"
+    "    double beta, unsigned n) {\n"
+    "  unsigned i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+    "  if (i < n) y[i] = beta * y[i] + alpha * x[i];\n"
+    "}\n";
 
 #endif

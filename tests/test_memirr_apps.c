@@ -9,6 +9,7 @@
  */
 #include "tests/testutil.h"
 #include "benchmarks/bench_memirr_apps.h"
+#include "threadmap/instrument.h"
 
 static tmap_memre_costs costs_of(const mi_app *a)
 {
@@ -94,7 +95,7 @@ static void bfs(void **state)
     TMAP_CHECK(tmap_memre_build(TMAP_MEMRE_SWAP, &a.ref, a.index, &c, &m, err));
     uint32_t *prop = malloc(a.ref.nthreads * 4);
     for (uint32_t v = 0; v < nv; v++)
-        level[v] = v == a.source ? 0 : MI_NONE;
+        assert_int_equal(level[v], v == a.source ? 0 : MI_NONE);
     for (uint32_t step = 0; step < depth; step++) { /* the edge-parallel BFS through swapping */
         double loc = 0;
         if (step == 1)
@@ -127,9 +128,23 @@ static void spmv_and_cg(void **state)
     free(x), free(len), mi_free(&a);
 }
 
+/* The benchmark's GPU kernels compile (NVRTC runs without a GPU). */
+static void kernels_compile(void **state)
+{
+    const char *fmad[] = {"--fmad=false"};
+    tmap_compile_opts o = {.options = fmad, .noptions = 1};
+    tmap_compiled c = {0};
+    TMAP_CHECK(tmap_compile(mi_kernels_src, "memirr_apps.cu", &o, &c, err));
+    const char *names[] = {"md_force", "bfs_step", "spmv_coo", "dot", "axpy"};
+    for (size_t i = 0; i < 5; i++)
+        assert_non_null(strstr(c.ptx, names[i]));
+    tmap_compiled_free(&c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(kernels_compile),
         cmocka_unit_test(md),
         cmocka_unit_test(bfs),
         cmocka_unit_test(spmv_and_cg),
