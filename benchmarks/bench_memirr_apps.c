@@ -433,8 +433,8 @@ static int open_gpu(gpu *g, tmap_compiled *out, tmap_error *e)
 int main(int argc, char **argv)
 {
     gpu g = {.reps = 11};
-    long md[8] = {1000000, 4000000}, bfs[8] = {20, 22}, sp[8] = {1000000, 8000000};
-    int nmd = 2, nbfs = 2, nsp = 2, cg_iters = 50;
+    long md[8] = {1000000}, bfs[8] = {20}, sp[8] = {1000000};
+    int nmd = 1, nbfs = 1, nsp = 1, cg_iters = 50;
     uint64_t seed = 1;
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i];
