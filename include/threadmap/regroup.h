@@ -251,8 +251,8 @@ typedef struct tmap_memre_costs {
 } tmap_memre_costs;
 
 typedef struct tmap_memre_choice {
-    tmap_memre_kind kind;
     tmap_memre layout;         /* ORIGINAL: empty */
+    tmap_memre_kind kind;
     tmap_sector_counts counts; /* the reference's sectors in this layout */
     int fits_l2;               /* its footprint fits in l2_bytes */
     double build_ms;           /* computing the layout */
