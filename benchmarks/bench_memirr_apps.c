@@ -18,6 +18,7 @@
  * Exits 3 without a GPU.
  */
 #include <math.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -312,24 +313,28 @@ static void release(gpu *g, dev_app *da)
         tmap_cuda_free(g->c, *p[i]), *p[i] = 0;
 }
 
-static void heading(const mi_app *a, const char *what)
+/* "\n<what, printf-style>: threads, accesses, A against the L2". */
+static void heading(const mi_app *a, const char *fmt, ...) TMAP_PRINTF(2, 3);
+static void heading(const mi_app *a, const char *fmt, ...)
 {
     size_t bytes = a->ref.nelems * a->ref.elem_bytes;
-    printf("\n%s: %zu threads x %zu accesses; A %.1f MiB (%s L2 on an H100)\n", what,
-           a->ref.nthreads, a->ref.per_thread, bytes / 1048576.0,
-           bytes <= (50ull << 20) ? "fits" : "exceeds");
+    va_list ap;
+    va_start(ap, fmt);
+    printf("\n");
+    vprintf(fmt, ap);
+    va_end(ap);
+    printf(": %zu threads x %zu accesses; A %.1f MiB (%s L2 on an H100)\n", a->ref.nthreads,
+           a->ref.per_thread, bytes / 1048576.0, bytes <= (50ull << 20) ? "fits" : "exceeds");
 }
 
 static int md_size(gpu *g, uint32_t n, uint64_t seed, tmap_error *e)
 {
     mi_app a;
     dev_app da = {0};
-    char what[64];
     if (mi_md_make(n, seed, &a))
         return tmap_fail(e, TMAP_ERR_NOMEM, "md: out of memory"), -1;
+    heading(&a, "md, %u particles", n);
     float *f = malloc((size_t)n * 12);
-    snprintf(what, sizeof what, "md, %u particles", n);
-    heading(&a, what);
     reference ref = {f, (size_t)n * 12, 0, NULL, NULL, 0};
     int rc = !f || mi_cpu_run(&a, NULL, 0, f) || !(da.a = up(g, a.data, (size_t)n * 16, e)) ||
                      tmap_cuda_alloc(g->c, (size_t)n * 12, &da.out, e)
@@ -344,12 +349,10 @@ static int bfs_scale(gpu *g, unsigned scale, uint64_t seed, tmap_error *e)
 {
     mi_app a;
     dev_app da = {0};
-    char what[64];
     if (mi_bfs_make(scale, seed, &a))
         return tmap_fail(e, TMAP_ERR_NOMEM, "bfs: out of memory"), -1;
+    heading(&a, "bfs, Kronecker scale %u (%u vertices)", scale, a.nv);
     uint32_t *want = malloc((size_t)a.nv * 4);
-    snprintf(what, sizeof what, "bfs, Kronecker scale %u (%u vertices)", scale, a.nv);
-    heading(&a, what);
     da.depth = want ? mi_bfs_reference(&a, want) : 0;
     reference ref = {want, (size_t)a.nv * 4, 0, NULL, NULL, 0};
     int rc = !da.depth || tmap_cuda_alloc(g->c, (size_t)a.nv * 4, &da.a, e) ||
@@ -368,13 +371,11 @@ static int spmv_size(gpu *g, uint32_t n, int cg_iters, uint64_t seed, tmap_error
 {
     mi_app a;
     dev_app da = {0};
-    char what[96];
     if (mi_spmv_make(n, seed, &a))
         return tmap_fail(e, TMAP_ERR_NOMEM, "spmv: out of memory"), -1;
+    heading(&a, "spmv, power-law rows, %u rows", n);
     double *y = malloc((size_t)n * 8), *scale = calloc(n, 8), *x = malloc((size_t)n * 8);
     const double *xa = a.data;
-    snprintf(what, sizeof what, "spmv, power-law rows, %u rows, %zu nonzeros", n, a.ref.nthreads);
-    heading(&a, what);
     int rc = y && scale && x ? 0 : -1;
     if (!rc) {
         mi_spmv_cpu(&a, a.data, y);
@@ -391,9 +392,8 @@ static int spmv_size(gpu *g, uint32_t n, int cg_iters, uint64_t seed, tmap_error
     if (!rc && cg_iters > 0) {
         ref.cg_res = mi_cg_cpu(&a, cg_iters, x);
         da.cg_iters = cg_iters;
-        snprintf(what, sizeof what, "cg, %d iterations on that matrix (a run: the solve; CPU "
-                 "residual %.2g)", cg_iters, ref.cg_res);
-        printf("\n%s\n", what);
+        printf("\ncg, %d iterations on that matrix (a run: the solve; CPU residual %.2g)\n",
+               cg_iters, ref.cg_res);
         rc = tmap_cuda_alloc(g->c, vb, &da.x, e) || tmap_cuda_alloc(g->c, vb, &da.r, e) ||
                      tmap_cuda_alloc(g->c, vb, &da.p, e) || tmap_cuda_alloc(g->c, vb, &da.ap, e) ||
                      tmap_cuda_alloc(g->c, 8, &da.scalar, e)
