@@ -259,6 +259,7 @@ static int bench_layouts(gpu *g, const mi_app *a, dev_app *da, const reference *
         if (st)
             return *e = be, free(rep), -1;
         d[k].build_ms = k ? 1e3 * (tmap_clock_seconds() - t0) : 0;
+        c.build_ms[k] = d[k].build_ms; /* the proposal weighs the same build times */
         double s = spr(&a->ref, k ? &m : NULL, a->index);
         if (layout_up(g, a, k ? &m : NULL, &d[k], e) || timed_run(g, a, &d[k], da, e) < 0)
             return tmap_memre_free(&m), free(rep), -1;
