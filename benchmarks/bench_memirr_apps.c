@@ -214,17 +214,20 @@ static int output_ok(gpu *g, const mi_app *a, const dev_app *da, const reference
     return ok;
 }
 
-/* Launches of the kernel that reuse one layout: md, a neighbour list's
- * lifetime (20 steps); bfs, Graph500's 64 searches; spmv, 100 SpMVs; cg,
- * the solve's SpMVs.  A run holds one launch, cg's cg_iters. */
-static double reuse(const mi_app *a, const dev_app *da)
+/* Kernel launches in a run: a BFS's levels, a CG solve's SpMVs, else 1. */
+static double per_run(const mi_app *a, const dev_app *da)
 {
-    if (da->cg_iters)
-        return da->cg_iters;
-    return a->kind == MI_MD ? 20 : a->kind == MI_BFS ? 64 : 100;
+    return da->cg_iters ? (double)da->cg_iters : a->kind == MI_BFS ? (double)da->depth : 1;
 }
 
-static double per_run(const dev_app *da) { return da->cg_iters ? da->cg_iters : 1; }
+/* Launches that reuse one layout: the runs that do (md: a neighbour list's
+ * lifetime, 20 steps; bfs: Graph500's 64 searches; spmv: 100; cg: the
+ * solve) times per_run. */
+static double reuse(const mi_app *a, const dev_app *da)
+{
+    double runs = da->cg_iters ? 1 : a->kind == MI_MD ? 20 : a->kind == MI_BFS ? 64 : 100;
+    return runs * per_run(a, da);
+}
 
 static double spr(const tmap_memref *r, const tmap_memre *m, const uint32_t *index)
 {
@@ -268,9 +271,9 @@ static int bench_layouts(gpu *g, const mi_app *a, dev_app *da, const reference *
                 return tmap_memre_free(&m), free(rep), -1;
         ms[k] = bench_median(rep, g->reps), have[k] = 1;
         int same = output_ok(g, a, da, ref, e);
-        double amort = ms[k] + d[k].build_ms * per_run(da) / c.launches;
+        double amort = ms[k] + d[k].build_ms * per_run(a, da) / c.launches;
         bad |= !same;
-        if (amort < ms[best] + d[best].build_ms * per_run(da) / c.launches)
+        if (amort < ms[best] + d[best].build_ms * per_run(a, da) / c.launches)
             best = k;
         printf("  %-9s | %6.2f | %9.3f %9.1f %9.3f | %6.2fx | %s\n",
                tmap_memre_kind_name((tmap_memre_kind)k), s, ms[k], d[k].build_ms, amort,
@@ -292,7 +295,7 @@ static int bench_layouts(gpu *g, const mi_app *a, dev_app *da, const reference *
         if (t < 0)
             rc = -1;
         else if (timed) /* per launch */
-            tmap_memchooser_record(ch, cand, (float)(t / per_run(da)));
+            tmap_memchooser_record(ch, cand, (float)(t / per_run(a, da)));
     }
     if (!rc)
         printf("\n  measured choice: %s (%s); best measured: %s\n",
@@ -477,7 +480,7 @@ int main(int argc, char **argv)
            "# launch (the data changes between launches); build_ms: the layout on the CPU;\n"
            "# amort_ms: run_ms + build_ms over the runs that reuse the layout; speedup: the\n"
            "# original's run_ms over amort_ms; the model's and the chooser's times are per\n"
-           "# launch (cg: per SpMV)\n", (unsigned long long)seed, g.reps);
+           "# kernel launch (bfs: per level, cg: per SpMV)\n", (unsigned long long)seed, g.reps);
     for (int i = 0; !rc && i < nmd; i++)
         rc = md_size(&g, (uint32_t)md[i], seed + (uint64_t)i, &e);
     for (int i = 0; !rc && i < nbfs; i++)
