@@ -15,9 +15,13 @@
  *   reorder    -- data reordering of x (built on the GPU), rows unchanged:
  *                 x' = x[from] gathered before each SpMV;
  *   duplicate  -- duplication of x (built on the GPU): 7 copies per row,
- *                 gathered before each SpMV.
- * Job swapping, padding and the hybrid take one access per thread and do
- * not apply (k = 7).  Every variant's y is checked equal to the original's.
+ *                 gathered before each SpMV;
+ *   swap       -- job swapping (CPU; a row's category is the tuple of the
+ *                 sectors of its 7 columns): the rows move once, x stays;
+ *   hybrid     -- the hybrid (CPU): rows moved once, x' = x[from] gathered
+ *                 before each SpMV.
+ * Padding takes one access per thread and does not apply (k = 7).  Every
+ * variant's y is checked equal to the original's.
  * Times are medians of --reps launches (CUDA events) after 3 warm-ups.
  * Usage: bench_memirr [--sizes 96,128,192] [--reps R] [--seed S]
  */
@@ -197,6 +201,16 @@ static int run_variant(gpu *g, const problem *p, const variant *v, const double 
     return same ? 0 : -1;
 }
 
+/* The rows of p moved to m's thread order (slot s holds row m->perm[s],
+ * reading m->index), into col and val. */
+static void move_rows(const problem *p, const tmap_memre *m, uint32_t *col, double *val)
+{
+    for (size_t s = 0; s < p->n; s++)
+        for (int j = 0; j < K; j++)
+            col[s * K + j] = m->index[(size_t)m->perm[s] * K + j],
+            val[s * K + j] = p->val[(size_t)m->perm[s] * K + j];
+}
+
 /* The RCM variant: rows and x relabeled (threads follow), on the host. */
 static int rcm_variant(const problem *p, variant *v, uint32_t **order_out, uint32_t **col_out,
                        double **val_out, tmap_error *e)
@@ -215,15 +229,41 @@ static int rcm_variant(const problem *p, variant *v, uint32_t **order_out, uint3
     if (tmap_memre_rcm(rowptr, p->col, n, order, e) ||
         tmap_memre_relabel(&r, p->col, order, 1, &m, e))
         return free(rowptr), free(order), free(col), free(val), -1;
-    for (size_t s = 0; s < n; s++) /* the rows moved with their threads, once */
-        for (int j = 0; j < K; j++)
-            col[s * K + j] = m.index[(size_t)m.perm[s] * K + j],
-            val[s * K + j] = p->val[(size_t)m.perm[s] * K + j];
+    move_rows(p, &m, col, val); /* the rows moved with their threads, once */
     v->build_ms = (tmap_clock_seconds() - t0) * 1e3;
     tmap_memre_free(&m);
     free(rowptr);
     *order_out = order, *col_out = col, *val_out = val;
     return 0;
+}
+
+/* Job swapping or the hybrid (CPU): the rows move once; the hybrid's x'
+ * is gathered before each SpMV. */
+static int swap_variant(gpu *g, const problem *p, int hybrid, const double *want, float base,
+                        tmap_error *e)
+{
+    size_t nk = (size_t)p->n * K;
+    tmap_memref r = {.nthreads = p->n, .per_thread = K, .elem_bytes = 8, .nelems = p->n};
+    tmap_memre m = {0};
+    uint32_t *col = malloc(nk * sizeof *col);
+    double *val = malloc(nk * sizeof *val);
+    double t0 = tmap_clock_seconds();
+    float iter;
+    int rc = !col || !val ? -1 : 0;
+    if (!rc && (hybrid ? tmap_memre_hybrid(&r, p->col, 0, &m, e)
+                       : tmap_memre_swap(&r, p->col, 0, &m, e)))
+        rc = -1;
+    variant v = {hybrid ? "hybrid" : "swap", col, 0, val, NULL, 0, 0, 0, "CPU"};
+    if (!rc) {
+        move_rows(p, &m, col, val);
+        v.rows = m.perm, v.nout = m.nout;
+        v.build_ms = (tmap_clock_seconds() - t0) * 1e3;
+        if (m.from && !(v.from = upload(g, m.from, m.nout * 4, e)))
+            rc = -1;
+    }
+    rc = rc ? rc : run_variant(g, p, &v, want, base, &iter, NULL, e);
+    tmap_cuda_free(g->c, v.from), tmap_memre_free(&m), free(col), free(val);
+    return rc;
 }
 
 static int run_size(gpu *g, uint32_t side, uint64_t seed, tmap_error *e)
@@ -271,6 +311,8 @@ static int run_size(gpu *g, uint32_t side, uint64_t seed, tmap_error *e)
         tmap_cuda_free(g->c, from), tmap_cuda_free(g->c, q);
     }
     tmap_cuda_free(g->c, dcol);
+    for (int hybrid = 0; !rc && hybrid < 2; hybrid++)
+        rc = swap_variant(g, &p, hybrid, want, base, e);
     free(p.col), free(p.val), free(p.x), free(want), free(xr), free(order), free(rcol), free(rval);
     return rc;
 }

@@ -201,10 +201,45 @@ tmap_status tmap_memre_swap_keys(const uint64_t *key, size_t n, size_t warp, uin
     return st;
 }
 
-/* The segment each job reads, through Q (k = 1). */
-static uint64_t segment_of(const tmap_memref *r, uint32_t q)
+static int same_segments(const uint32_t *a, const uint32_t *b, size_t k, size_t seg)
 {
-    return q / tmap_memre_segment(r);
+    for (size_t j = 0; j < k; j++)
+        if (a[j] / seg != b[j] / seg)
+            return 0;
+    return 1;
+}
+
+/* Job categories of the m jobs at index (k accesses each): the rank of
+ * the tuple of the segments a job's accesses read, in lexicographic order
+ * (with k = 1, the order of the segment read).  An LSD sort: one pass per
+ * access, last first, ties kept in the previous pass's order. */
+static tmap_status categories(const tmap_memref *r, const uint32_t *index, size_t m,
+                              uint64_t *key, tmap_error *err)
+{
+    size_t k = r->per_thread, seg = tmap_memre_segment(r);
+    tmap_memre_keyed *v = malloc(m * sizeof *v);
+    uint32_t *order = malloc(m * sizeof *order), *prev = malloc(m * sizeof *prev);
+    if (!v || !order || !prev) {
+        free(v), free(order), free(prev);
+        return tmap_fail(err, TMAP_ERR_NOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < m; i++)
+        order[i] = (uint32_t)i;
+    for (size_t j = k; j-- > 0;) {
+        for (size_t i = 0; i < m; i++)
+            v[i] = (tmap_memre_keyed){index[order[i] * k + j] / seg, (uint32_t)i};
+        tmap_memre_sort(v, m);
+        for (size_t i = 0; i < m; i++)
+            prev[i] = order[v[i].id];
+        memcpy(order, prev, m * sizeof *order);
+    }
+    for (size_t i = 0, rank = 0; i < m; i++) {
+        rank += i && !same_segments(index + (size_t)order[i] * k,
+                                    index + (size_t)order[i - 1] * k, k, seg);
+        key[order[i]] = rank;
+    }
+    free(v), free(order), free(prev);
+    return TMAP_OK;
 }
 
 /* Swaps jobs within each thread block (block_size 0: the grid). */
@@ -216,8 +251,8 @@ static tmap_status swap_blocks(const tmap_memref *r, size_t block_size, tmap_mem
     tmap_status st = key ? TMAP_OK : tmap_fail(err, TMAP_ERR_NOMEM, "out of memory");
     for (size_t lo = 0; st == TMAP_OK && lo < n; lo += bs) {
         size_t m = n - lo < bs ? n - lo : bs;
-        for (size_t j = 0; j < m; j++)
-            key[j] = segment_of(r, out->index[lo + j]);
+        if ((st = categories(r, out->index + lo * r->per_thread, m, key, err)))
+            break;
         st = tmap_memre_swap_keys(key, m, w, out->perm + lo, err);
         for (size_t s = 0; st == TMAP_OK && s < m; s++)
             out->perm[lo + s] += (uint32_t)lo;
@@ -229,7 +264,7 @@ static tmap_status swap_blocks(const tmap_memref *r, size_t block_size, tmap_mem
 static tmap_status swap_begin(const tmap_memref *r, const uint32_t *index, size_t block_size,
                               const char *fn, size_t nout, tmap_memre *out, tmap_error *err)
 {
-    tmap_status st = tmap_memre_begin(r, index, fn, 0, 1, nout, 1, out, err);
+    tmap_status st = tmap_memre_begin(r, index, fn, 0, 0, nout, 1, out, err);
     if (st == TMAP_OK && block_size % tmap_memre_warp(r)) {
         tmap_memre_free(out);
         return tmap_fail(err, TMAP_ERR_INVALID, "%s: block_size %zu is not a multiple of the "
@@ -244,7 +279,7 @@ tmap_status tmap_memre_swap(const tmap_memref *r, const uint32_t *index, size_t 
     tmap_status st = swap_begin(r, index, block_size, "tmap_memre_swap", 0, out, err);
     if (st)
         return st;
-    memcpy(out->index, index, r->nthreads * sizeof *index);
+    memcpy(out->index, index, r->nthreads * r->per_thread * sizeof *index);
     if ((st = swap_blocks(r, block_size, out, err)))
         tmap_memre_free(out);
     return st;
@@ -314,6 +349,7 @@ tmap_status tmap_memre_hybrid(const tmap_memref *r, const uint32_t *index, size_
     if (st)
         return st;
     size_t seg = tmap_memre_segment(r), w = tmap_memre_warp(r), nseg = (ne + seg - 1) / seg;
+    size_t nacc = r->nthreads * r->per_thread;
     uint32_t *freq = calloc(ne, sizeof *freq), *where = malloc(ne * sizeof *where);
     balance g = {freq, out->from, where, calloc(nseg, sizeof(size_t)), seg, ne, w,
                  calloc(w, sizeof(size_t *)), calloc(w, sizeof(size_t))};
@@ -323,16 +359,16 @@ tmap_status tmap_memre_hybrid(const tmap_memref *r, const uint32_t *index, size_
     for (size_t v = 1; ok && v < w; v++)
         ok = g.stack[v] != NULL;
     if (ok) {
-        for (size_t t = 0; t < r->nthreads; t++)
-            freq[index[t]]++, g.rem[index[t] / seg]++;
+        for (size_t i = 0; i < nacc; i++)
+            freq[index[i]]++, g.rem[index[i] / seg]++;
         for (size_t e = 0; e < ne; e++)
             out->from[e] = where[e] = (uint32_t)e;
         for (size_t b = nseg; b-- > 0;) /* the lowest segment on top */
             g.rem[b] %= w, push_rem(&g, b);
         for (size_t a = 0; a < nseg; a++)
             settle(&g, a);
-        for (size_t t = 0; t < r->nthreads; t++)
-            out->index[t] = where[index[t]];
+        for (size_t i = 0; i < nacc; i++)
+            out->index[i] = where[index[i]];
         st = swap_blocks(r, block_size, out, err);
     } else {
         st = tmap_fail(err, TMAP_ERR_NOMEM, "out of memory");

@@ -536,6 +536,30 @@ const char *tmap_regrouper_why(const tmap_regrouper *r);
  * and of the candidate kept (ms); NAN for both while on trial. */
 void tmap_regrouper_medians(const tmap_regrouper *r, double *original_ms, double *chosen_ms);
 
+/*
+ * The measured choice of a data layout (issue 19 item 4; docs/memory.md):
+ * the layouts tmap_memre_propose proposes (the original first) go on trial
+ * over the first launches, as the regrouper's candidates do (each `reps`
+ * times, in turns); the caller builds the layout next() names, launches,
+ * times the launch (the gather of A' included when it runs per launch) and
+ * records it.  Each time counts the layout's once_ms spread over
+ * `launches`; the layout of least median is kept if it beats the
+ * original's by `threshold`, else the reference is left alone.
+ */
+typedef struct tmap_memchooser tmap_memchooser;
+
+tmap_status tmap_memchooser_create(const tmap_memre_choice *v, size_t n, int reps,
+                                   double threshold, double launches, tmap_memchooser **out,
+                                   tmap_error *err);
+void tmap_memchooser_free(tmap_memchooser *m);
+/* The index into v of the next launch's layout; *timed: record its time. */
+int tmap_memchooser_next(tmap_memchooser *m, int *timed);
+/* A timed launch of cand (as next() handed it out) took launch_ms. */
+void tmap_memchooser_record(tmap_memchooser *m, int cand, float launch_ms);
+/* The index into v kept, -1 while on trial; the decision in words. */
+int tmap_memchooser_chosen(const tmap_memchooser *m);
+const char *tmap_memchooser_why(const tmap_memchooser *m);
+
 #ifdef __cplusplus
 }
 #endif

@@ -180,8 +180,10 @@ tmap_status tmap_memre_relabel(const tmap_memref *r, const uint32_t *index, cons
  * segment are not appended again). */
 tmap_status tmap_memre_pad(const tmap_memref *r, const uint32_t *index, tmap_memre *out,
                            tmap_error *err);
-/* Job swapping (zhang2011 sec. 4.1; k = 1): jobs in categories by the
- * sector they read; each category fills whole warps with its first jobs,
+/* Job swapping (zhang2011 sec. 4.1): jobs in categories by the segments
+ * they read (with k accesses, the tuple of the k segments; categories in
+ * lexicographic order, so neighbouring residues share their first
+ * segments); each category fills whole warps with its first jobs,
  * the residues are packed largest first, topped up from the smallest;
  * buckets go to the warps they share most jobs with, and jobs already in
  * their bucket's warp keep their slot.  Data does not move (from NULL, Q =
@@ -189,9 +191,9 @@ tmap_status tmap_memre_pad(const tmap_memref *r, const uint32_t *index, tmap_mem
  * threads (a multiple of the warp). */
 tmap_status tmap_memre_swap(const tmap_memref *r, const uint32_t *index, size_t block_size,
                             tmap_memre *out, tmap_error *err);
-/* The hybrid (zhang2011 sec. 3.2.3; k = 1): data reordering for swapping
- * (an element whose accesses make up the remainder of its segment's
- * accesses beyond whole warps moves, by exchange with an element nobody
+/* The hybrid (zhang2011 sec. 3.2.3): data reordering for swapping (an
+ * element whose accesses, all k of each thread counted, make up the
+ * remainder of its segment's accesses beyond whole warps moves, by exchange with an element nobody
  * reads, into a segment whose remainder it completes to a warp), then job
  * swapping on the new layout. */
 tmap_status tmap_memre_hybrid(const tmap_memref *r, const uint32_t *index, size_t block_size,
@@ -210,6 +212,70 @@ tmap_status tmap_memre_rcm(const uint32_t *rowptr, const uint32_t *col, size_t n
  * sorted stably. */
 tmap_status tmap_memre_morton(const float *xyz, size_t stride, size_t n, uint32_t *order,
                               tmap_error *err);
+
+/* Choosing a layout (issue 19 item 4; zhang2011 sec. 5, wu2013 sec. 3.5,
+ * zheng2020's remap cache).  Each candidate is predicted by the transaction
+ * model: its sectors (tmap_sectors_count) times the cost of a sector, an
+ * L2 hit when the launch's footprint fits in L2, a DRAM sector otherwise;
+ * plus, when the data moves, the gather of A' (its own sectors, DRAM) before
+ * every launch if A changes between launches, else once; plus the build,
+ * once.  The layout is reused over `launches` launches (the index
+ * unchanged), so total = launch x launches + once. */
+typedef enum tmap_memre_kind {
+    TMAP_MEMRE_ORIGINAL,
+    TMAP_MEMRE_DUPLICATE,
+    TMAP_MEMRE_REORDER,
+    TMAP_MEMRE_PAD,
+    TMAP_MEMRE_SWAP,
+    TMAP_MEMRE_HYBRID,
+    TMAP_MEMRE_LOCALITY, /* tmap_memre_relabel by the given order (RCM, Morton) */
+    TMAP_MEMRE_KINDS
+} tmap_memre_kind;
+
+/* "original", "duplicate", "reorder", "pad", "swap", "hybrid", "locality". */
+const char *tmap_memre_kind_name(tmap_memre_kind k);
+
+typedef struct tmap_memre_costs {
+    uint64_t l2_bytes;      /* the device's L2; 0: 50 MiB (H100) */
+    double l2_sector_ns;    /* a sector served by L2; 0: 0.0095 (H100, fitted) */
+    double dram_sector_ns;  /* a sector from DRAM; 0: 0.0235 (H100, fitted) */
+    double launches;        /* launches that reuse one layout; below 1: 1 */
+    int data_changes;       /* A changes between launches (CG's x): A' is gathered
+                               before each; 0: once */
+    double build_ms[TMAP_MEMRE_KINDS]; /* computing each layout (e.g. measured on the
+                               GPU); 0: the CPU time it takes here */
+    size_t block_size;      /* swapping and the hybrid within thread blocks; 0: grid */
+    const uint32_t *order;  /* a locality order of A; NULL: no such candidate */
+    int permute_threads;    /* the threads follow order (tmap_memre_relabel) */
+    double threshold;       /* the fraction of the original's total to beat */
+} tmap_memre_costs;
+
+typedef struct tmap_memre_choice {
+    tmap_memre layout;         /* ORIGINAL: empty */
+    tmap_memre_kind kind;
+    tmap_sector_counts counts; /* the reference's sectors in this layout */
+    int fits_l2;               /* its footprint fits in l2_bytes */
+    double build_ms;           /* computing the layout */
+    double launch_ms;          /* predicted per launch: sectors, the gather if per launch */
+    double once_ms;            /* the build, the gather if once */
+    double total_ms;           /* launch_ms x launches + once_ms */
+} tmap_memre_choice;
+
+/* Builds and scores every layout that applies (those whose builder
+ * refuses the reference, for k or writes, are left out) and proposes
+ * out[0] = the original, then the layouts whose total beats the original's
+ * by the threshold, least total first (ties by kind); *n of at most
+ * TMAP_MEMRE_KINDS.  Nothing pays: *n = 1.  The measured choice over the
+ * first launches is the pipeline's tmap_memchooser. */
+tmap_status tmap_memre_propose(const tmap_memref *r, const uint32_t *index,
+                               const tmap_memre_costs *c, tmap_memre_choice *out, size_t *n,
+                               tmap_error *err);
+void tmap_memre_choices_free(tmap_memre_choice *v, size_t n);
+/* Builds one layout kind (not the original) with c's block_size and
+ * order; TMAP_ERR_UNSUPPORTED or TMAP_ERR_INVALID when it does not apply
+ * (k, writes, no order). */
+tmap_status tmap_memre_build(tmap_memre_kind kind, const tmap_memref *r, const uint32_t *index,
+                             const tmap_memre_costs *c, tmap_memre *out, tmap_error *err);
 
 /* ---------------------------------------------------------------- the plan */
 

@@ -1,0 +1,170 @@
+/*
+ * mem_choose.c -- choosing a layout by the transaction model: every
+ * transformation that applies is built, its sectors counted, and its time
+ * predicted as sectors x the cost of a sector (an L2 hit when the
+ * launch's footprint fits in L2, a DRAM sector otherwise), plus the gather
+ * of A' and the build spread over the launches that reuse the layout
+ * (threadmap/regroup.h, docs/memory.md).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/base.h"
+#include "regroup/mem.h"
+
+/* Defaults: the H100's L2 and the per-sector costs fitted to
+ * benchmarks/results/memirr.txt (SpMV, original against duplicated: the
+ * time saved over the sectors saved, at 96^3 in L2 and 192^3 beyond it). */
+#define L2_BYTES (50ull << 20)
+#define L2_SECTOR_NS 0.0095
+#define DRAM_SECTOR_NS 0.0235
+
+static const char *const kind_names[TMAP_MEMRE_KINDS] = {
+    "original", "duplicate", "reorder", "pad", "swap", "hybrid", "locality"};
+
+const char *tmap_memre_kind_name(tmap_memre_kind k)
+{
+    return (unsigned)k < TMAP_MEMRE_KINDS ? kind_names[k] : "?";
+}
+
+static double pick(double v, double dflt) { return v > 0 ? v : dflt; }
+
+tmap_status tmap_memre_build(tmap_memre_kind kind, const tmap_memref *r, const uint32_t *index,
+                         const tmap_memre_costs *c, tmap_memre *m, tmap_error *err)
+{
+    switch (kind) {
+    case TMAP_MEMRE_DUPLICATE: return tmap_memre_duplicate(r, index, m, err);
+    case TMAP_MEMRE_REORDER: return tmap_memre_reorder(r, index, m, err);
+    case TMAP_MEMRE_PAD: return tmap_memre_pad(r, index, m, err);
+    case TMAP_MEMRE_SWAP: return tmap_memre_swap(r, index, c->block_size, m, err);
+    case TMAP_MEMRE_HYBRID: return tmap_memre_hybrid(r, index, c->block_size, m, err);
+    case TMAP_MEMRE_ORIGINAL: return tmap_fail(err, TMAP_ERR_INVALID, "the original is no layout");
+    case TMAP_MEMRE_LOCALITY:
+        if (!c->order)
+            return tmap_fail(err, TMAP_ERR_UNSUPPORTED, "no locality order given");
+        return tmap_memre_relabel(r, index, c->order, c->permute_threads, m, err);
+    default: return tmap_fail(err, TMAP_ERR_INVALID, "unknown layout %d", (int)kind);
+    }
+}
+
+/* Sectors of one gather of A' (A[from[x]] for its filled slots, one thread
+ * each, then A' written in order); 0 when the data does not move. */
+static tmap_status gather_sectors(const tmap_memref *r, const tmap_memre *m, uint64_t *out,
+                                  tmap_error *err)
+{
+    *out = 0;
+    if (!m->from)
+        return TMAP_OK;
+    uint32_t *filled = malloc(m->nout * sizeof *filled);
+    if (!filled)
+        return tmap_fail(err, TMAP_ERR_NOMEM, "out of memory");
+    size_t n = 0;
+    for (size_t x = 0; x < m->nout; x++)
+        if (m->from[x] != TMAP_MEMRE_EMPTY)
+            filled[n++] = m->from[x];
+    tmap_memref g = *r;
+    g.nthreads = n, g.per_thread = 1, g.write = 0;
+    tmap_sector_counts s = {0};
+    tmap_status st = n ? tmap_sectors_count(&g, filled, NULL, &s, err) : TMAP_OK;
+    size_t sb = r->sector_bytes ? r->sector_bytes : 32;
+    *out = s.sectors + (m->nout * r->elem_bytes + sb - 1) / sb;
+    free(filled);
+    return st;
+}
+
+/* The model's times for a built layout (kind ORIGINAL: m->index NULL). */
+static tmap_status score(const tmap_memref *r, const uint32_t *index, const tmap_memre_costs *c,
+                         tmap_memre_choice *v, tmap_error *err)
+{
+    tmap_memref q = *r;
+    const tmap_memre *m = &v->layout;
+    q.nelems = m->index ? m->nout : r->nelems;
+    tmap_status st = tmap_sectors_count(&q, m->index ? m->index : index, m->perm, &v->counts,
+                                        err);
+    uint64_t gather = 0;
+    if (st || (st = gather_sectors(r, m, &gather, err)))
+        return st;
+    uint64_t l2 = c->l2_bytes ? c->l2_bytes : L2_BYTES;
+    double dram = pick(c->dram_sector_ns, DRAM_SECTOR_NS);
+    v->fits_l2 = tmap_sectors_fit_l2(&v->counts, &q, l2);
+    v->launch_ms = 1e-6 * (double)v->counts.sectors *
+                   (v->fits_l2 ? pick(c->l2_sector_ns, L2_SECTOR_NS) : dram);
+    double gather_ms = 1e-6 * (double)gather * dram;
+    v->once_ms = v->build_ms + (c->data_changes ? 0 : gather_ms);
+    v->launch_ms += c->data_changes ? gather_ms : 0;
+    v->total_ms = v->launch_ms * (c->launches > 1 ? c->launches : 1) + v->once_ms;
+    return TMAP_OK;
+}
+
+/* Builds and scores kind into v; *applies 0 when it does not apply. */
+static tmap_status candidate(tmap_memre_kind kind, const tmap_memref *r, const uint32_t *index,
+                             const tmap_memre_costs *c, tmap_memre_choice *v, int *applies,
+                             tmap_error *err)
+{
+    memset(v, 0, sizeof *v);
+    v->kind = kind;
+    *applies = 1;
+    double t0 = tmap_clock_seconds();
+    if (kind != TMAP_MEMRE_ORIGINAL) {
+        tmap_error e = {0};
+        tmap_status st = tmap_memre_build(kind, r, index, c, &v->layout, &e);
+        if (st == TMAP_ERR_UNSUPPORTED || st == TMAP_ERR_INVALID)
+            return *applies = 0, TMAP_OK;
+        if (st)
+            return err ? (*err = e, st) : st;
+    }
+    v->build_ms = c->build_ms[kind] > 0 ? c->build_ms[kind] : 1e3 * (tmap_clock_seconds() - t0);
+    if (kind == TMAP_MEMRE_ORIGINAL)
+        v->build_ms = 0;
+    tmap_status st = score(r, index, c, v, err);
+    if (st)
+        tmap_memre_free(&v->layout);
+    return st;
+}
+
+void tmap_memre_choices_free(tmap_memre_choice *v, size_t n)
+{
+    for (size_t i = 0; v && i < n; i++)
+        tmap_memre_free(&v[i].layout);
+}
+
+static int by_total(const void *a, const void *b)
+{
+    const tmap_memre_choice *x = a, *y = b;
+    if (x->total_ms != y->total_ms)
+        return x->total_ms < y->total_ms ? -1 : 1;
+    return (x->kind > y->kind) - (x->kind < y->kind);
+}
+
+tmap_status tmap_memre_propose(const tmap_memref *r, const uint32_t *index,
+                               const tmap_memre_costs *c, tmap_memre_choice *out, size_t *n,
+                               tmap_error *err)
+{
+    tmap_status st = TMAP_NEED(err, index, c, out, n);
+    if (st || (st = tmap_sectors_check(r, index, "tmap_memre_propose", err)))
+        return st;
+    if (!(c->threshold >= 0 && c->threshold < 1) || !(c->launches >= 0))
+        return tmap_fail(err, TMAP_ERR_INVALID, "tmap_memre_propose: threshold must be in "
+                         "[0, 1), launches >= 0");
+    *n = 0;
+    for (int k = 0; k < TMAP_MEMRE_KINDS; k++) {
+        int applies;
+        if ((st = candidate((tmap_memre_kind)k, r, index, c, &out[*n], &applies, err))) {
+            tmap_memre_choices_free(out, *n);
+            return *n = 0, st;
+        }
+        *n += applies;
+    }
+    double bar = out[0].total_ms * (1 - c->threshold); /* out[0]: the original */
+    size_t kept = 1;
+    for (size_t i = 1; i < *n; i++) {
+        if (out[i].total_ms < bar)
+            out[kept++] = out[i];
+        else
+            tmap_memre_free(&out[i].layout);
+    }
+    qsort(out + 1, kept - 1, sizeof *out, by_total);
+    *n = kept;
+    return TMAP_OK;
+}

@@ -1,0 +1,197 @@
+/*
+ * test_memchoose.c -- choosing a data layout: the model's proposal
+ * (tmap_memre_propose: exact sector counts of each layout on zhang2011's
+ * Fig. 4, the order by predicted total, the build spread over launches, the
+ * L2, layouts that do not apply, nothing paying) and the measured choice
+ * over the first launches (tmap_memchooser, with stand-in times).
+ */
+#include <math.h>
+
+#include "tests/testutil.h"
+#include "threadmap/pipeline.h"
+
+static const tmap_memref fig4 = {.nthreads = 8, .per_thread = 1, .elem_bytes = 4, .nelems = 8,
+                                 .warp = 4, .sector_bytes = 16};
+static const uint32_t fig4_p[8] = {0, 5, 2, 3, 2, 3, 7, 6};
+
+/* Every sector costs 1 ns, builds (almost) nothing. */
+static tmap_memre_costs unit_costs(double launches)
+{
+    tmap_memre_costs c = {.l2_sector_ns = 1, .dram_sector_ns = 1, .launches = launches};
+    for (int k = 0; k < TMAP_MEMRE_KINDS; k++)
+        c.build_ms[k] = 1e-12;
+    return c;
+}
+
+static const tmap_memre_choice *find(const tmap_memre_choice *v, size_t n, tmap_memre_kind k)
+{
+    for (size_t i = 0; i < n; i++)
+        if (v[i].kind == k)
+            return &v[i];
+    return NULL;
+}
+
+/* Fig. 4 over 1000 launches: the original 4 sectors; the hybrid,
+ * duplication and padding 2; swapping and reordering 3; by total, the
+ * layouts that move no data first among equals. */
+static void propose_fig4(void **state)
+{
+    tmap_memre_costs c = unit_costs(1000);
+    tmap_memre_choice v[TMAP_MEMRE_KINDS];
+    size_t n;
+    TMAP_CHECK(tmap_memre_propose(&fig4, fig4_p, &c, v, &n, err));
+    assert_int_equal(n, 6); /* no locality order given */
+    assert_int_equal(v[0].kind, TMAP_MEMRE_ORIGINAL);
+    assert_int_equal(v[0].counts.sectors, 4);
+    assert_true(fabs(v[0].total_ms - 4e-3) < 1e-12);
+    static const struct { tmap_memre_kind k; uint64_t s; } want[] = {
+        {TMAP_MEMRE_DUPLICATE, 2}, {TMAP_MEMRE_PAD, 2}, {TMAP_MEMRE_HYBRID, 2},
+        {TMAP_MEMRE_SWAP, 3}, {TMAP_MEMRE_REORDER, 3}};
+    for (size_t i = 0; i < 5; i++) {
+        const tmap_memre_choice *x = find(v, n, want[i].k);
+        assert_non_null(x);
+        assert_int_equal(x->counts.sectors, want[i].s);
+        assert_true(x->fits_l2);
+    }
+    for (size_t i = 2; i < n; i++)
+        assert_true(v[i - 1].total_ms <= v[i].total_ms);
+    assert_true(v[4].kind == TMAP_MEMRE_SWAP); /* 3 sectors, nothing gathered */
+    assert_true(v[4].total_ms < v[5].total_ms);
+    /* reordering moves data: its gather is counted once, not per launch */
+    const tmap_memre_choice *re = find(v, n, TMAP_MEMRE_REORDER);
+    assert_true(re->once_ms > 0 && re->launch_ms == 3e-6);
+    tmap_memre_choices_free(v, n);
+}
+
+/* How many layouts fig4 proposes (the original included) when each build
+ * takes 1 ms; with swapping among them or not. */
+static size_t proposed(double launches, int data_changes, int *with_swap)
+{
+    tmap_memre_costs c = unit_costs(launches);
+    c.data_changes = data_changes;
+    for (int k = 0; k < TMAP_MEMRE_KINDS; k++)
+        c.build_ms[k] = 1;
+    tmap_memre_choice v[TMAP_MEMRE_KINDS];
+    size_t n;
+    TMAP_CHECK(tmap_memre_propose(&fig4, fig4_p, &c, v, &n, err));
+    assert_int_equal(v[0].kind, TMAP_MEMRE_ORIGINAL);
+    *with_swap = find(v, n, TMAP_MEMRE_SWAP) != NULL;
+    tmap_memre_choices_free(v, n);
+    return n;
+}
+
+/* A build the launches cannot repay: the original alone.  Over 1e6
+ * launches a 1 ms build pays for 2 sectors saved (2 ms against 1), not for
+ * 1 (swapping, reordering); over 1e7 every layout pays. */
+static void propose_nothing_pays(void **state)
+{
+    int swap;
+    assert_int_equal(proposed(1, 1, &swap), 1);
+    assert_int_equal(proposed(1e6, 0, &swap), 4);
+    assert_false(swap);
+    assert_int_equal(proposed(1e7, 0, &swap), 6);
+    assert_true(swap);
+}
+
+/* The L2: the same sectors priced as hits while the footprint fits. */
+static void propose_l2(void **state)
+{
+    tmap_memre_costs c = unit_costs(1);
+    c.dram_sector_ns = 10;
+    tmap_memre_choice v[TMAP_MEMRE_KINDS];
+    size_t n;
+    TMAP_CHECK(tmap_memre_propose(&fig4, fig4_p, &c, v, &n, err));
+    assert_true(v[0].fits_l2 && fabs(v[0].launch_ms - 4e-6) < 1e-15);
+    tmap_memre_choices_free(v, n);
+    c.l2_bytes = 16; /* one sector: nothing fits */
+    TMAP_CHECK(tmap_memre_propose(&fig4, fig4_p, &c, v, &n, err));
+    assert_true(!v[0].fits_l2 && fabs(v[0].launch_ms - 4e-5) < 1e-15);
+    tmap_memre_choices_free(v, n);
+}
+
+/* A store excludes the layouts with copies; k = 2 excludes padding; a
+ * locality order adds its candidate. */
+static void propose_applicable(void **state)
+{
+    tmap_memre_costs c = unit_costs(1000);
+    c.threshold = 0;
+    tmap_memref w = fig4;
+    w.write = 1;
+    tmap_memre_choice v[TMAP_MEMRE_KINDS];
+    size_t n;
+    TMAP_CHECK(tmap_memre_propose(&w, fig4_p, &c, v, &n, err));
+    assert_null(find(v, n, TMAP_MEMRE_DUPLICATE));
+    assert_null(find(v, n, TMAP_MEMRE_PAD));
+    assert_non_null(find(v, n, TMAP_MEMRE_HYBRID));
+    tmap_memre_choices_free(v, n);
+    static const uint32_t p2[16] = {0, 8, 4, 12, 1, 9, 5, 13, 6, 14, 2, 10, 7, 15, 3, 11};
+    static const uint32_t order[16] = {0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 12, 13, 14, 15};
+    tmap_memref k2 = fig4;
+    k2.per_thread = 2, k2.nelems = 16;
+    c.order = order;
+    TMAP_CHECK(tmap_memre_propose(&k2, p2, &c, v, &n, err));
+    assert_null(find(v, n, TMAP_MEMRE_PAD));
+    assert_int_equal(v[0].counts.sectors, 8);
+    assert_int_equal(find(v, n, TMAP_MEMRE_SWAP)->counts.sectors, 4);
+    assert_non_null(find(v, n, TMAP_MEMRE_DUPLICATE));
+    tmap_memre_choices_free(v, n);
+    tmap_error e = {0};
+    c.threshold = 1;
+    assert_int_equal(tmap_memre_propose(&fig4, fig4_p, &c, v, &n, &e), TMAP_ERR_INVALID);
+    assert_non_null(strstr(e.message, "threshold"));
+}
+
+/* Runs a trial with stand-in launch times per candidate; returns the kept. */
+static int run_trial(const tmap_memre_choice *v, size_t n, const float *ms, double launches,
+                     double threshold)
+{
+    tmap_memchooser *m;
+    TMAP_CHECK(tmap_memchooser_create(v, n, 3, threshold, launches, &m, err));
+    int order[32], timed, i = 0;
+    while (tmap_memchooser_chosen(m) < 0) {
+        int cand = tmap_memchooser_next(m, &timed);
+        assert_true(timed && i < 32);
+        order[i++] = cand;
+        tmap_memchooser_record(m, cand, ms[cand]);
+    }
+    assert_int_equal(i, 3 * (int)n);
+    for (int j = 0; j < i; j++) /* in turns */
+        assert_int_equal(order[j], j % (int)n);
+    int kept = tmap_memchooser_chosen(m);
+    assert_int_equal(tmap_memchooser_next(m, &timed), kept);
+    assert_false(timed);
+    assert_non_null(strstr(tmap_memchooser_why(m), "kept"));
+    tmap_memchooser_free(m);
+    return kept;
+}
+
+/* The fastest launch loses when its build, spread over the launches, costs
+ * more than it saves; within the threshold the original stays. */
+static void chooser_amortizes(void **state)
+{
+    tmap_memre_choice v[3] = {{.kind = TMAP_MEMRE_ORIGINAL},
+                              {.kind = TMAP_MEMRE_DUPLICATE, .once_ms = 100},
+                              {.kind = TMAP_MEMRE_SWAP, .once_ms = 1}};
+    const float ms[3] = {1.0f, 0.5f, 0.8f};
+    assert_int_equal(run_trial(v, 3, ms, 100, 0.03), 2);   /* 0.5 + 1 > 0.8 + 0.01 */
+    assert_int_equal(run_trial(v, 3, ms, 1000, 0.03), 1);  /* 0.5 + 0.1 */
+    const float close[3] = {1.0f, 2.0f, 0.98f};
+    assert_int_equal(run_trial(v, 3, close, 1e6, 0.03), 0); /* 2% is within the threshold */
+    assert_int_equal(run_trial(v, 1, ms, 1, 0.03), 0);      /* nothing proposed */
+    tmap_memchooser *m;
+    tmap_error e = {0};
+    assert_int_equal(tmap_memchooser_create(v + 1, 2, 3, 0.03, 1, &m, &e), TMAP_ERR_INVALID);
+    assert_non_null(strstr(e.message, "the original first"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(propose_fig4),
+        cmocka_unit_test(propose_nothing_pays),
+        cmocka_unit_test(propose_l2),
+        cmocka_unit_test(propose_applicable),
+        cmocka_unit_test(chooser_amortizes),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
