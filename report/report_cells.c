@@ -20,7 +20,9 @@ const tmap_report_column tmap_report_columns[TMAP_RC_COUNT] = {
                            "thread blocks placed by dynamic round robin (Fig. 5); the makespan",
                            0},
     [TMAP_RC_GAIN] = {"gain %", "predicted gain (%)",
-                      "100 x (1 - scheduled / scheduled(original))", 0},
+                      "100 x (1 - t / t(original)), t the ranking model's time: the SM "
+                      "model sm90 where the kernel's PTX is known, else BBV-weighted-scheduled",
+                      0},
     [TMAP_RC_DIV_WARPS] = {"div.warps %", "divergent warps (%)",
                            "percent of non-empty warps whose threads' BBVs differ", 0},
     [TMAP_RC_DIV_BRANCHES] = {"div.br", "divergent branches",

@@ -55,8 +55,10 @@ static void print_table(const tmap_report *r, FILE *f, tmap_report_cellrow *cell
             text[c] = cells[i][c];
         print_line(r, f, text, w, r->rows[i].chosen ? "* " : "  ");
     }
-    fprintf(f, "(* chosen; gain = 1 - scheduled / scheduled(original); n/a: not computed, "
-               "-: not available)\n");
+    fprintf(f, "(* chosen; gain = 1 - t / t(original), t: %s; n/a: not computed, "
+               "-: not available)\n", r->params && r->params->sm
+                                         ? "the SM model sm90's cycles"
+                                         : "BBV-weighted-scheduled cycles");
     for (size_t i = 0; i < r->nrows; i++)
         if (!r->rows[i].available)
             fprintf(f, "%s: not computed: %s\n", cells[i][TMAP_RC_NAME],

@@ -27,7 +27,8 @@ typedef struct tmap_report_row {
     int available;            /* 0: not computed; note says why */
     const char *note;
     const tmap_metrics *m;    /* the model under this grouping (NULL if !available) */
-    double gain;              /* predicted: 1 - scheduled / scheduled(original) */
+    double gain;              /* predicted: 1 - t / t(original), t the plan's
+                                 ranking model (sm90 or BBV-weighted-scheduled) */
     double algo_ms;           /* CPU time of the algorithm; NAN if none */
     double measured_ms;       /* measured kernel time; NAN if not measured */
     double apply_ms;          /* measured cost of applying it; NAN if not measured */
