@@ -313,6 +313,7 @@ static void fill_gpu_option(tmap_bench_kernel *k, const tmap_eval *e)
     o->kernel_ms = steady;
     o->apply_ms = 0;
     o->algo_ms = fmax(0.0, e->gpu_fresh_ms - steady);
+    k->overlap_algo_ms = isfinite(e->gpu_overlap_ms) ? fmax(0.0, e->gpu_overlap_ms - steady) : NAN;
     for (size_t i = 0; i < k->noptions - 1; i++)
         k->opt[i].chosen = 0;
     o->chosen = 1;
@@ -362,7 +363,7 @@ static void no_model_reason(kctx *x)
 {
     tmap_bench_kernel *o = x->out;
     o->cv_rms = NAN;
-    o->predict_ms = o->features_ms = NAN;
+    o->predict_ms = o->features_ms = o->overlap_algo_ms = NAN;
     if (x->cfg->measured_bbv)
         snprintf(o->model, sizeof o->model, "none: --bbv measured (BBVs profiled on the evaluation input)");
     else if (!x->m->nfeatures)
@@ -383,7 +384,7 @@ tmap_status tmap_bench_kernel_run(tmap_cuda *c, const tmap_device_info *d, const
     snprintf(out->manifest, sizeof out->manifest, "%s", manifest);
     safe_name(manifest, out->name, sizeof out->name);
     out->cv_rms = NAN;
-    out->predict_ms = out->features_ms = NAN;
+    out->predict_ms = out->features_ms = out->overlap_algo_ms = NAN;
     tmap_status st = step_load(&x, manifest, err);
     if (!st) st = step_probe(&x, &probe_ms, err);
     if (!st) {

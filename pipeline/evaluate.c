@@ -435,6 +435,31 @@ static tmap_status gpu_series(ctx *x, tmap_regrouper *r, tmap_timer *t, uint64_t
     return st;
 }
 
+/* Median per-launch time over reps launches, a new input signature each,
+ * timed alone as gpu_series does, with each next input announced before
+ * the launch (tmap_regrouper_prepare): its key and sort run on the side
+ * stream beside this launch's kernel, and the next launch takes them. */
+static tmap_status overlap_series(ctx *x, tmap_regrouper *r, tmap_timer *t, uint64_t *sig,
+                                  double *out, tmap_error *err)
+{
+    int n = x->o->reps;
+    double *v = calloc((size_t)n, sizeof *v);
+    tmap_status st = v ? TMAP_OK : tmap_fail(err, TMAP_ERR_NOMEM, "out of memory");
+    uint64_t now = ++*sig;
+    for (int i = -1; !st && i < n; i++) {
+        float ms = 0;
+        st = tmap_regrouper_prepare(r, now + 1, NULL, err);
+        if (!st) st = gpu_launch(x, r, now, i < 0 ? NULL : t, &ms, err);
+        now = ++*sig;
+        if (i >= 0)
+            v[i] = ms;
+    }
+    if (!st)
+        *out = tmap_median(v, (size_t)n);
+    free(v);
+    return st;
+}
+
 /* Per-launch time of reps launches back to back after warm-up ones on the
  * restored input, one event pair around them all: through the regrouper
  * (the same signature: the remap cache) or, r NULL, the original kernel,
@@ -465,8 +490,8 @@ static int updates_an_input(const tmap_manifest *m)
 }
 
 /* regroup() on the GPU: the trial on real launches, then the chosen path
- * timed with a new input each launch (launch by launch, as original_ms)
- * and, when no input is updated, with the same one back to back, next to
+ * timed with a new input each launch (launch by launch, as original_ms),
+ * without and with overlap, and, when no input is updated, with the same one back to back, next to
  * the original back to back. */
 static tmap_status gpu_measure(ctx *x, tmap_regrouper *r, const tmap_launch *l, tmap_timer *t,
                                tmap_error *err)
@@ -480,6 +505,8 @@ static tmap_status gpu_measure(ctx *x, tmap_regrouper *r, const tmap_launch *l, 
         st = tmap_fail(err, TMAP_ERR_CUDA, "the regrouper's trial did not finish");
     if (!st) e->gpu_outputs_equal = outputs_match(x);
     if (!st) st = gpu_series(x, r, t, &sig, &e->gpu_fresh_ms, err);
+    if (!st) st = overlap_series(x, r, t, &sig, &e->gpu_overlap_ms, err);
+    if (!st) tmap_regrouper_overlap_counts(r, &e->gpu_overlap_taken, &e->gpu_overlap_late);
     if (!st && !updates_an_input(x->m))
         st = back_to_back(x, r, l, sig, t, &e->gpu_cached_ms, err);
     if (!st && !updates_an_input(x->m))
@@ -511,7 +538,7 @@ static tmap_status step_gpu(ctx *x, tmap_error *err)
                                  : e->safety.scope == TMAP_SAFE_BLOCK;
     int layout = e->safety.layout_ok && x->target.narrays, mech = x->o->mechanism;
     tmap_regrouper_opts o = {.scope = block ? TMAP_REGROUP_BLOCK : TMAP_REGROUP_GRID,
-                             .model = &x->pred, .lat = e->lat};
+                             .model = &x->pred, .lat = e->lat, .overlap = 1};
     /* the manifest's key feature, when it names one, as a second key: a
      * one-block model that reads it (count = the key, latency 1) */
     double *key_coef = NULL, key_lat = 1;
@@ -563,7 +590,7 @@ tmap_status tmap_evaluate(tmap_cuda *c, tmap_manifest *m, const tmap_eval_opts *
     memset(out, 0, sizeof *out);
     for (int i = 0; i < TMAP_ALGO_COUNT; i++)
         out->measured_ms[i] = out->measured_apply_ms[i] = NAN, out->outputs_equal[i] = -1;
-    out->gpu_fresh_ms = out->gpu_cached_ms = out->gpu_original_ms = NAN;
+    out->gpu_fresh_ms = out->gpu_cached_ms = out->gpu_original_ms = out->gpu_overlap_ms = NAN;
     out->gpu_outputs_equal = -1;
     if (o->reps < 1 || o->warmup < 0)
         return tmap_fail(err, TMAP_ERR_INVALID, "evaluate: reps must be >= 1 and warmup >= 0");

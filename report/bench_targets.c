@@ -195,6 +195,12 @@ static void regroup_speedup_target(const tmap_bench_run *r, const tmap_bench_sum
         fputs("kernels left alone count as 1.00x: where no candidate pays, regroup() keeps the "
               "original (see each kernel's GPU path line)", f);
     fputs(" |\n", f);
+    const tmap_bench_speedup *y = &s->regroup_overlap;
+    if (y->n > 0)
+        fprintf(f, "| the same with overlap (each next input's key and sort beside the current "
+                   "kernel, zhang2010 4.1) | - | %.2fx over %zu kernels | %s | the pipelined "
+                   "case: an application that knows its next input one launch ahead |\n",
+                y->geo_total, y->n, verdict(y->geo_total >= want, 1));
     int k = s->regroup_min_kernel;
     have = k >= 0;
     met = have && s->regroup_min >= TMAP_BENCH_TARGET_FLOOR;

@@ -23,6 +23,10 @@ static void gpu_path(const tmap_eval *e, char *buf, size_t size)
         n += snprintf(buf + n, size - (size_t)n, ", %.3f ms with the same input back to back "
                       "(%.2fx the original's %.3f ms back to back)", c, e->gpu_original_ms / c,
                       e->gpu_original_ms);
+    if (n > 0 && (size_t)n < size && isfinite(e->gpu_overlap_ms))
+        n += snprintf(buf + n, size - (size_t)n, ", %.3f ms with a new input and overlap "
+                      "(%.2fx; %zu prepared permutations taken, %zu late)", e->gpu_overlap_ms,
+                      t0 / e->gpu_overlap_ms, e->gpu_overlap_taken, e->gpu_overlap_late);
     if (n > 0 && (size_t)n < size)
         snprintf(buf + n, size - (size_t)n, " against %.3f ms original; outputs %s; trial: %s", t0,
                  e->gpu_outputs_equal == 1 ? "equal" : "DIFFER", e->gpu_note);

@@ -61,7 +61,7 @@ static void kernel_init(tmap_bench_kernel *k, const char *name, double bytes, do
     snprintf(k->decision, sizeof k->decision, "hand-made decision | with a pipe");
     k->ok = 1, k->threads = 65536, k->nwarps = 2048, k->branch_executions = 4096;
     k->bytes = bytes, k->predict_ms = predict_ms, k->features_ms = 2 * predict_ms, k->reps = 10, k->cv_rms = 0.25, k->cv_by_run = 1;
-    k->wall_s = 3.5;
+    k->wall_s = 3.5, k->overlap_algo_ms = NAN;
     add(k, "original")->outputs_equal = 1;
 }
 
@@ -299,6 +299,14 @@ static void test_gpu_option(void **state)
     assert_true(isnan(o->predicted[TMAP_BM_SCHEDULED]) && isnan(o->error_pp[TMAP_BM_SCHEDULED]));
     tmap_bench_derive(k, 10, r->peak_gbps);
     NEAR(o->total_ms, 3.06);
+    /* with overlap only 0.1 ms of the 0.6 per input shows: alpha at
+     * 10 / 3.1 over one launch, beta (left alone) at 1 either way */
+    k->overlap_algo_ms = 0.1;
+    tmap_bench_summary s;
+    tmap_bench_summarize(r, &s);
+    assert_int_equal(s.regroup_overlap.n, s.regroup.n);
+    NEAR(s.regroup.geo_total, sqrt(10 / 3.6 * r->k[1].opt[r->k[1].chosen].speedup_total));
+    NEAR(s.regroup_overlap.geo_total, sqrt(10 / 3.1 * r->k[1].opt[r->k[1].chosen].speedup_total));
     free_run(r);
 }
 

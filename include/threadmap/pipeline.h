@@ -108,6 +108,10 @@ typedef struct tmap_eval {
                                   scatter, reps launches back to back (one event pair,
                                   after warm-up); NAN when the kernel updates an input */
     double gpu_original_ms;    /* the original timed as gpu_cached_ms: back to back */
+    double gpu_overlap_ms;     /* as gpu_fresh_ms, each next input announced before the
+                                  launch (tmap_regrouper_prepare): its key and sort
+                                  beside this launch's kernel */
+    size_t gpu_overlap_taken, gpu_overlap_late; /* tmap_regrouper_overlap_counts after it */
     int gpu_outputs_equal;     /* -1 not run, 0 differ, 1 equal */
 } tmap_eval;
 
@@ -289,6 +293,9 @@ typedef struct tmap_bench_kernel {
     size_t train_threads; /* profiled rows the predictor was fitted on */
     double predict_ms;    /* CPU time of eq. 1 on the input's features, per launch
                              (NAN: BBVs measured, no prediction) */
+    double overlap_algo_ms; /* regroup() on the GPU with overlap: the per-input part
+                               of its time (what the side stream did not hide),
+                               as the gpu-path option's algo_ms (NAN: none) */
     double features_ms;   /* CPU time to compute those features with the manifest's
                              expressions: the application's work, reported, not in
                              total_ms (NAN: none) */
@@ -362,6 +369,8 @@ typedef struct tmap_bench_summary {
     size_t n_all[TMAP_BM_COUNT];
     tmap_bench_speedup speedup[TMAP_BENCH_NALGOS];
     tmap_bench_speedup regroup;   /* the chosen option of each divergent kernel */
+    tmap_bench_speedup regroup_overlap; /* the same, the GPU path with overlap
+                                           (overlap_algo_ms) where measured */
     double regroup_min;           /* least speedup with overhead of the chosen
                                      option over every ok kernel; NAN: none */
     int regroup_min_kernel;       /* its kernel, -1: none */
