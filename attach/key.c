@@ -1,26 +1,23 @@
 /*
  * key.c (attach) -- per-thread expressions over a launch's own arguments,
  * turned into a CUDA kernel: run mode's key (`--key 'arg0[t+1]-arg0[t]'`)
- * and the features a predictor reads.  The syntax is the manifest's
- * feature expressions (runtime/expr.c): numbers, per-thread array
- * references indexed [t], [t+k] or [t-k], + - * /, unary minus and
- * parentheses, nesting bounded; an array is pointer argument K, `argK`,
- * of element type `argK:TYPE` (i8 u8 i32 u32 i64 u64 f32 f64; i32 when
- * not given), or a feature's name (--feature NAME=argK:TYPE[t+C]), alone
- * or indexed like an array.  The
- * generated kernel reads an element only inside the allocation the
- * pointer lies in (bounds given at each launch); outside it reads 0.
+ * and the features a predictor reads.  The expression is parsed by the
+ * manifest's parser (runtime/expr.h: grammar, bounds, error style); this
+ * is its CUDA back end.  A reference is pointer argument K, `argK`, of
+ * element type `argK:TYPE` (i8 u8 i32 u32 i64 u64 f32 f64; i32 when not
+ * given), indexed [t], [t+k] or [t-k], or a feature's name (--feature
+ * NAME=argK:TYPE[t+C]), alone or indexed like an array.  The generated
+ * kernel computes in double, reads an element only inside the allocation
+ * the pointer lies in (bounds given at each launch); outside it reads 0.
  */
+#include <assert.h>
 #include <ctype.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "threadmap/attach.h"
+#include "attach/key.h"
 #include "common/base.h"
-
-enum { KEY_MAX_DEPTH = 64 };
 
 static const struct { const char *name, *ctype; size_t size; } types[] = {
     {"i8", "signed char", 1}, {"u8", "unsigned char", 1}, {"i32", "int", 4},
@@ -40,181 +37,148 @@ const char *tmap_attach_key_type(const char *name, size_t *size)
 }
 
 typedef struct gen {
-    const char *s, *p;              /* the expression, the next character */
+    const tmap_expr *x;
     const tmap_attach_feature *f;   /* features the expression may name */
     size_t nf;
     tmap_attach_key *k;
     tmap_buf *out;
-    int depth;
     tmap_error *err;
-    tmap_status st;
 } gen;
 
-static void fail(gen *g, const char *what)
+static tmap_status fail(const gen *g, size_t pos, const char *what)
 {
-    if (g->st == TMAP_OK)
-        g->st = tmap_fail(g->err, TMAP_ERR_INVALID, "expression '%.60s%s' at column %td: %s",
-                          g->s, strlen(g->s) > 60 ? "..." : "", g->p - g->s + 1, what);
-}
-
-static void skip_ws(gen *g)
-{
-    while (isspace((unsigned char)*g->p))
-        g->p++;
+    return tmap_expr_fail(g->x->src, pos, g->err, what);
 }
 
 /* The slot of (arg, type): the kernel's parameter triple for that array. */
-static size_t slot(gen *g, unsigned arg, const char *type)
+static tmap_status slot(const gen *g, size_t pos, unsigned arg, const char *type, long *id)
 {
     tmap_attach_key *k = g->k;
     for (size_t i = 0; i < k->nslots; i++)
-        if (k->slot[i].arg == arg && !strcmp(k->slot[i].type, type))
-            return i;
-    if (k->nslots == TMAP_ATTACH_KEY_MAX_SLOTS) {
-        fail(g, "more than 16 distinct arrays");
-        return 0;
-    }
+        if (k->slot[i].arg == arg && !strcmp(k->slot[i].type, type)) {
+            *id = (long)i;
+            return TMAP_OK;
+        }
+    if (k->nslots == TMAP_ATTACH_KEY_MAX_SLOTS)
+        return fail(g, pos, "more than 16 distinct arrays");
     tmap_attach_key_slot *s = &k->slot[k->nslots];
     s->arg = arg;
     snprintf(s->type, sizeof s->type, "%s", type);
     tmap_attach_key_type(type, &s->elem_size);
-    return k->nslots++;
+    *id = (long)k->nslots++;
+    return TMAP_OK;
 }
 
-/* Element t + offset of slot i, as a double. */
-static void emit_ref(gen *g, unsigned arg, const char *type, long offset)
+/* The feature a REF names, or NULL. */
+static const tmap_attach_feature *feature(const gen *g, const tmap_expr_node *r)
 {
-    size_t i = slot(g, arg, type);
-    tmap_buf_printf(g->out, "ld<%s>(p%zu, (long long)t + %ldLL, lo%zu, hi%zu)",
-                    tmap_attach_key_type(type, NULL), i, offset, i, i);
-}
-
-/* [t], [t+k] or [t-k] -> *offset. */
-static void index_part(gen *g, long *offset)
-{
-    *offset = 0;
-    skip_ws(g);
-    if (*g->p != '[')
-        return fail(g, "an array needs an index: [t], [t+k] or [t-k]");
-    g->p++;
-    skip_ws(g);
-    if (*g->p != 't')
-        return fail(g, "an index must be t, t+k or t-k");
-    g->p++;
-    skip_ws(g);
-    if (*g->p == '+' || *g->p == '-') {
-        int neg = *g->p++ == '-';
-        skip_ws(g);
-        char *end;
-        long v = strtol(g->p, &end, 10);
-        if (end == g->p || v < 0 || v > (1L << 40))
-            return fail(g, "expected an integer offset (up to 2^40)");
-        g->p = end;
-        *offset = neg ? -v : v;
-    }
-    skip_ws(g);
-    if (*g->p != ']')
-        return fail(g, "expected ']'");
-    g->p++;
-}
-
-/* argK[:TYPE]<index>, or a feature's name. */
-static void reference(gen *g)
-{
-    const char *start = g->p;
-    while (isalnum((unsigned char)*g->p) || *g->p == '_')
-        g->p++;
-    size_t n = (size_t)(g->p - start);
+    const char *name = g->x->src + r->pos;
     for (size_t i = 0; i < g->nf; i++)
-        if (strlen(g->f[i].name) == n && !strncmp(g->f[i].name, start, n)) {
-            long offset = 0; /* NAME, or NAME[t+k]: k more than the feature's own */
-            skip_ws(g);
-            if (*g->p == '[')
-                index_part(g, &offset);
-            if (g->st == TMAP_OK)
-                emit_ref(g, g->f[i].arg, g->f[i].type, g->f[i].offset + offset);
-            return;
-        }
-    char *end;
-    unsigned long arg = n > 3 && !strncmp(start, "arg", 3) ? strtoul(start + 3, &end, 10) : 0;
-    if (n <= 3 || strncmp(start, "arg", 3) || end != g->p || !isdigit((unsigned char)start[3]) ||
-        arg > 4096) {
-        g->p = start;
-        return fail(g, "names neither a pointer argument argK nor a --feature");
-    }
-    char type[4] = "i32";
-    if (*g->p == ':') {
-        const char *t = ++g->p;
-        while (isalnum((unsigned char)*g->p))
-            g->p++;
-        size_t tn = (size_t)(g->p - t);
-        if (tn < sizeof type)
-            snprintf(type, sizeof type, "%.*s", (int)tn, t);
-        if (tn >= sizeof type || !tmap_attach_key_type(type, NULL)) {
-            g->p = t;
-            return fail(g, "a type must be one of i8 u8 i32 u32 i64 u64 f32 f64");
-        }
-    }
-    long offset = 0;
-    index_part(g, &offset);
-    if (g->st == TMAP_OK)
-        emit_ref(g, (unsigned)arg, type, offset);
+        if (strlen(g->f[i].name) == r->name_len && !strncmp(g->f[i].name, name, r->name_len))
+            return &g->f[i];
+    return NULL;
 }
 
-static void expr(gen *g);
-
-static void primary(gen *g)
+tmap_status tmap_attach_key_arg(const tmap_expr *x, const tmap_expr_node *r,
+                                tmap_attach_feature *f, tmap_error *err)
 {
-    skip_ws(g);
-    if (g->depth >= KEY_MAX_DEPTH)
-        return fail(g, "nested more than 64 deep (parentheses and unary minus)");
-    if (*g->p == '(' || *g->p == '-') {
-        int paren = *g->p++ == '(';
-        g->depth++;
-        tmap_buf_puts(g->out, paren ? "(" : "-(");
-        if (paren)
-            expr(g);
-        else
-            primary(g);
-        skip_ws(g);
-        if (paren && *g->p != ')')
-            fail(g, "expected ')'");
-        else if (paren)
-            g->p++;
-        tmap_buf_puts(g->out, ")");
-        g->depth--;
-    } else if (isdigit((unsigned char)*g->p) || *g->p == '.') {
-        char *end;
-        double v = tmap_strtod(g->p, &end);
-        if (end == g->p || !isfinite(v))
-            return fail(g, "expected a finite number");
-        g->p = end;
-        tmap_buf_printf(g->out, "%.17g", v);
-    } else if (isalpha((unsigned char)*g->p) || *g->p == '_') {
-        reference(g);
+    assert(r->kind == TMAP_EXPR_REF);
+    const char *name = x->src + r->pos;
+    char *end = NULL;
+    int digits = r->name_len > 3 && !strncmp(name, "arg", 3) && isdigit((unsigned char)name[3]);
+    unsigned long arg = digits ? strtoul(name + 3, &end, 10) : 4097;
+    if (arg > 4096 || end != name + r->name_len)
+        return tmap_expr_fail(x->src, r->pos, err,
+                              "names neither a pointer argument argK nor a --feature");
+    snprintf(f->type, sizeof f->type, "%.*s", r->typed ? (int)r->type_len : 3,
+             r->typed ? x->src + r->type : "i32");
+    if (r->type_len >= sizeof f->type || !tmap_attach_key_type(f->type, &f->elem_size))
+        return tmap_expr_fail(x->src, r->type, err,
+                              "a type must be one of i8 u8 i32 u32 i64 u64 f32 f64");
+    if (!r->indexed)
+        return tmap_expr_fail(x->src, r->index, err,
+                              "an array needs an index: [t], [t+k] or [t-k]");
+    f->arg = (unsigned)arg;
+    f->offset = r->offset;
+    return TMAP_OK;
+}
+
+/* A REF bound to its slot (r->id) and element offset: a feature's name,
+ * alone or indexed (k more than the feature's own), or argK[:TYPE]<index>. */
+static tmap_status bind(const gen *g, tmap_expr_node *r)
+{
+    const tmap_attach_feature *f = feature(g, r);
+    tmap_attach_feature arg;
+    if (f && r->typed)
+        return fail(g, r->type - 1, "unexpected ':' (a --feature has its type)");
+    if (f) {
+        r->offset += f->offset;
     } else {
-        fail(g, *g->p ? "unexpected character" : "unexpected end");
+        tmap_status st = tmap_attach_key_arg(g->x, r, &arg, g->err);
+        if (st != TMAP_OK)
+            return st;
+        f = &arg;
     }
+    return slot(g, r->pos, f->arg, f->type, &r->id);
 }
 
-/* Operands joined by the operators in ops (" +-" or " * /"): level 1 a
- * term of primaries, level 0 a sum of terms. */
-static void chain(gen *g, int level)
+/* v as a C double literal that reads back as v ("C" locale). */
+static void number(tmap_buf *out, double v)
 {
-    const char *ops = level ? "*/" : "+-";
-    for (;;) {
-        if (level)
-            primary(g);
-        else
-            chain(g, 1);
-        skip_ws(g);
-        if (g->st != TMAP_OK || !*g->p || !strchr(ops, *g->p))
-            return;
-        tmap_buf_printf(g->out, " %c ", *g->p++);
+    char s[32];
+    snprintf(s, sizeof s, "%.17g", v);
+    tmap_buf_printf(out, "%s%s", s, strpbrk(s, ".e") ? "" : ".0");
+}
+
+/* Node i as CUDA C: the tree's own shape, every operand a double, so C's
+ * precedence and left-to-right + - * / give the host evaluator's value. */
+static void emit(const gen *g, size_t i)
+{
+    const tmap_expr_node *n = &g->x->node[i];
+    switch (n->kind) {
+    case TMAP_EXPR_NUM:
+        number(g->out, n->num);
+        break;
+    case TMAP_EXPR_REF:
+        assert(n->id >= 0 && (size_t)n->id < g->k->nslots);
+        tmap_buf_printf(g->out, "ld<%s>(p%ld, (long long)t + %ldLL, lo%ld, hi%ld)",
+                        tmap_attach_key_type(g->k->slot[n->id].type, NULL), n->id, n->offset,
+                        n->id, n->id);
+        break;
+    case TMAP_EXPR_NEG:
+    case TMAP_EXPR_PAREN:
+        tmap_buf_puts(g->out, n->kind == TMAP_EXPR_NEG ? "-(" : "(");
+        emit(g, n->kid);
+        tmap_buf_puts(g->out, ")");
+        break;
+    default:
+        emit(g, n->kid);
+        for (size_t j = g->x->node[n->kid].next; j != TMAP_EXPR_NONE; j = g->x->node[j].next) {
+            tmap_buf_printf(g->out, " %c ", g->x->node[j].join);
+            emit(g, j);
+        }
     }
 }
 
-static void expr(gen *g) { chain(g, 0); }
+/* Expression j of n: parsed, its references bound to slots, written as
+ * the statement that stores thread t's value. */
+static tmap_status statement(const char *src, size_t j, size_t n, const tmap_attach_feature *f,
+                             size_t nf, tmap_attach_key *k, tmap_buf *out, tmap_error *err)
+{
+    tmap_expr x;
+    tmap_status st = tmap_expr_parse(src, &x, err);
+    gen g = {&x, f, nf, k, out, err};
+    for (size_t i = 0; i < x.n && st == TMAP_OK; i++)
+        if (x.node[i].kind == TMAP_EXPR_REF)
+            st = bind(&g, &x.node[i]);
+    if (st == TMAP_OK) {
+        tmap_buf_printf(out, "    out[t * %zuull + %zu] = (double)(", n, j);
+        emit(&g, x.root);
+        tmap_buf_puts(out, ");\n");
+    }
+    tmap_expr_free(&x);
+    return st;
+}
 
 static const char prologue[] =
     "template <typename T>\n"
@@ -233,17 +197,10 @@ tmap_status tmap_attach_key_make(const char *const *exprs, size_t nexprs,
         return tmap_fail(err, TMAP_ERR_INVALID, "a key needs 1 to %d expressions",
                          TMAP_ATTACH_MAX_FEATURES);
     tmap_buf body = {0}, src = {0};
+    locale_t old = tmap_locale_c();
     tmap_status st = TMAP_OK;
-    for (size_t j = 0; j < nexprs && st == TMAP_OK; j++) {
-        gen g = {exprs[j], exprs[j], f, nf, k, &body, 0, err, TMAP_OK};
-        tmap_buf_printf(&body, "    out[t * %zuull + %zu] = (double)(", nexprs, j);
-        expr(&g);
-        skip_ws(&g);
-        if (g.st == TMAP_OK && *g.p)
-            fail(&g, "unexpected text after the expression");
-        tmap_buf_puts(&body, ");\n");
-        st = g.st;
-    }
+    for (size_t j = 0; j < nexprs && st == TMAP_OK; j++)
+        st = statement(exprs[j], j, nexprs, f, nf, k, &body, err);
     tmap_buf_puts(&src, prologue);
     for (size_t i = 0; i < k->nslots; i++)
         tmap_buf_printf(&src, ",\n    const void *p%zu, long long lo%zu, long long hi%zu", i, i, i);
@@ -255,6 +212,7 @@ tmap_status tmap_attach_key_make(const char *const *exprs, size_t nexprs,
     if (st == TMAP_OK && (body.oom || src.oom))
         st = tmap_fail(err, TMAP_ERR_NOMEM, "out of memory for the key's kernel");
     tmap_buf_free(&body);
+    tmap_locale_restore(old);
     if (st != TMAP_OK)
         tmap_attach_key_free(k);
     return st;

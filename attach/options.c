@@ -9,25 +9,11 @@
 #include <string.h>
 
 #include "attach/env.h"
+#include "attach/key.h"
 #include "common/base.h"
 
-/* "[t]", "[t+C]" or "[t-C]" -> *offset; 0 on success. */
-static int index_part(const char *s, long *offset)
-{
-    char sign = 0, close = 0;
-    long c = 0;
-    int used = 0;
-    if (!strcmp(s, "[t]")) {
-        *offset = 0;
-        return 0;
-    }
-    if (sscanf(s, "[t%c%ld%c%n", &sign, &c, &close, &used) != 3 || s[used] || close != ']' ||
-        (sign != '+' && sign != '-') || c < 0)
-        return -1;
-    *offset = sign == '-' ? -c : c;
-    return 0;
-}
-
+/* NAME=argK:TYPE[t+C]: the part after '=' one typed reference, parsed by
+ * the expression parser. */
 tmap_status tmap_attach_feature_parse(const char *spec, tmap_attach_feature *f,
                                       tmap_error *err)
 {
@@ -35,26 +21,23 @@ tmap_status tmap_attach_feature_parse(const char *spec, tmap_attach_feature *f,
     if (need)
         return need;
     memset(f, 0, sizeof *f);
-    const char *eq = strchr(spec, '='), *colon = eq ? strchr(eq, ':') : NULL;
-    const char *br = colon ? strchr(colon, '[') : NULL;
-    char *end = NULL;
-    unsigned long arg = eq && !strncmp(eq + 1, "arg", 3) ? strtoul(eq + 4, &end, 10) : 0;
-    size_t nlen = eq ? (size_t)(eq - spec) : 0, tlen = br ? (size_t)(br - colon - 1) : 0;
-    if (!br || !nlen || nlen >= sizeof f->name || end != colon || end == eq + 4 ||
-        tlen >= sizeof f->type || arg > 4096)
+    const char *eq = strchr(spec, '=');
+    size_t nlen = eq ? (size_t)(eq - spec) : 0;
+    if (!nlen || nlen >= sizeof f->name)
         return tmap_fail(err, TMAP_ERR_INVALID,
                          "feature '%s': expected NAME=argK:TYPE[t] (e.g. n=arg2:i32[t])", spec);
     memcpy(f->name, spec, nlen);
-    memcpy(f->type, colon + 1, tlen);
-    f->arg = (unsigned)arg;
-    if (!tmap_attach_key_type(f->type, &f->elem_size))
-        return tmap_fail(err, TMAP_ERR_INVALID,
-                         "feature '%s': type '%s' is not one of i8 u8 i32 u32 i64 u64 f32 f64",
-                         spec, f->type);
-    if (index_part(br, &f->offset))
-        return tmap_fail(err, TMAP_ERR_INVALID,
-                         "feature '%s': index '%s' is not [t], [t+C] or [t-C]", spec, br);
-    return TMAP_OK;
+    tmap_expr x;
+    tmap_status st = tmap_expr_parse(eq + 1, &x, err);
+    const tmap_expr_node *r = st == TMAP_OK ? &x.node[x.root] : NULL;
+    if (r && (r->kind != TMAP_EXPR_REF || !r->typed))
+        st = tmap_expr_fail(x.src, r->pos, err, "a feature is one array argK:TYPE[t+C]");
+    else if (r)
+        st = tmap_attach_key_arg(&x, r, f, err);
+    tmap_expr_free(&x);
+    if (st != TMAP_OK)
+        tmap_error_prefix(err, "feature '%s'", spec);
+    return st;
 }
 
 /* A predictor that loads, reading as many features as --feature gives. */

@@ -17,6 +17,7 @@
 #include "threadmap/runtime.h"
 #include "common/base.h"
 #include "runtime/cuda.h"
+#include "runtime/expr.h"
 #include "runtime/manifest.h"
 
 enum { MAX_NAME = 128 };

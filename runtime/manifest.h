@@ -1,7 +1,7 @@
 /*
  * manifest.h (runtime) -- the parsed form of a kernel manifest, shared by
  * its parser (manifest.c), the array generators and binding
- * (manifest_data.c) and the feature expressions (expr.c).
+ * (manifest_data.c) and the feature expressions (expr.c, expr.h).
  */
 #ifndef TMAP_RUNTIME_MANIFEST_H
 #define TMAP_RUNTIME_MANIFEST_H
@@ -100,11 +100,5 @@ tmap_status tmap_manifest_restore(tmap_manifest *m, tmap_error *err);
  * timed ones (ms[reps]), each after tmap_manifest_restore. */
 tmap_status tmap_manifest_time(tmap_manifest *m, tmap_kernel *k, const tmap_launch *l,
                                int warmup, int reps, float *ms, tmap_error *err);
-
-/* Checks that an expression parses and names known arrays. */
-tmap_status tmap_expr_check(const tmap_manifest *m, const char *expr, tmap_error *err);
-/* Evaluates an expression for thread t (arrays must be generated). */
-tmap_status tmap_expr_eval(const tmap_manifest *m, const char *expr, size_t t, double *out,
-                           tmap_error *err);
 
 #endif

@@ -10,6 +10,7 @@
 #include "threadmap/runtime.h"
 #include "common/base.h"
 #include "runtime/cuda.h"
+#include "runtime/expr.h"
 #include "runtime/manifest.h"
 
 /* splitmix64: a small, well-mixed generator; the state is the caller's. */
@@ -330,6 +331,24 @@ tmap_status tmap_manifest_fetch(tmap_manifest *m, const char *array, tmap_error 
                               err);
 }
 
+/* Feature j of every thread: x[t * q + j], its expression parsed once. */
+static tmap_status feature_column(const tmap_manifest *m, size_t j, double *x, size_t q,
+                                  tmap_error *err)
+{
+    tmap_expr e;
+    tmap_status st = tmap_expr_parse(m->features[j].expr, &e, err);
+    if (st == TMAP_OK)
+        st = tmap_expr_bind(m, &e, err);
+    size_t t = 0;
+    for (; t < m->threads && st == TMAP_OK; t++)
+        st = tmap_expr_value(m, &e, t, &x[t * q + j], err);
+    tmap_expr_free(&e);
+    if (st != TMAP_OK)
+        tmap_error_prefix(err, "%s: features.%s, thread %zu", m->path, m->features[j].name,
+                          t ? t - 1 : 0);
+    return st;
+}
+
 tmap_status tmap_manifest_features(const tmap_manifest *m, double **f, size_t *nthreads,
                                    size_t *p, const char *const **names, tmap_error *err)
 {
@@ -343,16 +362,13 @@ tmap_status tmap_manifest_features(const tmap_manifest *m, double **f, size_t *n
     double *x = malloc(n * q * sizeof *x);
     if (!x)
         return tmap_fail(err, TMAP_ERR_NOMEM, "out of memory for features");
-    for (size_t t = 0; t < n; t++)
-        for (size_t j = 0; j < q; j++) {
-            tmap_status st = tmap_expr_eval(m, m->features[j].expr, t, &x[t * q + j], err);
-            if (st != TMAP_OK) {
-                tmap_error_prefix(err, "%s: features.%s, thread %zu", m->path,
-                                  m->features[j].name, t);
-                free(x);
-                return st;
-            }
+    for (size_t j = 0; j < q; j++) {
+        tmap_status st = feature_column(m, j, x, q, err);
+        if (st != TMAP_OK) {
+            free(x);
+            return st;
         }
+    }
     *f = x;
     *nthreads = n;
     *p = q;

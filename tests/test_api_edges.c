@@ -349,6 +349,12 @@ static void test_comma_locale(void **state)
     assert_int_equal(tmap_lat_lookup_opcode(t, "add.s32", &how, &e), TMAP_OK);
     assert_true(how.latency == 4.5 && how.issue == 0.5);
     tmap_lat_free(t);
+    tmap_attach_key key; /* run mode's key kernel: "2,5" would be C's comma operator */
+    const char *expr = "arg0[t] * 2.5";
+    assert_int_equal(tmap_attach_key_make(&expr, 1, NULL, 0, &key, &e), TMAP_OK);
+    if (!strstr(key.source, ", hi0) * 2.5);"))
+        fail_msg("%s", key.source);
+    tmap_attach_key_free(&key);
     char *kb[] = {"k/b0"}, *fn[] = {"f0"};
     double coef[3] = {0.25, -1.5, 1e-3}, r2 = 0.5, rms = 0.125;
     size_t rank = 3;

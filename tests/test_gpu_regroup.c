@@ -205,16 +205,6 @@ static uint32_t *cpu_sort(const double *key, int descending, size_t block_size)
     return want;
 }
 
-static void expect_perm(tmap_cuda *c, uint64_t d_perm, const uint32_t *want, const char *what)
-{
-    uint32_t *got = malloc(N * sizeof *got);
-    TMAP_CHECK(tmap_cuda_download(c, got, d_perm, N * sizeof *got, err));
-    for (size_t i = 0; i < N; i++)
-        if (got[i] != want[i])
-            fail_msg("%s: slot %zu holds thread %u, the CPU's %u", what, i, got[i], want[i]);
-    free(got);
-}
-
 static void check_sort(tmap_cuda *c, tmap_gpu_regroup *g, const double *key, int descending,
                        size_t block_size)
 {
@@ -226,8 +216,8 @@ static void check_sort(tmap_cuda *c, tmap_gpu_regroup *g, const double *key, int
     TMAP_CHECK(tmap_gpu_regroup_sort(g, d_key, descending, block_size, d_perm, NULL, err));
     TMAP_CHECK(tmap_gpu_regroup_sync(g, NULL, err));
     char what[64];
-    snprintf(what, sizeof what, "descending %d, block size %zu", descending, block_size);
-    expect_perm(c, d_perm, want, what);
+    snprintf(what, sizeof what, "descending %d, block size %zu: perm", descending, block_size);
+    test_expect_device_u32(c, d_perm, want, N, what);
     tmap_cuda_free(c, d_key);
     tmap_cuda_free(c, d_perm);
     free(want);
@@ -264,7 +254,7 @@ static void test_equal_to_cpu(void **state)
         TMAP_CHECK(tmap_cuda_zero(c, d_perm, N * sizeof(uint32_t), err));
         TMAP_CHECK(tmap_gpu_regroup_run(g, d_x, 1, 256, d_perm, NULL, err));
         TMAP_CHECK(tmap_gpu_regroup_sync(g, NULL, err));
-        expect_perm(c, d_perm, ref, "the graph path");
+        test_expect_device_u32(c, d_perm, ref, N, "the graph path: perm");
     }
     free(ref);
     for (size_t b = 0; b < B; b++)
@@ -274,7 +264,7 @@ static void test_equal_to_cpu(void **state)
     TMAP_CHECK(tmap_gpu_regroup_model(g, coef, lat, B, P, err));
     TMAP_CHECK(tmap_gpu_regroup_run(g, d_x, 1, 256, d_perm, NULL, err));
     TMAP_CHECK(tmap_gpu_regroup_sync(g, NULL, err));
-    expect_perm(c, d_perm, ref, "the graph path after a new model");
+    test_expect_device_u32(c, d_perm, ref, N, "the graph path after a new model: perm");
     free(ref), free(want2);
     check_sort(c, g, want, 1, 0);
     check_sort(c, g, want, 0, 256);

@@ -8,21 +8,12 @@
 #include "tests/testutil.h"
 #include "threadmap/model.h"
 
-static uint64_t upload(tmap_cuda *c, const uint32_t *h, size_t n)
-{
-    uint64_t d = 0;
-    if (!h)
-        return 0;
-    TMAP_CHECK(tmap_cuda_alloc(c, n * sizeof *h, &d, err));
-    TMAP_CHECK(tmap_cuda_upload(c, d, h, n * sizeof *h, err));
-    return d;
-}
-
 static void same(tmap_cuda *c, const tmap_memref *r, const uint32_t *index, const uint32_t *perm)
 {
     tmap_sector_counts cpu, gpu;
-    uint64_t l2 = 0, di = upload(c, index, r->nthreads * r->per_thread),
-             dp = upload(c, perm, r->nthreads);
+    uint64_t l2 = 0;
+    uint64_t di = test_device_copy(c, index, r->nthreads * r->per_thread * sizeof *index);
+    uint64_t dp = test_device_copy(c, perm, r->nthreads * sizeof *perm);
     TMAP_CHECK(tmap_sectors_count(r, index, perm, &cpu, err));
     TMAP_CHECK(tmap_sectors_count_gpu(c, r, di, dp, &gpu, &l2, err));
     if (memcmp(&cpu, &gpu, sizeof cpu))
@@ -70,7 +61,7 @@ static void bad_index_is_an_error(void **state)
     for (int i = 0; i < 64; i++)
         p[i] = (uint32_t)i;
     p[40] = 64;
-    uint64_t d = upload(c, p, 64);
+    uint64_t d = test_device_copy(c, p, sizeof p);
     tmap_memref r = {.nthreads = 64, .per_thread = 1, .elem_bytes = 4, .nelems = 64};
     tmap_sector_counts s;
     tmap_error e = {0};

@@ -146,6 +146,41 @@ static inline tmap_cuda *test_gpu_open(void)
     return c;
 }
 
+/* bytes of device memory, or a device copy of the bytes at h (0 when h is
+ * NULL); fails the test when the allocation or the copy does. */
+static inline uint64_t test_device_alloc(tmap_cuda *c, size_t bytes)
+{
+    uint64_t d = 0;
+    TMAP_CHECK(tmap_cuda_alloc(c, bytes, &d, err));
+    return d;
+}
+
+static inline uint64_t test_device_copy(tmap_cuda *c, const void *h, size_t bytes)
+{
+    if (!h)
+        return 0;
+    uint64_t d = test_device_alloc(c, bytes);
+    TMAP_CHECK(tmap_cuda_upload(c, d, h, bytes, err));
+    return d;
+}
+
+/* The n words at device address d equal the CPU's want[]; else fails
+ * naming what, the first index that differs, the GPU's word and the CPU's. */
+static inline void test_expect_device_u32(tmap_cuda *c, uint64_t d, const uint32_t *want,
+                                          size_t n, const char *what)
+{
+    uint32_t *got = malloc(n * sizeof *got);
+    assert_non_null(got);
+    TMAP_CHECK(tmap_cuda_download(c, got, d, n * sizeof *got, err));
+    size_t i = 0;
+    while (i < n && got[i] == want[i])
+        i++;
+    uint32_t g = i < n ? got[i] : 0;
+    free(got);
+    if (i < n)
+        fail_msg("%s[%zu] of %zu: GPU %u, CPU %u", what, i, n, g, want[i]);
+}
+
 /* The main of a GPU test program (tests/test_gpu_*.c, GPU tests only):
  * without a GPU or driver it names the reason and each test on
  * `[  SKIPPED ]` lines and returns 77, which CTest reports as skipped
