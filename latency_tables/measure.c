@@ -115,12 +115,13 @@ static tmap_status load_bench(lat_gpu *g, const tmap_latency_probe *b, unsigned 
     return st;
 }
 
-/* One launch; *cycles receives the recorded timed region. */
+/* One launch of one block of `threads`; *cycles receives the recorded
+ * timed region (of thread 0). */
 static tmap_status run_once(lat_gpu *g, tmap_kernel *k, const tmap_latency_probe *b,
-                            double *cycles, tmap_error *err)
+                            unsigned threads, double *cycles, tmap_error *err)
 {
     void *args[2] = {&g->out, &g->in};
-    tmap_launch l = {{1, 1, 1}, {b->threads, 1, 1}, 0, args, 2};
+    tmap_launch l = {{1, 1, 1}, {threads, 1, 1}, 0, args, 2};
     uint64_t dt = 0;
     tmap_status st = tmap_cuda_zero(g->cuda, g->out, TMAP_LAT_OUT_BYTES, err);
     if (st == TMAP_OK)
@@ -133,38 +134,98 @@ static tmap_status run_once(lat_gpu *g, tmap_kernel *k, const tmap_latency_probe
     return st;
 }
 
-/* Launches both kernels alternately (after one untimed launch each) and
- * fills r's medians, spread and self-check. */
+/* Launches both kernels alternately at `threads` (after one untimed
+ * launch each): the medians of the short and the long chain and the
+ * worse spread. */
 static tmap_status time_pair(lat_gpu *g, tmap_kernel *ks, tmap_kernel *kl, int reps,
-                             tmap_latency_result *r, tmap_error *err)
+                             const tmap_latency_probe *b, unsigned threads, double t[2],
+                             double *spread, tmap_error *err)
 {
-    const tmap_latency_probe *b = r->bench;
     double *ts = calloc((size_t)reps, sizeof *ts), *tl = calloc((size_t)reps, sizeof *tl);
     double unused;
     if (!ts || !tl) {
         free(ts), free(tl);
         return tmap_fail(err, TMAP_ERR_NOMEM, "out of memory timing %s", b->opcodes[0]);
     }
-    tmap_status st = run_once(g, ks, b, &unused, err);
+    tmap_status st = run_once(g, ks, b, threads, &unused, err);
     if (st == TMAP_OK)
-        st = run_once(g, kl, b, &unused, err);
+        st = run_once(g, kl, b, threads, &unused, err);
     for (int i = 0; st == TMAP_OK && i < reps; i++) {
-        st = run_once(g, ks, b, &ts[i], err);
+        st = run_once(g, ks, b, threads, &ts[i], err);
         if (st == TMAP_OK)
-            st = run_once(g, kl, b, &tl[i], err);
+            st = run_once(g, kl, b, threads, &tl[i], err);
     }
     if (st == TMAP_OK) {
-        r->reps = reps;
-        r->t_short = tmap_median(ts, reps);
-        r->t_long = tmap_median(tl, reps);
-        double s1 = spread_of(ts, reps, r->t_short), s2 = spread_of(tl, reps, r->t_long);
-        r->spread = s1 > s2 ? s1 : s2;
-        r->ok = tmap_latency_check(r->t_short, r->t_long, &r->per_step, r->note,
-                                   sizeof r->note);
-        r->latency = r->ok ? r->per_step / b->ops_per_step : 0;
+        t[0] = tmap_median(ts, reps);
+        t[1] = tmap_median(tl, reps);
+        double s1 = spread_of(ts, reps, t[0]), s2 = spread_of(tl, reps, t[1]);
+        *spread = s1 > s2 ? s1 : s2;
     }
     free(ts), free(tl);
     return st;
+}
+
+/* The latency: one thread (or warp) alone. */
+static tmap_status time_latency(lat_gpu *g, tmap_kernel *ks, tmap_kernel *kl, int reps,
+                                tmap_latency_result *r, tmap_error *err)
+{
+    const tmap_latency_probe *b = r->bench;
+    double t[2];
+    tmap_status st = time_pair(g, ks, kl, reps, b, b->threads, t, &r->spread, err);
+    if (st != TMAP_OK)
+        return st;
+    r->reps = reps;
+    r->t_short = t[0], r->t_long = t[1];
+    r->ok = tmap_latency_check(r->t_short, r->t_long, &r->per_step, r->note, sizeof r->note);
+    r->latency = r->ok ? r->per_step / b->ops_per_step : 0;
+    return TMAP_OK;
+}
+
+int tmap_latency_issue(double per_step, double per_step_full, unsigned ops_per_step,
+                       double *issue, char *note, size_t note_size)
+{
+    if (!issue || !ops_per_step || (!note && note_size))
+        return 0;
+    *issue = 0;
+    if (!(per_step > 0) || !(per_step_full > 0)) {
+        snprintf(note, note_size, "not measured");
+        return 0;
+    }
+    if (per_step_full < 1.25 * per_step) {
+        snprintf(note, note_size, "latency-bound at %d warps per sub-partition (%.1f vs %.1f "
+                 "cycles per step alone): at most %.2f", TMAP_LATENCY_FULL_WARPS_PER_SP,
+                 per_step_full, per_step,
+                 per_step_full / (TMAP_LATENCY_FULL_WARPS_PER_SP * ops_per_step));
+        return 0;
+    }
+    *issue = per_step_full / (TMAP_LATENCY_FULL_WARPS_PER_SP * ops_per_step);
+    return 1;
+}
+
+/* The issue interval of a register chain: the same kernels with every
+ * sub-partition full (TMAP_LATENCY_FULL_THREADS threads). */
+static tmap_status time_issue(lat_gpu *g, tmap_kernel *ks, tmap_kernel *kl, int reps,
+                              tmap_latency_result *r, tmap_error *err)
+{
+    const tmap_latency_probe *b = r->bench;
+    double t[2], spread;
+    char note[200];
+    if (!r->ok || b->setup != TMAP_LAT_REGS || b->threads != 1) {
+        snprintf(r->issue_note, sizeof r->issue_note, "%s", r->ok ? "not a register chain of "
+                 "one thread" : "the latency is suspect");
+        return TMAP_OK;
+    }
+    tmap_status st = time_pair(g, ks, kl, reps, b, TMAP_LATENCY_FULL_THREADS, t, &spread, err);
+    if (st != TMAP_OK)
+        return st;
+    if (!tmap_latency_check(t[0], t[1], &r->per_step_full, note, sizeof note)) {
+        snprintf(r->issue_note, sizeof r->issue_note, "%.119s", note);
+        r->per_step_full = 0;
+        return TMAP_OK;
+    }
+    tmap_latency_issue(r->per_step, r->per_step_full, b->ops_per_step, &r->issue, r->issue_note,
+                       sizeof r->issue_note);
+    return TMAP_OK;
 }
 
 static tmap_status measure_one(lat_gpu *g, int reps, tmap_latency_result *r, tmap_error *err)
@@ -176,7 +237,9 @@ static tmap_status measure_one(lat_gpu *g, int reps, tmap_latency_result *r, tma
     if (st == TMAP_OK)
         st = load_bench(g, r->bench, TMAP_LATENCY_LONG, &kl, err);
     if (st == TMAP_OK)
-        st = time_pair(g, ks, kl, reps, r, err);
+        st = time_latency(g, ks, kl, reps, r, err);
+    if (st == TMAP_OK)
+        st = time_issue(g, ks, kl, reps, r, err);
     tmap_kernel_free(ks);
     tmap_kernel_free(kl);
     return st;
@@ -201,6 +264,13 @@ static int apply_companion(tmap_latency_result *r, size_t n, size_t i)
         return 1;
     }
     r[i].latency -= c->latency;
+    if (r[i].issue > 0 && c->issue > 0 && r[i].issue - c->issue > 0.1) {
+        r[i].issue -= c->issue;
+    } else if (r[i].issue > 0) {
+        r[i].issue = 0;
+        snprintf(r[i].issue_note, sizeof r[i].issue_note, "its companion %s's issue interval "
+                 "was not measured, or taking it off leaves nothing", comp);
+    }
     if (r[i].latency > 0.25)
         return 0;
     r[i].ok = 0;

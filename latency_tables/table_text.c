@@ -47,6 +47,21 @@ static void put_source(tmap_buf *out, const tmap_latency_result *r)
     if (b->companion)
         tmap_buf_printf(out, "; step with %s, minus its %.1f", b->companion,
                         r->per_step - r->latency);
+    if (r->issue > 0)
+        tmap_buf_printf(out, "; issue: %d threads in one block (%d warps per sub-partition), "
+                        "%.1f cycles per step", TMAP_LATENCY_FULL_THREADS,
+                        TMAP_LATENCY_FULL_WARPS_PER_SP, r->per_step_full);
+    else if (r->issue_note[0])
+        tmap_buf_printf(out, "; issue not measured: %s", r->issue_note);
+}
+
+/* The issue column: the measured interval, or '-'. */
+static void put_issue(tmap_buf *out, double issue)
+{
+    if (issue > 0)
+        tmap_buf_printf(out, "%.2f", issue);
+    else
+        tmap_buf_puts(out, "-");
 }
 
 static void put_results(tmap_buf *out, const tmap_latency_result *r, size_t n)
@@ -55,7 +70,9 @@ static void put_results(tmap_buf *out, const tmap_latency_result *r, size_t n)
         for (int j = 0; j < 2 && r[i].ok; j++) {
             if (!r[i].bench->opcodes[j])
                 continue;
-            tmap_buf_printf(out, "%s\t%.1f\t-\t", r[i].bench->opcodes[j], r[i].latency);
+            tmap_buf_printf(out, "%s\t%.1f\t", r[i].bench->opcodes[j], r[i].latency);
+            put_issue(out, r[i].issue);
+            tmap_buf_puts(out, "\t");
             put_source(out, &r[i]);
             tmap_buf_puts(out, "\n");
         }
@@ -68,20 +85,23 @@ static void put_results(tmap_buf *out, const tmap_latency_result *r, size_t n)
 /* The median latency of the measured opcodes of class cls (each opcode
  * once, so a pair counts twice); 0 when none.  names lists them. */
 static size_t class_median(const tmap_latency_result *r, size_t n, const char *cls, double *v,
-                           double *med, tmap_buf *names)
+                           double *med, double *issue, tmap_buf *names)
 {
-    size_t m = 0;
+    size_t m = 0, k = 0;
+    double *w = v + 2 * n;
     for (size_t i = 0; i < n; i++)
         for (int j = 0; j < 2 && r[i].ok; j++) {
             const char *op = r[i].bench->opcodes[j];
             if (!op || strchr(op, ':') || strcmp(tmap_lat_class_of(op), cls)) /* sm:... */
                 continue;
             v[m++] = r[i].latency;
+            if (r[i].issue > 0)
+                w[k++] = r[i].issue;
             tmap_buf_printf(names, "%s%s", m > 1 ? ", " : "", op);
         }
-    if (m) {
+    if (m)
         *med = tmap_median(v, m);
-    }
+    *issue = k ? tmap_median(w, k) : 0;
     return m;
 }
 
@@ -116,7 +136,7 @@ static void put_base_line(tmap_buf *out, const char *key, double lat, double iss
 static void put_classes(tmap_buf *out, const tmap_latency_result *r, size_t n,
                         const struct tmap_lat_table *base)
 {
-    double *v = malloc((2 * n + 1) * sizeof *v);
+    double *v = malloc((4 * n + 1) * sizeof *v); /* latencies, then issue intervals */
     if (!v) {
         out->oom = 1;
         return;
@@ -124,16 +144,19 @@ static void put_classes(tmap_buf *out, const tmap_latency_result *r, size_t n,
     for (size_t k = 0; k < tmap_lat_num_classes(); k++) {
         const char *cls = tmap_lat_class_name(k);
         char key[64];
-        double med = 0, lat, issue;
+        double med = 0, med_issue = 0, lat, issue;
         tmap_buf names = {0};
         snprintf(key, sizeof key, "class:%s", cls);
         const char *src = base_source(base, key, &lat, &issue);
-        if (class_median(r, n, cls, v, &med, &names))
-            tmap_buf_printf(out, "%s\t%.1f\t-\tderived: median of %s\n", key, med, names.data);
-        else if (src)
+        if (class_median(r, n, cls, v, &med, &med_issue, &names)) {
+            tmap_buf_printf(out, "%s\t%.1f\t", key, med);
+            put_issue(out, med_issue);
+            tmap_buf_printf(out, "\tderived: median of %s\n", names.data);
+        } else if (src) {
             put_base_line(out, key, lat, issue, src);
-        else
+        } else {
             tmap_buf_printf(out, "# %s: nothing measured\n", key);
+        }
         out->oom |= names.oom;
         tmap_buf_free(&names);
     }

@@ -347,6 +347,60 @@ static void test_self_check(void **state)
     assert_false(tmap_latency_check(0, 0, &per, note, sizeof note));
 }
 
+/* The issue interval: with 8 warps per sub-partition a step of an
+ * issue-bound chain costs 8 intervals; one that hid its latency is only a
+ * bound, and not written. */
+static void test_issue_interval(void **state)
+{
+    (void)state;
+    double issue = -1;
+    char note[160];
+    assert_true(tmap_latency_issue(4, 16, 1, &issue, note, sizeof note));
+    assert_true(issue > 1.999 && issue < 2.001);
+    assert_true(tmap_latency_issue(23, 64, 2, &issue, note, sizeof note)); /* a pair */
+    assert_true(issue > 3.999 && issue < 4.001);
+    assert_false(tmap_latency_issue(40, 44, 1, &issue, note, sizeof note));
+    assert_true(issue == 0);
+    assert_non_null(strstr(note, "latency-bound"));
+    assert_non_null(strstr(note, "at most 5.50"));
+    assert_false(tmap_latency_issue(0, 16, 1, &issue, note, sizeof note));
+    assert_false(tmap_latency_issue(4, 16, 0, &issue, note, sizeof note));
+}
+
+/* Measured intervals go in the issue column, their class's median in the
+ * class line; an unmeasured one says why in its source. */
+static void test_table_issue(void **state)
+{
+    (void)state;
+    tmap_device_info info = {0};
+    info.cc_major = 9;
+    tmap_latency_result r[2] = {0};
+    const char *ops[2] = {"add.s32", "sub.s32"};
+    for (int i = 0; i < 2; i++) {
+        r[i].bench = tmap_latency_find(ops[i]);
+        r[i].reps = 5, r[i].ok = 1, r[i].per_step = r[i].latency = 4;
+    }
+    r[0].per_step_full = 8, r[0].issue = 1;
+    snprintf(r[1].issue_note, sizeof r[1].issue_note, "latency-bound at 8 warps");
+    tmap_buf out = {0};
+    tmap_latency_table_format(&info, "2026-01-01", r, 2, NULL, &out);
+    const char *t = out.data;
+    assert_non_null(strstr(t, "\nadd.s32\t4.0\t1.00\tmeasured: dependent chain, 256 vs 128 "
+                              "steps, median of 5; issue: 1024 threads in one block (8 warps "
+                              "per sub-partition), 8.0 cycles per step\n"));
+    assert_non_null(strstr(t, "\nsub.s32\t4.0\t-\tmeasured: dependent chain, 256 vs 128 "
+                              "steps, median of 5; issue not measured: latency-bound at 8 warps\n"));
+    assert_non_null(strstr(t, "\nclass:int\t4.0\t1.00\tderived: median of add.s32, sub.s32\n"));
+    tmap_lat_table *back = NULL;
+    tmap_error e = {0};
+    assert_int_equal(tmap_lat_parse(t, strlen(t), "measured", &back, &e), TMAP_OK);
+    tmap_lat_lookup how;
+    assert_int_equal(tmap_lat_lookup_opcode(back, "add.s32", &how, &e), TMAP_OK);
+    assert_true(how.issue > 0.999 && how.issue < 1.001);
+    tmap_lat_free(back);
+    tmap_buf_free(&out);
+}
+
 static void test_table_format(void **state)
 {
     (void)state;
@@ -428,7 +482,8 @@ int main(void)
         cmocka_unit_test(test_list_is_sane),   cmocka_unit_test(test_ptx_text),
         cmocka_unit_test(test_self_check),     cmocka_unit_test(test_table_format),
         cmocka_unit_test(test_ptxas_sm90),     cmocka_unit_test(test_ptxas_sm75),
-        cmocka_unit_test(test_sass_not_folded),
+        cmocka_unit_test(test_sass_not_folded), cmocka_unit_test(test_issue_interval),
+        cmocka_unit_test(test_table_issue),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -23,6 +23,11 @@ extern "C" {
 
 /* Chain lengths (steps) of the two kernels of one benchmark. */
 enum { TMAP_LATENCY_SHORT = 128, TMAP_LATENCY_LONG = 256 };
+/* The issue interval is measured with one block of this many threads, so
+ * that each of an SM's 4 sub-partitions runs TMAP_LATENCY_FULL_WARPS_PER_SP
+ * copies of the chain: once they outnumber the latency, the sub-partition's
+ * issue is the bottleneck and a step costs warps x interval. */
+enum { TMAP_LATENCY_FULL_THREADS = 1024, TMAP_LATENCY_FULL_WARPS_PER_SP = 8 };
 
 /* What a kernel sets up before the timed region, and so how the chain starts. */
 typedef enum tmap_latency_setup {
@@ -107,6 +112,12 @@ typedef struct tmap_latency_result {
     double spread;        /* (max - min) / median of the launches, the worse N */
     int reps;             /* launches per chain length */
     char note[200];       /* why it is suspect (when !ok) */
+    double per_step_full; /* per_step with TMAP_LATENCY_FULL_THREADS threads (0: not run) */
+    double issue;         /* cycles a warp instruction holds its sub-partition's issue:
+                             per_step_full / (warps per sub-partition x ops_per_step),
+                             companion taken off; 0: not measured (not a register
+                             chain, or latency-bound at that width: see issue_note) */
+    char issue_note[120];
 } tmap_latency_result;
 
 /* Measures the benchmarks (all, or opts->only) on the GPU of c.  *results
@@ -121,6 +132,14 @@ tmap_status tmap_latency_measure_results(tmap_cuda *c, const tmap_latency_measur
  * of docs/latency.md. */
 tmap_status tmap_latency_measure(tmap_cuda *c, const tmap_latency_measure_opts *o,
                                  char **table_text, tmap_error *err);
+
+/* The issue interval from a chain's cycles per step alone (per_step) and
+ * with TMAP_LATENCY_FULL_WARPS_PER_SP warps per sub-partition
+ * (per_step_full): 1 and *issue = per_step_full / (warps x ops) when the
+ * full width took at least 1.25x as long (issue-bound); 0, *issue = 0 and
+ * the bound it gives in note when it was latency-bound. */
+int tmap_latency_issue(double per_step, double per_step_full, unsigned ops_per_step,
+                       double *issue, char *note, size_t note_size);
 
 /* Pure self-check on two medians: 1 and *per_step when the chain scaled
  * linearly; 0 and a reason in note otherwise. */
