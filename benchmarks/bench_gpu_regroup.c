@@ -16,9 +16,13 @@
  *           (tmap_gpu_regroup_run), as regroup() runs them, from one event
  *           to the next, and the host time to enqueue it; path_deal: the
  *           same then the deal (bin-and-deal's whole path); path_folded:
- *           the path with the folded model (no block can be clamped).
- * Each stage is timed from an idle GPU, so its time includes the host's
- * enqueue (CUB's dispatch); in the graph paths it does not.
+ *           the path with the folded model (no block can be clamped);
+ *   busy -- the grid sort (sort) and the worst-case path (path) enqueued
+ *           behind two paths still running, so that the host's enqueue
+ *           is hidden: the GPU's own time.
+ * The other stages are timed from an idle GPU, so their times include the
+ * host's enqueue (CUB's dispatch in the sorts; a graph launch in the
+ * paths).
  * Medians of --reps after 3 warm-ups, CUDA events on one stream.
  *   bench_gpu_regroup [--reps R] [--max-threads N]
  */
@@ -34,6 +38,7 @@ enum { NFEAT = 5 };
 
 typedef struct stage_times {
     float cost, folded, sort_grid, sort_block, deal, path, path_deal, path_folded, enqueue_us;
+    float sort_busy, path_busy;
 } stage_times;
 
 static int fail(const tmap_error *e)
@@ -52,9 +57,20 @@ static tmap_status stop(tmap_gpu_regroup *g, tmap_timer *t, float *ms, tmap_erro
     return st ? st : ready ? TMAP_OK : tmap_fail(err, TMAP_ERR_CUDA, "an event not done after a sync");
 }
 
+/* Two worst-case paths (at least tens of us of GPU work), to time what
+ * follows them with its enqueue hidden. */
+static tmap_status busy(tmap_gpu_regroup *g, tmap_timer *t, uint64_t x, uint64_t sorted,
+                        tmap_error *err)
+{
+    tmap_status st = tmap_gpu_regroup_run(g, x, 1, 0, sorted, NULL, err);
+    if (!st) st = tmap_gpu_regroup_run(g, x, 1, 0, sorted, NULL, err);
+    return st ? st : tmap_timer_start(t, NULL, err);
+}
+
 /* Each stage from an idle GPU (its host-side enqueue counted), then the
  * graph paths as regroup() runs them (both graph runs write `sorted`: a
- * call with other arguments would capture the graph anew). */
+ * call with other arguments would capture the graph anew), then the grid
+ * sort and the path behind a busy GPU. */
 static tmap_status one_rep(tmap_gpu_regroup *g, tmap_gpu_regroup *gf, tmap_timer *t, uint64_t x,
                            uint64_t perm, uint64_t sorted, stage_times *o, tmap_error *err)
 {
@@ -86,6 +102,12 @@ static tmap_status one_rep(tmap_gpu_regroup *g, tmap_gpu_regroup *gf, tmap_timer
     if (!st) st = tmap_timer_start(t, NULL, err);
     if (!st) st = tmap_gpu_regroup_run(gf, x, 1, 0, perm, NULL, err);
     if (!st) st = stop(gf, t, &o->path_folded, err);
+    if (!st) st = busy(g, t, x, sorted, err);
+    if (!st) st = tmap_gpu_regroup_sort(g, cost, 1, 0, perm, NULL, err);
+    if (!st) st = stop(g, t, &o->sort_busy, err);
+    if (!st) st = busy(g, t, x, sorted, err);
+    if (!st) st = tmap_gpu_regroup_run(g, x, 1, 0, sorted, NULL, err);
+    if (!st) st = stop(g, t, &o->path_busy, err);
     return st;
 }
 
@@ -139,7 +161,7 @@ static int measure(tmap_cuda *c, size_t n, size_t nb, int reps, double peak, tma
         double cost_floor = (double)n * (NFEAT + 1) * 8 / (peak * 1e9) * 1e6;
         double sort_floor = (double)n * 8 * 2 / (peak * 1e9) * 1e6;
         printf("%9zu %5zu | %8.1f %7.1f %6.1f | %9.1f %10.1f %6.1f %6.1f | %8.1f %9.1f %11.1f "
-               "%8.1f\n",
+               "%8.1f | %9.1f %9.1f\n",
                n, nb, median_of(r, reps, offsetof(stage_times, cost)) * 1e3,
                median_of(r, reps, offsetof(stage_times, folded)) * 1e3, cost_floor,
                median_of(r, reps, offsetof(stage_times, sort_grid)) * 1e3,
@@ -148,7 +170,9 @@ static int measure(tmap_cuda *c, size_t n, size_t nb, int reps, double peak, tma
                median_of(r, reps, offsetof(stage_times, path)) * 1e3,
                median_of(r, reps, offsetof(stage_times, path_deal)) * 1e3,
                median_of(r, reps, offsetof(stage_times, path_folded)) * 1e3,
-               median_of(r, reps, offsetof(stage_times, enqueue_us)));
+               median_of(r, reps, offsetof(stage_times, enqueue_us)),
+               median_of(r, reps, offsetof(stage_times, sort_busy)) * 1e3,
+               median_of(r, reps, offsetof(stage_times, path_busy)) * 1e3);
     }
     tmap_gpu_regroup_free(g);
     tmap_gpu_regroup_free(gf);
@@ -178,9 +202,9 @@ int main(int argc, char **argv)
     bench_banner(stdout, &d, "# ");
     printf("# peak DRAM bandwidth %.0f GB/s; %d features; medians of %d reps; times in us\n",
            peak, NFEAT, reps);
-    printf("%9s %5s | %8s %7s %6s | %9s %10s %6s %6s | %8s %9s %11s %8s\n", "threads", "B",
-           "cost", "folded", "floor", "sort_grid", "sort_block", "deal", "floor", "path",
-           "path_deal", "path_folded", "enqueue");
+    printf("%9s %5s | %8s %7s %6s | %9s %10s %6s %6s | %8s %9s %11s %8s | %9s %9s\n", "threads",
+           "B", "cost", "folded", "floor", "sort_grid", "sort_block", "deal", "floor", "path",
+           "path_deal", "path_folded", "enqueue", "sort_busy", "path_busy");
     for (long n = 10000; n <= max_threads; n *= 10)
         for (size_t nb = 16; nb <= 256; nb *= 4)
             if (measure(c, (size_t)n / 256 * 256, nb, reps, peak, t)) /* whole 256-thread blocks */

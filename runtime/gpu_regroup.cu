@@ -10,8 +10,12 @@
  *          which blocks are never clamped there, whose terms fold into one
  *          linear form (p+1 fused multiply-adds per thread), and which are
  *          always 0 (dropped); only the rest are evaluated per thread with
- *          the clamp.  Every step is one fma in a fixed order, so a CPU
- *          doing the same gets the same bits (tests/test_gpu_regroup.c);
+ *          the clamp, in single precision (the key is rounded to bfloat16
+ *          for the sort; threadmap/runtime.h bounds the error), each CUDA
+ *          thread computing 2 threads' keys so that each row read from
+ *          shared memory serves 2.  Every step is one fma in a fixed order,
+ *          so a CPU doing the same gets the same bits
+ *          (tests/test_gpu_regroup.c);
  *   sort   the key rounded to single precision, then to bfloat16 (8
  *          significant bits: keys within about 1 part in 256 tie, which
  *          groups threads of the same work as well and halves the radix
@@ -26,7 +30,9 @@
  *          round-robin to the thread blocks (see threadmap/runtime.h);
  *   run    cost and sort as one CUDA graph, captured on the first call for
  *          its arguments and relaunched after: one launch instead of the
- *          dozen kernels and the host work of CUB's dispatch.
+ *          dozen kernels and the host work of CUB's dispatch; over the grid
+ *          the cost kernel writes the sort keys too (no bits kernel), and
+ *          the sort's values 0..n-1 are written once, at create.
  *
  * Everything is enqueued on the caller's stream; the scratch is allocated
  * once, at create.
@@ -59,7 +65,7 @@ struct tmap_gpu_regroup {
     size_t n;                     /* threads */
     double *cost;                 /* [n] eq. 11 */
     key_bits *bits[2];            /* [n] keys in and out of the sort */
-    unsigned *thread;             /* [n] 0..n-1, the sort's values in */
+    unsigned *thread;             /* [n] 0..n-1 (set at create), the sort's values in */
     void *temp;                   /* CUB's scratch */
     size_t temp_bytes;
     double *model;                /* the compiled rows (compile_rows) */
@@ -90,20 +96,26 @@ static tmap_status cuda_fail(tmap_error *err, cudaError_t e, const char *call)
 /* ------------------------------------------------------------- kernels */
 
 /* The folded key (see threadmap/runtime.h).  A row of the compiled model
- * is [c0, c1..cp, ct, w] padded to ROW(p) doubles (an even count: rows
- * load as double2); each tile of TILE threads proves, from its features'
- * box and its thread range, which rows are never negative there (L:
- * folded into one linear form), never positive (Z: dropped), or neither
- * (U: evaluated per thread, clamped at 0). */
-enum { TILE = 256, MAX_ROWS = 8192 };
+ * is [c0, c1..cp, ct, w] padded to ROW(p) doubles; each tile of TILE
+ * threads proves, from its features' box and its thread range, which rows
+ * are never negative there (L: folded into one linear form, in double),
+ * never positive (Z: dropped), or neither (U: evaluated per thread in
+ * single precision, clamped at 0).  The U rows are converted to floats
+ * into shared memory, U_CHUNK_BYTES at a time, padded to ROWF(p) floats
+ * (rows load as float4).  A CUDA thread computes COST_K threads' keys:
+ * the U loop is bound by the bytes shared memory delivers per lane, and
+ * each row loaded serves COST_K threads (on the H100 at 10^6 threads x 64
+ * U rows: 59 us with 1, 48 with 2 or 4). */
+enum { TILE = 256, MAX_ROWS = 8192, U_CHUNK_BYTES = 16384, COST_K = 2 };
 enum { ROW_Z = 0, ROW_L = 1, ROW_U = 2 };
 #define ROW(p) ((((size_t)(p) + 3) + 1) & ~(size_t)1)
+#define ROWF(p) ((((size_t)(p) + 3) + 3) & ~(size_t)3)
 
 /* Row k's class on the box [lo, hi] of features and [t0, t1] of thread
  * indices: the bounds of eq. 1 over the box, each product rounded once
  * (fma), trusted only beyond a margin larger than their rounding error. */
-__device__ int row_class(const double *r, unsigned p, const double *lo, const double *hi,
-                         double t0, double t1)
+__device__ int row_class(const double *__restrict__ r, unsigned p, const double *lo,
+                         const double *hi, double t0, double t1)
 {
     double ct = r[p + 1], vlo = r[0], vhi = r[0], s = fabs(r[0]);
     vlo = fma(ct, ct >= 0 ? t0 : t1, vlo);
@@ -119,27 +131,39 @@ __device__ int row_class(const double *r, unsigned p, const double *lo, const do
     return vlo > margin ? ROW_L : vhi < -margin ? ROW_Z : ROW_U;
 }
 
-/* Thread t's feature j: from registers when p is known (P > 0, loops
+/* Data thread k (< K) of a CUDA thread: tile thread threadIdx.x + k *
+ * blockDim.x; its feature j from registers when p is known (P > 0, loops
  * over j unrolled), else from memory. */
-template <int P>
-__device__ __forceinline__ double feat(const double *xr, const double *xt, unsigned j)
+template <int P, int K>
+__device__ __forceinline__ double feat(const double (*xr)[P > 0 ? P : 1],
+                                       const double *const *xt, int k, unsigned j)
 {
-    return P > 0 ? xr[j] : xt[j];
+    return P > 0 ? xr[k][j] : xt[k][j];
 }
 
 /* What a tile shares: its box, the folded form, the warps' partial boxes,
- * the rows' classes, the lists of L and U rows (in row order). */
+ * a chunk of U rows as floats, the lists of L and U rows (in row order),
+ * the rows' classes. */
 struct tile_shared {
     double *lo, *hi, *fold, *wpart;
-    unsigned char *cls;
+    float *uf;
     unsigned short *list[2]; /* L, U */
+    unsigned char *cls;
 };
 
-__device__ tile_shared tile_layout(double *base, unsigned p, unsigned m)
+/* The doubles of a tile's shared memory before its floats (a multiple of
+ * two: the floats stay 16-byte aligned). */
+__host__ __device__ inline size_t tile_doubles(size_t p)
+{
+    return (2 * p + p + 2 + (TILE / 32) * 2 * p + 1) & ~(size_t)1;
+}
+
+__device__ tile_shared tile_layout(double *base, unsigned p, unsigned m, unsigned chunk)
 {
     tile_shared t;
     t.lo = base, t.hi = t.lo + p, t.fold = t.hi + p, t.wpart = t.fold + p + 2;
-    t.list[0] = (unsigned short *)(t.wpart + (TILE / 32) * 2 * p);
+    t.uf = (float *)(base + tile_doubles(p));
+    t.list[0] = (unsigned short *)(t.uf + chunk * ROWF(p));
     t.list[1] = t.list[0] + m;
     t.cls = (unsigned char *)(t.list[1] + m);
     return t;
@@ -173,18 +197,22 @@ __device__ __forceinline__ void warp_minmax(unsigned &lo, unsigned &hi)
 
 /* The box of the tile's features into t.lo, t.hi, widened to floats: lo
  * the greatest float <= each feature's least value, hi the least float >=
- * its greatest (every thread of the tile calls it; dead threads hold the
- * first thread's row). */
-template <int P>
-__device__ __forceinline__ void tile_box(const tile_shared &t, const double *xr, const double *xt,
-                                         unsigned p)
+ * its greatest (every thread of the tile calls it; dead data threads hold
+ * the first thread's row). */
+template <int P, int K>
+__device__ __forceinline__ void tile_box(const tile_shared &t, const double (*xr)[P > 0 ? P : 1],
+                                         const double *const *xt, unsigned p)
 {
     const unsigned pp = P > 0 ? P : p, lane = threadIdx.x & 31, warp = threadIdx.x / 32;
     unsigned *part = (unsigned *)t.wpart;
 #pragma unroll
     for (unsigned j = 0; j < pp; j++) {
-        double x = feat<P>(xr, xt, j);
-        unsigned a = ordered(__double2float_rd(x)), b = ordered(__double2float_ru(x));
+        unsigned a = 0xffffffffu, b = 0;
+#pragma unroll
+        for (int k = 0; k < K; k++) {
+            double x = feat<P, K>(xr, xt, k, j);
+            a = min(a, ordered(__double2float_rd(x))), b = max(b, ordered(__double2float_ru(x)));
+        }
         warp_minmax(a, b);
         if (!lane)
             part[warp * 2 * p + j] = a, part[warp * 2 * p + p + j] = b;
@@ -192,7 +220,7 @@ __device__ __forceinline__ void tile_box(const tile_shared &t, const double *xr,
     __syncthreads();
     for (unsigned j = threadIdx.x; j < p; j += blockDim.x) {
         unsigned a = part[j], b = part[p + j];
-        for (unsigned w = 1; w < TILE / 32; w++)
+        for (unsigned w = 1; w < blockDim.x / 32; w++)
             a = min(a, part[w * 2 * p + j]), b = max(b, part[w * 2 * p + p + j]);
         t.lo[j] = unordered(a), t.hi[j] = unordered(b);
     }
@@ -202,7 +230,8 @@ __device__ __forceinline__ void tile_box(const tile_shared &t, const double *xr,
 /* Each row's class, then (warp 0, by ballots) the lists of L and U rows in
  * row order, then the folded form: a_j = fma(w, r_j, a_j) over the L rows
  * in order.  Returns the U count. */
-__device__ __forceinline__ unsigned tile_rows(const tile_shared &t, const double *rows, size_t S,
+__device__ __forceinline__ unsigned tile_rows(const tile_shared &t,
+                                              const double *__restrict__ rows, size_t S,
                                               unsigned p, unsigned m, double t0, double t1)
 {
     __shared__ unsigned count[2];
@@ -238,85 +267,97 @@ __device__ __forceinline__ unsigned tile_rows(const tile_shared &t, const double
     return count[1];
 }
 
-/* Thread t's key: the folded form, then each U row clamped. */
-template <int P>
-__device__ __forceinline__ double thread_key(const tile_shared &t, const double *rows, size_t S,
-                                             unsigned p, unsigned nu, const double *xr,
-                                             const double *xt, double td)
+/* U rows first..first+nc-1 (of the U list) into t.uf as floats (rounded
+ * to nearest), padded with 0; the caller syncs before and after. */
+__device__ __forceinline__ void stage_u_rows(const tile_shared &t, const double *__restrict__ rows,
+                                             size_t S, unsigned p, size_t RF, unsigned first,
+                                             unsigned nc)
+{
+    for (unsigned i = threadIdx.x; i < nc * RF; i += blockDim.x) {
+        unsigned k = i / (unsigned)RF, j = i % (unsigned)RF;
+        t.uf[i] = j < p + 3 ? __double2float_rn(rows[t.list[1][first + k] * S + j]) : 0.0f;
+    }
+}
+
+/* The clamped terms of nc staged U rows in single precision, for each of
+ * the K data threads: v = fmaf(ct, t, c0), fmaf(c_j, x_j, v), u =
+ * fmaf(w, max(v, 0), u) from 0.  Each row is loaded once for the K. */
+template <int P, int K>
+__device__ __forceinline__ void u_terms(const float *uf, unsigned nc, unsigned p,
+                                        const float (*xf)[P > 0 ? P : 1],
+                                        const double *const *xt, const float *tf, float *u)
+{
+#pragma unroll
+    for (int k = 0; k < K; k++)
+        u[k] = 0;
+    if (P > 0) {
+        const float4 *r4 = (const float4 *)uf;
+        const unsigned RF = (unsigned)ROWF(P > 0 ? P : 1);
+#pragma unroll(8 / K)
+        for (unsigned i = 0; i < nc; i++) {
+            float c[ROWF(P > 0 ? P : 1)];
+#pragma unroll
+            for (unsigned h = 0; h < RF / 4; h++) {
+                float4 q = r4[i * (RF / 4) + h];
+                c[4 * h] = q.x, c[4 * h + 1] = q.y, c[4 * h + 2] = q.z, c[4 * h + 3] = q.w;
+            }
+#pragma unroll
+            for (int k = 0; k < K; k++) {
+                float v = fmaf(c[P + 1], tf[k], c[0]);
+#pragma unroll
+                for (unsigned j = 0; j < (P > 0 ? P : 1); j++)
+                    v = fmaf(c[j + 1], xf[k][j], v);
+                u[k] = fmaf(c[P + 2], v > 0 ? v : 0.0f, u[k]); /* NaN: 0 */
+            }
+        }
+    } else {
+        const size_t RF = ROWF(p);
+        for (unsigned i = 0; i < nc; i++) {
+            const float *c = uf + i * RF;
+#pragma unroll
+            for (int k = 0; k < K; k++) {
+                float v = fmaf(c[p + 1], tf[k], c[0]);
+                for (unsigned j = 0; j < p; j++)
+                    v = fmaf(c[j + 1], __double2float_rn(xt[k][j]), v);
+                u[k] = fmaf(c[p + 2], v > 0 ? v : 0.0f, u[k]);
+            }
+        }
+    }
+}
+
+/* The keys of the K data threads: the folded form in double, then per
+ * chunk of U rows its single-precision sum added (every thread of the
+ * tile calls it: the chunks are staged together). */
+template <int P, int K>
+__device__ __forceinline__ void thread_keys(const tile_shared &t,
+                                            const double *__restrict__ rows, size_t S,
+                                            unsigned p, unsigned nu, unsigned chunk,
+                                            const double (*xr)[P > 0 ? P : 1],
+                                            const double *const *xt, const size_t *tid,
+                                            double *key)
 {
     const unsigned pp = P > 0 ? P : p;
-    double key = fma(t.fold[p + 1], td, t.fold[0]);
+    float xf[K][P > 0 ? P : 1], tf[K], u[K];
 #pragma unroll
-    for (unsigned j = 0; j < pp; j++)
-        key = fma(t.fold[j + 1], feat<P>(xr, xt, j), key);
-#pragma unroll 2
-    for (unsigned i = 0; i < nu; i++) {
-        const double *r = rows + t.list[1][i] * S;
-        double v, w;
-        if (P > 0) {
-            double c[ROW(P > 0 ? P : 1)];
-            const double2 *r2 = (const double2 *)r;
+    for (int k = 0; k < K; k++) {
+        tf[k] = (float)tid[k];
+        key[k] = fma(t.fold[p + 1], (double)tid[k], t.fold[0]);
 #pragma unroll
-            for (unsigned h = 0; h < ROW(P > 0 ? P : 1) / 2; h++) {
-                double2 q = r2[h];
-                c[2 * h] = q.x, c[2 * h + 1] = q.y;
-            }
-            v = fma(c[P + 1], td, c[0]);
-#pragma unroll
-            for (unsigned j = 0; j < (P > 0 ? P : 1); j++)
-                v = fma(c[j + 1], xr[j], v);
-            w = c[P + 2];
-        } else {
-            v = fma(r[p + 1], td, r[0]);
-            for (unsigned j = 0; j < p; j++)
-                v = fma(r[j + 1], xt[j], v);
-            w = r[p + 2];
+        for (unsigned j = 0; j < pp; j++) {
+            key[k] = fma(t.fold[j + 1], feat<P, K>(xr, xt, k, j), key[k]);
+            if (P > 0)
+                xf[k][j] = __double2float_rn(xr[k][j]);
         }
-        key = fma(w, v > 0 ? v : 0.0, key); /* NaN: 0 */
     }
-    return key;
-}
-
-/* One tile, with the rows where `rows` points (inlined twice: shared
- * memory or global, so that each copy's loads know their space). */
-template <int P>
-__device__ __forceinline__ void cost_tile(const tile_shared &t, const double *rows, const double *x,
-                                          unsigned p, unsigned m, size_t n, double *cost)
-{
-    const size_t S = ROW(P > 0 ? P : p);
-    size_t first = (size_t)blockIdx.x * TILE, tid = first + threadIdx.x;
-    size_t last = n - first < TILE ? n - 1 : first + TILE - 1;
-    const double *xt = x + (tid < n ? tid : first) * p;
-    double xr[P > 0 ? P : 1];
-#pragma unroll
-    for (int j = 0; j < P; j++)
-        xr[j] = xt[j];
-    tile_box<P>(t, xr, xt, p);
-    unsigned nu = tile_rows(t, rows, S, p, m, (double)first, (double)last);
-    if (tid < n)
-        cost[tid] = thread_key<P>(t, rows, S, p, nu, xr, xt, (double)tid);
-}
-
-/* Per tile of TILE threads: the box, the rows' classes and the folded
- * form, then each thread's key.  P > 0: p == P (unrolled, rows read as
- * double2); P == 0: any p.  The rows are staged in shared memory when
- * they fit. */
-template <int P>
-__global__ void __launch_bounds__(TILE) cost_kernel(const double *x, unsigned p,
-                                                    const double *rows_g, unsigned m,
-                                                    int staged_rows, size_t n, double *cost)
-{
-    extern __shared__ double2 shm[];
-    double *staged = (double *)shm;
-    const size_t S = ROW(P > 0 ? P : p);
-    tile_shared t = tile_layout(staged + (staged_rows ? m * S : 0), p, m);
-    if (staged_rows) {
-        for (size_t i = threadIdx.x; i < m * S; i += blockDim.x)
-            staged[i] = rows_g[i];
+    for (unsigned first = 0; first < nu; first += chunk) {
+        unsigned nc = nu - first < chunk ? nu - first : chunk;
+        __syncthreads(); /* the previous chunk is used */
+        stage_u_rows(t, rows, S, p, ROWF(pp), first, nc);
         __syncthreads();
-        cost_tile<P>(t, staged, x, p, m, n, cost);
-    } else {
-        cost_tile<P>(t, rows_g, x, p, m, n, cost);
+        u_terms<P, K>(t.uf, nc, p, xf, xt, tf, u);
+#pragma unroll
+        for (int k = 0; k < K; k++)
+            key[k] = key[k] + (double)u[k];
     }
 }
 
@@ -334,16 +375,56 @@ __device__ key_bits order_bits(double key, int descending)
     return descending ? (key_bits)~u : u;
 }
 
-__global__ void bits_kernel(const double *key, int descending, size_t n, key_bits *bits,
-                            unsigned *thread)
+/* Per tile of TILE threads, TILE / K CUDA threads of K data threads each:
+ * the box, the rows' classes and the folded form, then each thread's key
+ * into cost and, when bits is not NULL, its sort key (order_bits) into
+ * bits.  P > 0: p == P (unrolled); P == 0: any p. */
+template <int P, int K>
+__global__ void __launch_bounds__(TILE / K)
+    cost_kernel(const double *__restrict__ x, unsigned p, const double *__restrict__ rows,
+                unsigned m, unsigned chunk, size_t n, double *cost, key_bits *bits,
+                int descending)
 {
-    size_t t = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
-    if (t >= n)
-        return;
-    bits[t] = order_bits(key[t], descending);
-    thread[t] = (unsigned)t;
+    extern __shared__ double2 shm[];
+    const size_t S = ROW(P > 0 ? P : p);
+    tile_shared t = tile_layout((double *)shm, p, m, chunk);
+    size_t first = (size_t)blockIdx.x * TILE, tid[K];
+    size_t last = n - first < TILE ? n - 1 : first + TILE - 1;
+    const double *xt[K];
+    double xr[K][P > 0 ? P : 1], key[K];
+#pragma unroll
+    for (int k = 0; k < K; k++) {
+        tid[k] = first + threadIdx.x + (size_t)k * blockDim.x;
+        xt[k] = x + (tid[k] < n ? tid[k] : first) * p;
+#pragma unroll
+        for (int j = 0; j < P; j++)
+            xr[k][j] = xt[k][j];
+    }
+    tile_box<P, K>(t, xr, xt, p);
+    unsigned nu = tile_rows(t, rows, S, p, m, (double)first, (double)last);
+    thread_keys<P, K>(t, rows, S, p, nu, chunk, xr, xt, tid, key);
+#pragma unroll
+    for (int k = 0; k < K; k++)
+        if (tid[k] < n) {
+            cost[tid[k]] = key[k];
+            if (bits)
+                bits[tid[k]] = order_bits(key[k], descending);
+        }
 }
 
+__global__ void bits_kernel(const double *key, int descending, size_t n, key_bits *bits)
+{
+    size_t t = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    if (t < n)
+        bits[t] = order_bits(key[t], descending);
+}
+
+__global__ void iota_kernel(size_t n, unsigned *v)
+{
+    size_t t = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    if (t < n)
+        v[t] = (unsigned)t;
+}
 /* One CUDA block sorts one thread block of the launch (block_size <= 128 *
  * ITEMS threads) in shared memory; items past its end are padded with the
  * largest key after every real item, so they sort last (the sort is
@@ -429,6 +510,12 @@ extern "C" tmap_status tmap_gpu_regroup_create(tmap_cuda *c, size_t nthreads,
         e = cudaEventCreateWithFlags(&g->fork, cudaEventDisableTiming);
     if (e == cudaSuccess)
         e = cudaEventCreateWithFlags(&g->mark, cudaEventDisableTiming);
+    if (e == cudaSuccess) {
+        iota_kernel<<<grid_of(nthreads), 256, 0, g->capture>>>(nthreads, g->thread);
+        e = cudaGetLastError();
+    }
+    if (e == cudaSuccess)
+        e = cudaStreamSynchronize(g->capture);
     if (e != cudaSuccess) {
         tmap_gpu_regroup_free(g);
         return cuda_fail(err, e, "tmap_gpu_regroup_create: cudaMalloc");
@@ -527,50 +614,60 @@ extern "C" tmap_status tmap_gpu_regroup_model(tmap_gpu_regroup *g, const double 
     return TMAP_OK;
 }
 
-/* Shared memory of a cost tile: the rows when they fit (*staged), the box,
- * the folded form, the warps' partial boxes, the U list and the classes. */
-static size_t cost_shared(size_t m, size_t p, int *staged)
+/* Shared memory of a cost tile (tile_layout): the box, the folded form,
+ * the warps' partial boxes, a chunk of *chunk U rows as floats, the L and
+ * U lists and the classes. */
+static size_t cost_shared(size_t m, size_t p, unsigned *chunk)
 {
-    size_t rest = (2 * p + p + 2 + (TILE / 32) * 2 * p) * sizeof(double) + m * 5;
-    size_t rows = m * ROW(p) * sizeof(double);
-    *staged = rows + rest <= 40960;
-    return (*staged ? rows : 0) + rest;
+    size_t rows = U_CHUNK_BYTES / (ROWF(p) * sizeof(float));
+    *chunk = (unsigned)(rows < 1 ? 1 : rows < m ? rows : m ? m : 1);
+    return tile_doubles(p) * sizeof(double) + *chunk * ROWF(p) * sizeof(float) + m * 5;
+}
+
+/* The cost kernel for the model of g on features into g->cost and, when
+ * bits is not NULL, the sort keys into bits. */
+static tmap_status cost_launch(tmap_gpu_regroup *g, uint64_t features, key_bits *bits,
+                               int descending, cudaStream_t s, tmap_error *err)
+{
+    if (!features && g->nfeatures)
+        return tmap_fail(err, TMAP_ERR_INVALID, "tmap_gpu_regroup_cost: features is NULL");
+    if (!g->have_model)
+        return tmap_fail(err, TMAP_ERR_INVALID, "tmap_gpu_regroup_cost: no model yet "
+                         "(tmap_gpu_regroup_model)");
+    const double *x = (const double *)(uintptr_t)features;
+    unsigned chunk;
+    size_t shared = cost_shared(g->nrows, g->nfeatures, &chunk);
+    if (shared > 48 * 1024)
+        return tmap_fail(err, TMAP_ERR_INVALID, "tmap_gpu_regroup_cost: %zu features and %zu "
+                         "rows need %zu bytes of shared memory (48 KiB)", g->nfeatures, g->nrows,
+                         shared);
+    unsigned p = (unsigned)g->nfeatures, m = (unsigned)g->nrows;
+    unsigned grid = (unsigned)((g->n + TILE - 1) / TILE);
+#define TMAP_COST(P, K)                                                                        \
+    cost_kernel<P, K><<<grid, TILE / K, shared, s>>>(x, p, g->model, m, chunk, g->n, g->cost,   \
+                                                     bits, descending)
+    switch (p) {
+    case 1: TMAP_COST(1, COST_K); break;
+    case 2: TMAP_COST(2, COST_K); break;
+    case 3: TMAP_COST(3, COST_K); break;
+    case 4: TMAP_COST(4, COST_K); break;
+    case 5: TMAP_COST(5, COST_K); break;
+    case 6: TMAP_COST(6, COST_K); break;
+    case 7: TMAP_COST(7, COST_K); break;
+    case 8: TMAP_COST(8, COST_K); break;
+    default: TMAP_COST(0, COST_K); break;
+    }
+#undef TMAP_COST
+    TMAP_CU(cudaGetLastError(), "cost kernel launch");
+    return TMAP_OK;
 }
 
 extern "C" tmap_status tmap_gpu_regroup_cost(tmap_gpu_regroup *g, uint64_t features,
                                              void *stream, tmap_error *err)
 {
-    if (!g || (!features && g->nfeatures))
-        return tmap_fail(err, TMAP_ERR_INVALID, "tmap_gpu_regroup_cost: an argument is NULL");
-    if (!g->have_model)
-        return tmap_fail(err, TMAP_ERR_INVALID, "tmap_gpu_regroup_cost: no model yet "
-                         "(tmap_gpu_regroup_model)");
-    int staged;
-    size_t shared = cost_shared(g->nrows, g->nfeatures, &staged);
-    if (shared > 48 * 1024)
-        return tmap_fail(err, TMAP_ERR_INVALID, "tmap_gpu_regroup_cost: %zu features and %zu "
-                         "rows need %zu bytes of shared memory (48 KiB)", g->nfeatures, g->nrows,
-                         shared);
-    const double *x = (const double *)(uintptr_t)features;
-    unsigned p = (unsigned)g->nfeatures, m = (unsigned)g->nrows;
-    unsigned grid = (unsigned)((g->n + TILE - 1) / TILE);
-    cudaStream_t s = (cudaStream_t)stream;
-#define TMAP_COST(P)                                                                           \
-    cost_kernel<P><<<grid, TILE, shared, s>>>(x, p, g->model, m, staged, g->n, g->cost)
-    switch (p) {
-    case 1: TMAP_COST(1); break;
-    case 2: TMAP_COST(2); break;
-    case 3: TMAP_COST(3); break;
-    case 4: TMAP_COST(4); break;
-    case 5: TMAP_COST(5); break;
-    case 6: TMAP_COST(6); break;
-    case 7: TMAP_COST(7); break;
-    case 8: TMAP_COST(8); break;
-    default: TMAP_COST(0); break;
-    }
-#undef TMAP_COST
-    TMAP_CU(cudaGetLastError(), "cost kernel launch");
-    return TMAP_OK;
+    if (!g)
+        return tmap_fail(err, TMAP_ERR_INVALID, "tmap_gpu_regroup_cost: argument 'g' is NULL");
+    return cost_launch(g, features, NULL, 0, (cudaStream_t)stream, err);
 }
 
 /* The per-block sort for this block size: 128 threads of 1, 2, 4 or 8 items. */
@@ -591,6 +688,21 @@ static tmap_status block_sort(tmap_gpu_regroup *g, const double *key, int descen
     return TMAP_OK;
 }
 
+/* The stable sort of (g->bits[0], thread) pairs over the grid into perm:
+ * the 16 bits only.  On sm_90 CUB runs onesweep: two memsets, a histogram
+ * and a scan, then per 8-bit pass a memset and a pass: about 30 us of
+ * dependent GPU steps at any n plus 20 us per 10^6 pairs on the H100 (the
+ * upsweep/downsweep sort, which CUB's sm_80 policy takes for 16-bit keys:
+ * three passes of at most 6 bits, 57 and 67 us at 10^4 and 10^6 pairs). */
+static tmap_status grid_sort(tmap_gpu_regroup *g, unsigned *perm, cudaStream_t s, tmap_error *err)
+{
+    size_t bytes = g->temp_bytes;
+    TMAP_CU(cub::DeviceRadixSort::SortPairs(g->temp, bytes, g->bits[0], g->bits[1], g->thread,
+                                            perm, (int)g->n, 0, 16, s),
+            "cub::DeviceRadixSort::SortPairs");
+    return TMAP_OK;
+}
+
 extern "C" tmap_status tmap_gpu_regroup_sort(tmap_gpu_regroup *g, uint64_t key, int descending,
                                              size_t block_size, uint64_t perm, void *stream,
                                              tmap_error *err)
@@ -606,13 +718,9 @@ extern "C" tmap_status tmap_gpu_regroup_sort(tmap_gpu_regroup *g, uint64_t key, 
     unsigned *out = (unsigned *)(uintptr_t)perm;
     if (block_size)
         return block_sort(g, k, descending, block_size, out, s, err);
-    bits_kernel<<<grid_of(g->n), 256, 0, s>>>(k, descending, g->n, g->bits[0], g->thread);
+    bits_kernel<<<grid_of(g->n), 256, 0, s>>>(k, descending, g->n, g->bits[0]);
     TMAP_CU(cudaGetLastError(), "bits kernel launch");
-    size_t bytes = g->temp_bytes;
-    TMAP_CU(cub::DeviceRadixSort::SortPairs(g->temp, bytes, g->bits[0], g->bits[1], g->thread,
-                                            out, (int)g->n, 0, 16, s),
-            "cub::DeviceRadixSort::SortPairs");
-    return TMAP_OK;
+    return grid_sort(g, out, s, err);
 }
 
 extern "C" tmap_status tmap_gpu_regroup_deal(tmap_gpu_regroup *g, uint64_t sorted,
@@ -642,10 +750,14 @@ static tmap_status capture(tmap_gpu_regroup *g, const graph_key *k, tmap_error *
     g->graph = NULL;
     TMAP_CU(cudaStreamBeginCapture(g->capture, cudaStreamCaptureModeRelaxed),
             "cudaStreamBeginCapture");
-    tmap_status st = tmap_gpu_regroup_cost(g, k->features, g->capture, err);
-    if (!st)
+    /* grid scope: the cost kernel writes the sort keys too */
+    tmap_status st = cost_launch(g, k->features, k->block_size ? NULL : g->bits[0],
+                                 k->descending, g->capture, err);
+    if (!st && k->block_size)
         st = tmap_gpu_regroup_sort(g, (uint64_t)(uintptr_t)g->cost, k->descending,
                                    k->block_size, k->perm, g->capture, err);
+    if (!st && !k->block_size)
+        st = grid_sort(g, (unsigned *)(uintptr_t)k->perm, g->capture, err);
     cudaGraph_t graph = NULL;
     cudaError_t e = cudaStreamEndCapture(g->capture, &graph);
     if (!st && e != cudaSuccess)

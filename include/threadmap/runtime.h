@@ -312,11 +312,19 @@ uint64_t tmap_layout_copy_ptr(const tmap_layout *y, size_t i);
  * row is L (lowest > margin: never negative in the tile), Z (highest <
  * -margin: never positive) or U.  Folded form a_j = sum over L rows in
  * order of fma(w, r_j, a_j) from 0; then the key = fma(a_t, t, a_0),
- * fma(a_j, x_j, .) for j = 1..p, and for each U row in order v = fma(ct,
- * t, c0), fma(c_j, x_j, .), key = fma(w, max(v, 0), key) (NaN: 0).
- * Mathematically the sum of w * max(v, 0) over all blocks; its bits are
- * those of this sequence (what the tests' CPU reference computes), not
- * those of tmap_predict's rounded counts.
+ * fma(a_j, x_j, .) for j = 1..p; then the U rows in order, in runs of R =
+ * 4096 / P4 rows (P4 = p+3 rounded up to a multiple of 4: R = 512 for p
+ * <= 5), in single precision (c, w, x_j and t rounded to float): per run
+ * u = 0, for each row v = fmaf(ct, t, c0), fmaf(c_j, x_j, .), u = fmaf(w,
+ * max(v, 0), u) (NaN: 0), then key = key + (double)u.  Mathematically the
+ * sum of w * max(v, 0) over all blocks; the single-precision U terms are
+ * within (p + 4 + nu) 2^-24 S of it to first order (nu: the tile's U rows,
+ * S: the sum over them of w (|c0| + |ct| t + sum |c_j x_j|)), far below
+ * the sort's bfloat16 rounding (2^-9 of the key) unless the key is a
+ * cancellation of terms 2^10 and more times larger.  The bits are those of
+ * this sequence (what the tests' CPU reference computes), not those of
+ * tmap_predict's rounded counts.  Features beyond float range make their
+ * U terms infinite or NaN.
  *
  * tmap_gpu_regroup_sort: perm (device u32 [nthreads]) sorts the threads
  * stably by key (device double [nthreads]) rounded to single precision and
