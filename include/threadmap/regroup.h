@@ -101,6 +101,23 @@ tmap_status tmap_regroup_greedy_max(const tmap_bbv *bbv, const double *lat,
                                     uint32_t *perm, tmap_error *err);
 
 
+/* The value class of x among R equal-width ranges over [lo, hi] (lo <= x
+ * <= hi): floor((x/2 - lo/2) / (hi/2 - lo/2) * R), each step rounded once
+ * (halves: no overflow), R - 1 at hi, 0 when lo == hi.  LAM's labels,
+ * computed the same way by the GPU (runtime/gpu_classes.cu). */
+uint32_t tmap_regroup_value_class(double x, double lo, double hi, size_t nclasses);
+
+/* LAM, label-assign-move (zhang2010 sec. 4.2; docs/regroup.md): each
+ * thread's key falls into one of `nclasses` (1..TMAP_REGROUP_LAM_MAX_CLASSES)
+ * equal-width value classes over the problem's [min, max]; warp segments
+ * (groupsize slots) already pure keep their threads, the others are
+ * labelled with their most covered class while its quota of full segments
+ * lasts, and only the threads that do not fit their segment's label move.
+ * Linear time; moves no more threads than it must for those labels. */
+#define TMAP_REGROUP_LAM_MAX_CLASSES 256
+tmap_status tmap_regroup_lam(const double *key, size_t nthreads, size_t nclasses,
+                             const tmap_regroup_opts *opts, uint32_t *perm, tmap_error *err);
+
 /* Bin-and-deal (threadmap's own; docs/regroup.md): `sorted`, an order of
  * all nthreads threads, heaviest first, is cut into groups of groupsize
  * consecutive threads, and group g goes to thread block g mod B (of the
