@@ -317,6 +317,20 @@ tmap_status tmap_algo_run(tmap_algo a, const tmap_bbv *bbv, const double *lat,
                           const double *key, const tmap_regroup_opts *opts, uint32_t *perm,
                           tmap_error *err);
 
+/* Greedy or Greedy-Max (algo) on a table of value classes, the GPU path's
+ * host step (docs/regroup.md): size[c] threads of class c (nclasses <=
+ * TMAP_REGROUP_LAM_MAX_CLASSES), in class-sorted order (class ascending,
+ * then thread index: position j), each a one-block BBV row of count c + 1
+ * at latency 1.  The algorithm's permutation of positions, grid scope,
+ * groups of groupsize, is written as runs: slot runs[2r] and the slots up
+ * to runs[2r + 2] (or the end) take the consecutive positions from
+ * runs[2r + 1]; runs has room for 2 * TMAP_REGROUP_MAX_RUNS entries.
+ * TMAP_ERR_UNSUPPORTED when more runs are needed. */
+#define TMAP_REGROUP_MAX_RUNS 65536
+tmap_status tmap_regroup_class_runs(tmap_algo algo, const uint32_t *size, size_t nclasses,
+                                    size_t groupsize, uint32_t *runs, size_t *nruns,
+                                    tmap_error *err);
+
 typedef struct tmap_plan_opts {
     tmap_model_params model;   /* launch shape for the scheduling model */
     tmap_regroup_opts regroup; /* group size and scope */
