@@ -18,7 +18,10 @@
  *           exclusive scan (CUB).
  *
  * Everything is enqueued on the caller's stream; the scratch is allocated
- * once, at create; only table waits (for the R sizes).
+ * once, at create; only table waits (for the R sizes).  lam's two dozen
+ * kernels are one CUDA graph, captured at the first call for its
+ * arguments and relaunched after (their host enqueue cost more than the
+ * GPU's work: about 150 us).
  */
 #include <cub/device/device_histogram.cuh>
 #include <cub/device/device_radix_sort.cuh>
@@ -59,6 +62,9 @@ struct tmap_gpu_classes {
     unsigned *host_start;  /* [MAX_R + 1] */
     void *temp;            /* CUB's scratch, the largest of its calls */
     size_t temp_bytes;
+    cudaStream_t capture;  /* lam's graph is captured on this stream */
+    cudaGraphExec_t graph; /* lam, or NULL */
+    uint64_t made_for[3];  /* the graph's key, perm and class count */
 };
 
 /* ------------------------------------------------------------- kernels */
@@ -334,6 +340,8 @@ extern "C" tmap_status tmap_gpu_classes_create(tmap_cuda *c, size_t nthreads,
         e = temp_size(g, &g->temp_bytes);
     if (e == cudaSuccess)
         e = cudaMalloc(&g->temp, g->temp_bytes ? g->temp_bytes : 1);
+    if (e == cudaSuccess)
+        e = cudaStreamCreateWithFlags(&g->capture, cudaStreamNonBlocking);
     if (e != cudaSuccess) {
         tmap_gpu_classes_free(g);
         return cuda_fail(err, e, "tmap_gpu_classes_create: cudaMalloc");
@@ -352,6 +360,10 @@ extern "C" void tmap_gpu_classes_free(tmap_gpu_classes *g)
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         if (bufs[i])
             cudaFree(bufs[i]);
+    if (g->graph)
+        cudaGraphExecDestroy(g->graph);
+    if (g->capture)
+        cudaStreamDestroy(g->capture);
     free(g->host_start);
     free(g);
 }
@@ -532,15 +544,12 @@ static tmap_status lam_mix(tmap_gpu_classes *g, unsigned R, unsigned *perm, cuda
     return TMAP_OK;
 }
 
-extern "C" tmap_status tmap_gpu_classes_lam(tmap_gpu_classes *g, uint64_t key, size_t nclasses,
-                                            uint64_t perm, void *stream, tmap_error *err)
+/* LAM's kernels, enqueued on s. */
+static tmap_status lam_enqueue(tmap_gpu_classes *g, const uint64_t *a, cudaStream_t s,
+                               tmap_error *err)
 {
-    tmap_status st = check_r(g, key, nclasses, "tmap_gpu_classes_lam", err);
-    if (st || !perm)
-        return st ? st : tmap_fail(err, TMAP_ERR_INVALID, "tmap_gpu_classes_lam: perm is NULL");
-    cudaStream_t s = (cudaStream_t)stream;
-    unsigned R = (unsigned)nclasses, *out = (unsigned *)(uintptr_t)perm;
-    st = classify(g, (const double *)(uintptr_t)key, R, s, err);
+    unsigned R = (unsigned)a[2], *out = (unsigned *)(uintptr_t)a[1];
+    tmap_status st = classify(g, (const double *)(uintptr_t)a[0], R, s, err);
     if (!st)
         st = lam_label(g, R, s, err);
     if (!st)
@@ -548,4 +557,41 @@ extern "C" tmap_status tmap_gpu_classes_lam(tmap_gpu_classes *g, uint64_t key, s
     if (!st)
         st = lam_mix(g, R, out, s, err);
     return st;
+}
+
+/* Captures LAM for the arguments a (key, perm, R) into g->graph. */
+static tmap_status capture(tmap_gpu_classes *g, const uint64_t *a, tmap_error *err)
+{
+    if (g->graph)
+        cudaGraphExecDestroy(g->graph);
+    g->graph = NULL;
+    TMAP_CU(cudaStreamBeginCapture(g->capture, cudaStreamCaptureModeRelaxed),
+            "cudaStreamBeginCapture");
+    tmap_status st = lam_enqueue(g, a, g->capture, err);
+    cudaGraph_t graph = NULL;
+    cudaError_t e = cudaStreamEndCapture(g->capture, &graph);
+    if (!st && e != cudaSuccess)
+        st = cuda_fail(err, e, "cudaStreamEndCapture");
+    if (!st && (e = cudaGraphInstantiate(&g->graph, graph, 0)) != cudaSuccess)
+        st = cuda_fail(err, e, "cudaGraphInstantiate");
+    if (graph)
+        cudaGraphDestroy(graph);
+    if (!st)
+        memcpy(g->made_for, a, sizeof g->made_for);
+    return st;
+}
+
+extern "C" tmap_status tmap_gpu_classes_lam(tmap_gpu_classes *g, uint64_t key, size_t nclasses,
+                                            uint64_t perm, void *stream, tmap_error *err)
+{
+    tmap_status st = check_r(g, key, nclasses, "tmap_gpu_classes_lam", err);
+    if (st || !perm)
+        return st ? st : tmap_fail(err, TMAP_ERR_INVALID, "tmap_gpu_classes_lam: perm is NULL");
+    uint64_t a[3] = {key, perm, nclasses};
+    if (!g->graph || memcmp(a, g->made_for, sizeof a))
+        st = capture(g, a, err);
+    if (st)
+        return st;
+    TMAP_CU(cudaGraphLaunch(g->graph, (cudaStream_t)stream), "cudaGraphLaunch");
+    return TMAP_OK;
 }

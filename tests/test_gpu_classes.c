@@ -5,8 +5,8 @@
  * the CPU's count of tmap_regroup_value_class; Greedy and Greedy-Max
  * expanded from the table's runs equal the class-sorted order (stable)
  * composed with tmap_regroup_greedy / greedy_max on the one-block rows of
- * that order; LAM equals tmap_regroup_lam (grid, warps of 32).  Every
- * result is a permutation.
+ * that order; LAM equals tmap_regroup_lam (grid, warps of 32), also when
+ * its graph is relaunched on new keys.  Every result is a permutation.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -125,6 +125,13 @@ static size_t check_size(tmap_cuda *c, size_t n, size_t R, uint64_t *seed)
     size_t moved = 0;
     for (size_t t = 0; t < n; t++)
         moved += want[t] != t;
+    /* the graph relaunched on new keys in the same buffer */
+    double *key2 = random_keys(n, 2 + R % 7, seed);
+    TMAP_CHECK(tmap_cuda_upload(c, d_key, key2, n * sizeof(double), err));
+    TMAP_CHECK(tmap_regroup_lam(key2, n, R, &o, want, err));
+    TMAP_CHECK(tmap_gpu_classes_lam(g, d_key, R, d_perm, NULL, err));
+    expect_equal(c, d_perm, want, n, "lam relaunched", R);
+    free(key2);
     tmap_gpu_classes_free(g);
     tmap_cuda_free(c, d_key);
     tmap_cuda_free(c, d_perm);
