@@ -104,19 +104,22 @@ static int candidates(tmap_regrouper *r)
     int deal_ok = r->block_size % 32 == 0 && r->nthreads % r->block_size == 0;
     int grid = r->opts.scope == TMAP_REGROUP_GRID, n = 0;
     add(r, &n, TMAP_REGROUPER_ORIGINAL, 0, 0);
-    for (int key = 0; key <= (r->alt != NULL); key++)
-        for (int redirect = 0; redirect < 2; redirect++) {
-            if (redirect ? !r->opts.redirected : !r->narrays)
-                continue;
-            for (int c = 1; c < TMAP_REGROUPER_COUNT; c++) {
-                int ok = (c == TMAP_REGROUPER_SORT_GRID && grid) ||
-                         (c == TMAP_REGROUPER_SORT_BLOCK && bs_ok) ||
-                         (c == TMAP_REGROUPER_BIN_DEAL && grid && deal_ok) ||
-                         (on_classes(c) && grid && !key);
-                if (ok && (want & (1u << c)) && n < TMAP_TRIAL_MAX_CAND)
-                    add(r, &n, (tmap_regrouper_cand)c, redirect, key);
+    /* pass 0: by every key; pass 1: on value classes, by the first key */
+    for (int pass = 0; pass < 2; pass++)
+        for (int key = 0; key <= (!pass && r->alt != NULL); key++)
+            for (int redirect = 0; redirect < 2; redirect++) {
+                if (redirect ? !r->opts.redirected : !r->narrays)
+                    continue;
+                for (int c = 1; c < TMAP_REGROUPER_COUNT; c++) {
+                    int ok = (c == TMAP_REGROUPER_SORT_GRID && grid) ||
+                             (c == TMAP_REGROUPER_SORT_BLOCK && bs_ok) ||
+                             (c == TMAP_REGROUPER_BIN_DEAL && grid && deal_ok) ||
+                             (on_classes(c) && grid);
+                    if (ok && on_classes(c) == pass && (want & (1u << c)) &&
+                        n < TMAP_TRIAL_MAX_CAND)
+                        add(r, &n, (tmap_regrouper_cand)c, redirect, key);
+                }
             }
-        }
     return n;
 }
 
