@@ -7,6 +7,14 @@
  * sent back as runs of consecutive positions, which the GPU expands.  Both
  * algorithms take a class's threads in ascending position, so the runs
  * number about the classes plus the mixed groups, not the threads.
+ *
+ * Greedy-Max needs no expansion: on these rows it is the classes in
+ * descending order, each in ascending position.  A group starts at the
+ * highest class left (Lat = count), takes its threads (identical first,
+ * lowest position first); when the class runs dry every other class
+ * left is lower, so the largest gain 2 min - max is the next class down,
+ * which the group then takes the same way; the next group starts where
+ * this one stopped.  (Tested against tmap_regroup_greedy_max.)
  */
 #include "threadmap/regroup.h"
 
@@ -31,6 +39,23 @@ static size_t compress(const uint32_t *perm, size_t n, uint32_t *runs, size_t ma
     return r;
 }
 
+/* Greedy-Max's runs: the non-empty classes, highest first. */
+static size_t descending(const uint32_t *size, size_t nclasses, uint32_t *runs)
+{
+    size_t r = 0;
+    uint32_t slot = 0, start = 0;
+    for (size_t c = 0; c < nclasses; c++)
+        start += size[c];
+    for (size_t c = nclasses; c-- > 0;) {
+        start -= size[c];
+        if (!size[c])
+            continue;
+        runs[2 * r] = slot, runs[2 * r + 1] = start;
+        slot += size[c], r++;
+    }
+    return r;
+}
+
 tmap_status tmap_regroup_class_runs(tmap_algo algo, const uint32_t *size, size_t nclasses,
                                     size_t groupsize, uint32_t *runs, size_t *nruns,
                                     tmap_error *err)
@@ -46,6 +71,10 @@ tmap_status tmap_regroup_class_runs(tmap_algo algo, const uint32_t *size, size_t
         n += size[c];
     if (!n || n > UINT32_MAX)
         return tmap_fail(err, TMAP_ERR_INVALID, "class runs: %zu threads", n);
+    if (algo == TMAP_ALGO_GREEDY_MAX) {
+        *nruns = descending(size, nclasses, runs);
+        return TMAP_OK;
+    }
     uint32_t *rows = malloc(n * sizeof *rows), *perm = malloc(n * sizeof *perm);
     tmap_status st = rows && perm ? TMAP_OK
                                   : tmap_fail(err, TMAP_ERR_NOMEM, "class runs: %zu threads", n);
@@ -56,8 +85,7 @@ tmap_status tmap_regroup_class_runs(tmap_algo algo, const uint32_t *size, size_t
     double lat = 1;
     tmap_regroup_opts o = {.groupsize = groupsize, .scope = TMAP_REGROUP_GRID};
     if (!st)
-        st = algo == TMAP_ALGO_GREEDY ? tmap_regroup_greedy(&bbv, &lat, &o, perm, err)
-                                      : tmap_regroup_greedy_max(&bbv, &lat, &o, perm, err);
+        st = tmap_regroup_greedy(&bbv, &lat, &o, perm, err);
     if (!st && !(*nruns = compress(perm, n, runs, TMAP_REGROUP_MAX_RUNS)))
         st = tmap_fail(err, TMAP_ERR_UNSUPPORTED, "class runs: %s needs more than %d runs",
                        tmap_algo_name(algo), TMAP_REGROUP_MAX_RUNS);

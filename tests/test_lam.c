@@ -185,14 +185,15 @@ static void test_runs_hand(void **state)
 }
 
 /* Runs expanded equal the algorithm's permutation on the class-sorted
- * problem (random sizes, some classes empty, partial last group). */
+ * problem (random sizes, some classes empty, partial last group, groups
+ * of 32, 64 and 96). */
 static void test_runs_expand(void **state)
 {
     (void)state;
     static uint32_t runs[2 * TMAP_REGROUP_MAX_RUNS];
     uint64_t s = 99;
-    for (int trial = 0; trial < 40; trial++) {
-        size_t R = 1 + trial % 12, n = 0;
+    for (int trial = 0; trial < 240; trial++) {
+        size_t R = 1 + (size_t)trial / 6 % 12, n = 0, gs = 32 * (1 + (size_t)trial / 2 % 3);
         uint32_t size[12];
         for (size_t c = 0; c < R; c++)
             n += size[c] = uniform01(&s) < 0.2 ? 0 : (uint32_t)(uniform01(&s) * 300);
@@ -206,11 +207,11 @@ static void test_runs_expand(void **state)
                 b.counts[j++] = (uint32_t)c + 1;
         uint32_t *want = malloc(n * sizeof *want), *got = malloc(n * sizeof *got);
         double lat = 1;
-        tmap_regroup_opts o = {.groupsize = 32, .scope = TMAP_REGROUP_GRID};
+        tmap_regroup_opts o = {.groupsize = gs, .scope = TMAP_REGROUP_GRID};
         TMAP_CHECK(tmap_algo_run(algo, &b, &lat, NULL, &o, want, err));
         size_t nruns = 0;
-        TMAP_CHECK(tmap_regroup_class_runs(algo, size, R, 32, runs, &nruns, err));
-        assert_true(nruns >= 1 && nruns <= R + 2 * (n / 32 + 1));
+        TMAP_CHECK(tmap_regroup_class_runs(algo, size, R, gs, runs, &nruns, err));
+        assert_true(nruns >= 1 && nruns <= R + 2 * (n / gs + 1));
         for (size_t r = 0; r < nruns; r++) {
             size_t end = r + 1 < nruns ? runs[2 * r + 2] : n;
             for (size_t j = runs[2 * r]; j < end; j++)
