@@ -19,7 +19,13 @@
  *           the path with the folded model (no block can be clamped);
  *   busy -- the grid sort (sort) and the worst-case path (path) enqueued
  *           behind two paths still running, so that the host's enqueue
- *           is hidden: the GPU's own time.
+ *           is hidden: the GPU's own time;
+ *   classes -- on the cost (worst case) as key, R = 10 value classes
+ *           (runtime/gpu_classes.cu): lam (LAM wholly on the GPU), table
+ *           (classes, class sort, the sizes to the host: it waits),
+ *           gmax and greedy (table, the host's runs, the expansion; their
+ *           host step included; greedy only up to 10^6 threads, -1.0 past);
+ *           floor: reading the key and writing the permutation once.
  * The other stages are timed from an idle GPU, so their times include the
  * host's enqueue (CUB's dispatch in the sorts; a graph launch in the
  * paths).
@@ -39,7 +45,10 @@ enum { NFEAT = 5 };
 typedef struct stage_times {
     float cost, folded, sort_grid, sort_block, deal, path, path_deal, path_folded, enqueue_us;
     float sort_busy, path_busy;
+    float lam, table, gmax, greedy;
 } stage_times;
+
+enum { R = 10 };
 
 static int fail(const tmap_error *e)
 {
@@ -111,6 +120,35 @@ static tmap_status one_rep(tmap_gpu_regroup *g, tmap_gpu_regroup *gf, tmap_timer
     return st;
 }
 
+/* The value-class stages on the cost as key (see the top). */
+static tmap_status class_rep(tmap_gpu_regroup *g, tmap_gpu_classes *k, tmap_timer *t,
+                             uint64_t perm, uint32_t *runs, size_t n, stage_times *o,
+                             tmap_error *err)
+{
+    uint64_t key = tmap_gpu_regroup_cost_ptr(g);
+    uint32_t size[R];
+    tmap_status st = tmap_timer_start(t, NULL, err);
+    if (!st) st = tmap_gpu_classes_lam(k, key, R, perm, NULL, err);
+    if (!st) st = stop(g, t, &o->lam, err);
+    if (!st) st = tmap_timer_start(t, NULL, err);
+    if (!st) st = tmap_gpu_classes_table(k, key, R, size, NULL, err);
+    if (!st) st = stop(g, t, &o->table, err);
+    tmap_algo algo[2] = {TMAP_ALGO_GREEDY_MAX, TMAP_ALGO_GREEDY};
+    float *ms[2] = {&o->gmax, &o->greedy};
+    for (int a = 0; a < 2 && !st; a++) {
+        size_t nruns = 0;
+        *ms[a] = -1e-3f; /* not measured */
+        if (a && n > 1000000)
+            break;
+        st = tmap_timer_start(t, NULL, err);
+        if (!st) st = tmap_gpu_classes_table(k, key, R, size, NULL, err);
+        if (!st) st = tmap_regroup_class_runs(algo[a], size, R, 32, runs, &nruns, err);
+        if (!st) st = tmap_gpu_classes_expand(k, runs, nruns, perm, NULL, err);
+        if (!st) st = stop(g, t, ms[a], err);
+    }
+    return st;
+}
+
 static float median_of(stage_times *r, int n, size_t off)
 {
     float *v = malloc((size_t)n * sizeof *v), m;
@@ -125,6 +163,8 @@ static int measure(tmap_cuda *c, size_t n, size_t nb, int reps, double peak, tma
 {
     tmap_error e = {0};
     tmap_gpu_regroup *g = NULL, *gf = NULL;
+    tmap_gpu_classes *k = NULL;
+    uint32_t *runs = malloc(2 * TMAP_REGROUP_MAX_RUNS * sizeof *runs);
     uint64_t x = 0, perm = 0, sorted = 0;
     double *hx = malloc(n * NFEAT * sizeof *hx), *coef = malloc(nb * (NFEAT + 2) * sizeof *coef);
     double *lat = malloc(nb * sizeof *lat), *fcoef = malloc(nb * (NFEAT + 2) * sizeof *fcoef);
@@ -151,17 +191,22 @@ static int measure(tmap_cuda *c, size_t n, size_t nb, int reps, double peak, tma
     if (!st) st = tmap_cuda_alloc(c, n * sizeof(uint32_t), &sorted, &e);
     if (!st) st = tmap_cuda_upload(c, x, hx, n * NFEAT * sizeof *hx, &e);
     if (!st) st = tmap_gpu_regroup_model(g, coef, lat, nb, NFEAT, &e);
+    if (!st) st = runs ? tmap_gpu_classes_create(c, n, &k, &e)
+                       : tmap_fail(&e, TMAP_ERR_NOMEM, "out of memory");
     for (int i = -3; !st && i < reps; i++) {
         stage_times o;
         st = one_rep(g, gf, t, x, perm, sorted, &o, &e);
+        if (!st)
+            st = class_rep(g, k, t, perm, runs, n, &o, &e);
         if (i >= 0)
             r[i] = o;
     }
     if (!st) {
         double cost_floor = (double)n * (NFEAT + 1) * 8 / (peak * 1e9) * 1e6;
         double sort_floor = (double)n * 8 * 2 / (peak * 1e9) * 1e6;
+        double class_floor = (double)n * (8 + 4) / (peak * 1e9) * 1e6;
         printf("%9zu %5zu | %8.1f %7.1f %6.1f | %9.1f %10.1f %6.1f %6.1f | %8.1f %9.1f %11.1f "
-               "%8.1f | %9.1f %9.1f\n",
+               "%8.1f | %9.1f %9.1f | %8.1f %8.1f %8.1f %9.1f %6.1f\n",
                n, nb, median_of(r, reps, offsetof(stage_times, cost)) * 1e3,
                median_of(r, reps, offsetof(stage_times, folded)) * 1e3, cost_floor,
                median_of(r, reps, offsetof(stage_times, sort_grid)) * 1e3,
@@ -172,10 +217,16 @@ static int measure(tmap_cuda *c, size_t n, size_t nb, int reps, double peak, tma
                median_of(r, reps, offsetof(stage_times, path_folded)) * 1e3,
                median_of(r, reps, offsetof(stage_times, enqueue_us)),
                median_of(r, reps, offsetof(stage_times, sort_busy)) * 1e3,
-               median_of(r, reps, offsetof(stage_times, path_busy)) * 1e3);
+               median_of(r, reps, offsetof(stage_times, path_busy)) * 1e3,
+               median_of(r, reps, offsetof(stage_times, lam)) * 1e3,
+               median_of(r, reps, offsetof(stage_times, table)) * 1e3,
+               median_of(r, reps, offsetof(stage_times, gmax)) * 1e3,
+               median_of(r, reps, offsetof(stage_times, greedy)) * 1e3, class_floor);
     }
     tmap_gpu_regroup_free(g);
     tmap_gpu_regroup_free(gf);
+    tmap_gpu_classes_free(k);
+    free(runs);
     tmap_cuda_free(c, x);
     tmap_cuda_free(c, perm);
     tmap_cuda_free(c, sorted);
@@ -202,9 +253,10 @@ int main(int argc, char **argv)
     bench_banner(stdout, &d, "# ");
     printf("# peak DRAM bandwidth %.0f GB/s; %d features; medians of %d reps; times in us\n",
            peak, NFEAT, reps);
-    printf("%9s %5s | %8s %7s %6s | %9s %10s %6s %6s | %8s %9s %11s %8s | %9s %9s\n", "threads",
-           "B", "cost", "folded", "floor", "sort_grid", "sort_block", "deal", "floor", "path",
-           "path_deal", "path_folded", "enqueue", "sort_busy", "path_busy");
+    printf("%9s %5s | %8s %7s %6s | %9s %10s %6s %6s | %8s %9s %11s %8s | %9s %9s | %8s %8s "
+           "%8s %9s %6s\n", "threads", "B", "cost", "folded", "floor", "sort_grid", "sort_block",
+           "deal", "floor", "path", "path_deal", "path_folded", "enqueue", "sort_busy",
+           "path_busy", "lam", "table", "gmax", "greedy", "floor");
     for (long n = 10000; n <= max_threads; n *= 10)
         for (size_t nb = 16; nb <= 256; nb *= 4)
             if (measure(c, (size_t)n / 256 * 256, nb, reps, peak, t)) /* whole 256-thread blocks */

@@ -41,6 +41,9 @@ struct tmap_regrouper {
     tmap_layout *layout;
     tmap_gpu_regroup *gpu, *alt; /* the sort's scratch and the key's model; alt's for
                                     the alternative key (NULL without one) */
+    tmap_gpu_classes *classes;   /* value classes' scratch (grid scope), or NULL */
+    uint32_t class_size[TMAP_REGROUPER_CLASSES];
+    uint32_t *runs;              /* [2 * TMAP_REGROUP_MAX_RUNS] with Greedy asked for */
     uint64_t key, perm, sorted; /* device: double [n], u32 [n], u32 [n] */
     tmap_regrouper_opts opts;   /* model and lat: the caller's, read at create */
     choice cand[TMAP_TRIAL_MAX_CAND]; /* trial index -> candidate */
@@ -60,8 +63,16 @@ struct tmap_regrouper {
     char why[512];
 };
 
-static const char *const names[TMAP_REGROUPER_COUNT] = {"original", "sorting (grid)",
-                                                 "sorting (thread block)", "bin-and-deal"};
+static const char *const names[TMAP_REGROUPER_COUNT] = {
+    "original", "sorting (grid)", "sorting (thread block)", "bin-and-deal",
+    "greedy (classes)", "greedy-max (classes)", "lam"};
+
+/* The candidates on the key's value classes (tmap_gpu_classes). */
+static int on_classes(int c)
+{
+    return c == TMAP_REGROUPER_GREEDY || c == TMAP_REGROUPER_GREEDY_MAX ||
+           c == TMAP_REGROUPER_LAM;
+}
 
 const char *tmap_regrouper_cand_name(tmap_regrouper_cand c)
 {
@@ -78,26 +89,37 @@ static void add(tmap_regrouper *r, int *n, tmap_regrouper_cand algo, int redirec
 
 /* The candidates this launch, scope and the mechanisms given allow, the
  * original first; each algorithm by layout transform (with arrays to
- * move) and by redirection (with a redirected kernel). */
+ * move) and by redirection (with a redirected kernel); those on value
+ * classes by the first key only, while the trial has room. */
+static unsigned wanted(const tmap_regrouper_opts *o)
+{
+    return o->candidates ? o->candidates | 1u
+                         : ~((1u << TMAP_REGROUPER_GREEDY) | (1u << TMAP_REGROUPER_GREEDY_MAX));
+}
+
 static int candidates(tmap_regrouper *r)
 {
-    unsigned want = r->opts.candidates ? r->opts.candidates | 1u : ~0u;
+    unsigned want = wanted(&r->opts);
     int bs_ok = r->block_size >= 32 && r->block_size <= 1024;
     int deal_ok = r->block_size % 32 == 0 && r->nthreads % r->block_size == 0;
     int grid = r->opts.scope == TMAP_REGROUP_GRID, n = 0;
     add(r, &n, TMAP_REGROUPER_ORIGINAL, 0, 0);
-    for (int key = 0; key <= (r->alt != NULL); key++)
-        for (int redirect = 0; redirect < 2; redirect++) {
-            if (redirect ? !r->opts.redirected : !r->narrays)
-                continue;
-            for (int c = 1; c < TMAP_REGROUPER_COUNT; c++) {
-                int ok = (c == TMAP_REGROUPER_SORT_GRID && grid) ||
-                         (c == TMAP_REGROUPER_SORT_BLOCK && bs_ok) ||
-                         (c == TMAP_REGROUPER_BIN_DEAL && grid && deal_ok);
-                if (ok && (want & (1u << c)))
-                    add(r, &n, (tmap_regrouper_cand)c, redirect, key);
+    /* pass 0: by every key; pass 1: on value classes, by the first key */
+    for (int pass = 0; pass < 2; pass++)
+        for (int key = 0; key <= (!pass && r->alt != NULL); key++)
+            for (int redirect = 0; redirect < 2; redirect++) {
+                if (redirect ? !r->opts.redirected : !r->narrays)
+                    continue;
+                for (int c = 1; c < TMAP_REGROUPER_COUNT; c++) {
+                    int ok = (c == TMAP_REGROUPER_SORT_GRID && grid) ||
+                             (c == TMAP_REGROUPER_SORT_BLOCK && bs_ok) ||
+                             (c == TMAP_REGROUPER_BIN_DEAL && grid && deal_ok) ||
+                             (on_classes(c) && grid);
+                    if (ok && on_classes(c) == pass && (want & (1u << c)) &&
+                        n < TMAP_TRIAL_MAX_CAND)
+                        add(r, &n, (tmap_regrouper_cand)c, redirect, key);
+                }
             }
-        }
     return n;
 }
 
@@ -165,6 +187,15 @@ static tmap_status make(tmap_regrouper *r, tmap_cuda *c, const tmap_launch *l,
         st = tmap_cuda_alloc(c, r->nthreads * sizeof(uint32_t), &r->sorted, err);
     if (!st && r->opts.overlap)
         st = tmap_cuda_alloc(c, r->nthreads * sizeof(uint32_t), &r->next, err);
+    unsigned want = wanted(&r->opts);
+    if (!st && r->opts.scope == TMAP_REGROUP_GRID && (want & ((1u << TMAP_REGROUPER_GREEDY) |
+                                                             (1u << TMAP_REGROUPER_GREEDY_MAX) |
+                                                             (1u << TMAP_REGROUPER_LAM))))
+        st = tmap_gpu_classes_create(c, r->nthreads, &r->classes, err);
+    if (!st && r->classes && (want & ((1u << TMAP_REGROUPER_GREEDY) |
+                                      (1u << TMAP_REGROUPER_GREEDY_MAX))) &&
+        !(r->runs = malloc(2 * TMAP_REGROUP_MAX_RUNS * sizeof *r->runs)))
+        st = tmap_fail(err, TMAP_ERR_NOMEM, "tmap_regrouper_create: out of memory");
     if (!st && r->opts.redirected) /* it reads D from r->perm at every launch */
         st = tmap_redirect_set(r->opts.redirected, r->perm, err);
     return st;
@@ -220,6 +251,8 @@ void tmap_regrouper_free(tmap_regrouper *r)
             tmap_cuda_free(r->cuda, bufs[i]);
     tmap_gpu_regroup_free(r->gpu);
     tmap_gpu_regroup_free(r->alt);
+    tmap_gpu_classes_free(r->classes);
+    free(r->runs);
     tmap_layout_free(r->layout);
     free(r->args);
     free(r->orig);
@@ -265,6 +298,22 @@ tmap_status tmap_regrouper_poll(tmap_regrouper *r, int wait, void *stream, tmap_
     return st;
 }
 
+/* Greedy or Greedy-Max: the class table (the host waits for it), the
+ * algorithm's runs on the host, expanded on the GPU. */
+static tmap_status by_table(tmap_regrouper *r, int i, uint64_t key, uint64_t out, void *stream,
+                            tmap_error *err)
+{
+    size_t nruns = 0;
+    tmap_algo algo = r->cand[i].algo == TMAP_REGROUPER_GREEDY ? TMAP_ALGO_GREEDY
+                                                              : TMAP_ALGO_GREEDY_MAX;
+    tmap_status st = tmap_gpu_classes_table(r->classes, key, TMAP_REGROUPER_CLASSES,
+                                            r->class_size, stream, err);
+    if (!st)
+        st = tmap_regroup_class_runs(algo, r->class_size, TMAP_REGROUPER_CLASSES, 32, r->runs,
+                                     &nruns, err);
+    return st ? st : tmap_gpu_classes_expand(r->classes, r->runs, nruns, out, stream, err);
+}
+
 /* The permutation for trial index i on the current input, into out. */
 static tmap_status permute(tmap_regrouper *r, int i, uint64_t out, void *stream, tmap_error *err)
 {
@@ -288,6 +337,10 @@ static tmap_status permute(tmap_regrouper *r, int i, uint64_t out, void *stream,
         return st ? st : tmap_gpu_regroup_deal(r->gpu, r->sorted, r->block_size, out, stream,
                                                err);
     }
+    case TMAP_REGROUPER_LAM:
+        return tmap_gpu_classes_lam(r->classes, key, TMAP_REGROUPER_CLASSES, out, stream, err);
+    case TMAP_REGROUPER_GREEDY:
+    case TMAP_REGROUPER_GREEDY_MAX: return by_table(r, i, key, out, stream, err);
     default: return tmap_fail(err, TMAP_ERR_INVALID, "tmap_regrouper: bad candidate");
     }
 }

@@ -18,6 +18,7 @@ typedef struct tmap_regroup_part {
     size_t n;              /* >= 1                                   */
     size_t groupsize;      /* multiple of 32                         */
     size_t threads;        /* CPU threads for the classes pass       */
+    size_t nclasses;       /* LAM's value classes R                  */
 } tmap_regroup_part;
 
 /* Writes a permutation of the local indices 0..n-1 into out[0..n). */
@@ -31,6 +32,7 @@ typedef struct tmap_regroup_input {
     const double *key;     /* required when need_key                 */
     size_t nthreads;       /* used when !need_bbv                    */
     int descending;
+    size_t nclasses;       /* LAM only                               */
     int need_bbv, need_lat, need_key;
     const char *name;      /* for messages: "greedy", ...            */
 } tmap_regroup_input;

@@ -97,6 +97,7 @@ tmap_status tmap_regroup_run(tmap_regroup_fn fn, const tmap_regroup_input *in,
             .n = n - first < span ? n - first : span,
             .groupsize = opts->groupsize,
             .threads = opts->threads,
+            .nclasses = in->nclasses,
         };
         st = fn(&p, perm + first, err);
         if (st != TMAP_OK) {

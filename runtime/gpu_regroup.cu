@@ -46,9 +46,7 @@
 #include <string.h>
 
 #include "threadmap/runtime.h"
-extern "C" {
-#include "common/base.h"
-}
+#include "runtime/gpu_util.cuh"
 
 /* What a captured graph was made for: a call with other arguments
  * captures anew. */
@@ -79,19 +77,6 @@ struct tmap_gpu_regroup {
     cudaGraphExec_t graph;        /* cost + sort, or NULL */
     graph_key made_for;
 };
-
-static tmap_status cuda_fail(tmap_error *err, cudaError_t e, const char *call)
-{
-    return tmap_fail(err, TMAP_ERR_CUDA, "%s: %s (%s)", call, cudaGetErrorName(e),
-                     cudaGetErrorString(e));
-}
-
-#define TMAP_CU(call, name)                                                            \
-    do {                                                                               \
-        cudaError_t e_ = (call);                                                       \
-        if (e_ != cudaSuccess)                                                         \
-            return cuda_fail(err, e_, name);                                           \
-    } while (0)
 
 /* ------------------------------------------------------------- kernels */
 

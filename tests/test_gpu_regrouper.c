@@ -181,7 +181,7 @@ static int run_named(bench *b, tmap_regroup_scope scope, uint32_t heavy, int lau
     tmap_regrouper_opts o = {.scope = scope, .key = key_fn, .key_user = b,
                              .redirected = redirect ? b->redirected : NULL};
     /* identical work: a regrouping is then at best as fast as the original,
-     * and 7 candidates of 3 launches each may see one 3% faster by chance */
+     * and 9 candidates of 3 launches each may see one 3% faster by chance */
     if (heavy == light)
         o.threshold = 0.10;
     /* the grid-scope runs take the key from a model instead: one block
@@ -228,8 +228,7 @@ static void test_divergent_is_regrouped(void **state)
     open_bench(&b);
     int c = run(&b, TMAP_REGROUP_GRID, 40000, 20, 0, 20, 0);
     if (timed_decisions())
-        assert_true(c == TMAP_REGROUPER_SORT_GRID || c == TMAP_REGROUPER_SORT_BLOCK ||
-                    c == TMAP_REGROUPER_BIN_DEAL);
+        assert_true(c > TMAP_REGROUPER_ORIGINAL && c < TMAP_REGROUPER_COUNT);
     close_bench(&b);
 }
 

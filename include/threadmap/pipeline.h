@@ -460,8 +460,15 @@ typedef enum tmap_regrouper_cand {
     TMAP_REGROUPER_SORT_GRID,   /* threads sorted by key, heaviest first, over the grid */
     TMAP_REGROUPER_SORT_BLOCK,  /* the same within each thread block */
     TMAP_REGROUPER_BIN_DEAL,    /* grid order dealt across the thread blocks */
+    TMAP_REGROUPER_GREEDY,      /* Greedy on the key's value classes (grid; asked for only) */
+    TMAP_REGROUPER_GREEDY_MAX,  /* Greedy-Max on them (grid; asked for only) */
+    TMAP_REGROUPER_LAM,         /* LAM on them, all on the GPU (grid) */
     TMAP_REGROUPER_COUNT
 } tmap_regrouper_cand;
+
+/* The value classes (R) of the key that Greedy, Greedy-Max and LAM work
+ * on: zhang2010's R = 10. */
+#define TMAP_REGROUPER_CLASSES 10
 
 const char *tmap_regrouper_cand_name(tmap_regrouper_cand c);
 
@@ -470,8 +477,9 @@ const char *tmap_regrouper_cand_name(tmap_regrouper_cand c);
 typedef int (*tmap_regrouper_key_fn)(void *user, uint64_t key, void *stream);
 
 typedef struct tmap_regrouper_opts {
-    unsigned candidates;            /* bits 1u << cand; 0: all the scope allows
-                                       (first: {0} initializes it in C++ too) */
+    unsigned candidates;            /* bits 1u << cand; 0: all the scope allows but
+                                       Greedy and Greedy-Max, whose host step waits
+                                       for the GPU (first: {0} initializes it in C++ too) */
     tmap_regroup_scope scope;       /* GRID allows every candidate, BLOCK only
                                        those that keep threads in their block
                                        (what the safety analysis allows) */

@@ -101,6 +101,23 @@ tmap_status tmap_regroup_greedy_max(const tmap_bbv *bbv, const double *lat,
                                     uint32_t *perm, tmap_error *err);
 
 
+/* The value class of x among R equal-width ranges over [lo, hi] (lo <= x
+ * <= hi): floor((x/2 - lo/2) / (hi/2 - lo/2) * R), each step rounded once
+ * (halves: no overflow), R - 1 at hi, 0 when lo == hi.  LAM's labels,
+ * computed the same way by the GPU (runtime/gpu_classes.cu). */
+uint32_t tmap_regroup_value_class(double x, double lo, double hi, size_t nclasses);
+
+/* LAM, label-assign-move (zhang2010 sec. 4.2; docs/regroup.md): each
+ * thread's key falls into one of `nclasses` (1..TMAP_REGROUP_LAM_MAX_CLASSES)
+ * equal-width value classes over the problem's [min, max]; warp segments
+ * (groupsize slots) already pure keep their threads, the others are
+ * labelled with their most covered class while its quota of full segments
+ * lasts, and only the threads that do not fit their segment's label move.
+ * Linear time; moves no more threads than it must for those labels. */
+#define TMAP_REGROUP_LAM_MAX_CLASSES 256
+tmap_status tmap_regroup_lam(const double *key, size_t nthreads, size_t nclasses,
+                             const tmap_regroup_opts *opts, uint32_t *perm, tmap_error *err);
+
 /* Bin-and-deal (threadmap's own; docs/regroup.md): `sorted`, an order of
  * all nthreads threads, heaviest first, is cut into groups of groupsize
  * consecutive threads, and group g goes to thread block g mod B (of the
@@ -299,6 +316,21 @@ int tmap_algo_parse(const char *name);
 tmap_status tmap_algo_run(tmap_algo a, const tmap_bbv *bbv, const double *lat,
                           const double *key, const tmap_regroup_opts *opts, uint32_t *perm,
                           tmap_error *err);
+
+/* Greedy or Greedy-Max (algo) on a table of value classes, the GPU path's
+ * host step (docs/regroup.md): size[c] threads of class c (nclasses <=
+ * TMAP_REGROUP_LAM_MAX_CLASSES), in class-sorted order (class ascending,
+ * then thread index: position j), each a one-block BBV row of count c + 1
+ * at latency 1.  The algorithm's permutation of positions, grid scope,
+ * groups of groupsize, is written as runs: slot runs[2r] and the slots up
+ * to runs[2r + 2] (or the end) take the consecutive positions from
+ * runs[2r + 1]; runs has room for 2 * TMAP_REGROUP_MAX_RUNS entries.
+ * TMAP_ERR_UNSUPPORTED when more runs are needed.  Greedy-Max: O(R), the
+ * classes highest first; Greedy: O(N), the CPU algorithm on the rows. */
+#define TMAP_REGROUP_MAX_RUNS 65536
+tmap_status tmap_regroup_class_runs(tmap_algo algo, const uint32_t *size, size_t nclasses,
+                                    size_t groupsize, uint32_t *runs, size_t *nruns,
+                                    tmap_error *err);
 
 typedef struct tmap_plan_opts {
     tmap_model_params model;   /* launch shape for the scheduling model */

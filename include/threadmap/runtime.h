@@ -382,6 +382,41 @@ tmap_status tmap_gpu_regroup_copy(tmap_gpu_regroup *g, uint64_t dst, uint64_t sr
                                   void *stream, tmap_error *err);
 
 /*
+ * Value classes of a per-thread key on the GPU, and the regroupings made
+ * of them (experimental; runtime/gpu_classes.cu, nvcc and CUB; without
+ * nvcc every call is TMAP_ERR_UNSUPPORTED).  A tmap_gpu_classes holds the
+ * scratch for nthreads threads (about 40 bytes each), allocated once.
+ * `key` is a device double [nthreads], finite (not checked: a NaN key
+ * makes the range undefined); a thread's class is
+ * tmap_regroup_value_class(key, min, max, nclasses) over the whole grid,
+ * bit for bit; 1 <= nclasses <= TMAP_GPU_CLASSES_MAX.  Grid scope.
+ *
+ * tmap_gpu_classes_table: the classes, the threads sorted stably by class
+ * (kept on the device for expand), and size[c] (host u32 [nclasses]) the
+ * threads of class c: waits for `stream` (the only call that does).
+ * tmap_gpu_classes_expand: perm (device u32 [nthreads]) from the runs of
+ * tmap_regroup_class_runs (host, 1 to TMAP_GPU_CLASSES_MAX_RUNS):
+ * slot s takes the thread at position runs[2r + 1] + s - runs[2r] of the
+ * last table's class order, r the last run with runs[2r] <= s.
+ * tmap_gpu_classes_lam: LAM with warp segments of 32:
+ * tmap_regroup_lam's permutation of the same key (grid scope, groupsize
+ * 32), nothing on the host.
+ */
+#define TMAP_GPU_CLASSES_MAX 256
+#define TMAP_GPU_CLASSES_MAX_RUNS 65536
+typedef struct tmap_gpu_classes tmap_gpu_classes;
+
+tmap_status tmap_gpu_classes_create(tmap_cuda *c, size_t nthreads, tmap_gpu_classes **out,
+                                    tmap_error *err);
+void tmap_gpu_classes_free(tmap_gpu_classes *g);
+tmap_status tmap_gpu_classes_table(tmap_gpu_classes *g, uint64_t key, size_t nclasses,
+                                   uint32_t *size, void *stream, tmap_error *err);
+tmap_status tmap_gpu_classes_expand(tmap_gpu_classes *g, const uint32_t *runs, size_t nruns,
+                                    uint64_t perm, void *stream, tmap_error *err);
+tmap_status tmap_gpu_classes_lam(tmap_gpu_classes *g, uint64_t key, size_t nclasses,
+                                 uint64_t perm, void *stream, tmap_error *err);
+
+/*
  * Memory transactions of an irregular reference, counted on the GPU
  * (runtime/gpu_sectors.cu; the model's tmap_sectors_count_gpu checks the
  * arguments and is the entry point; docs/memory.md).  Warps of 32 slots:

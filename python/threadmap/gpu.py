@@ -246,7 +246,8 @@ class GpuRegroup:
 
 
 REGROUPER_CANDIDATES = ("original", "sorting (grid)", "sorting (thread block)",
-                        "bin-and-deal")  # tmap_regrouper_cand_name
+                        "bin-and-deal", "greedy (classes)", "greedy-max (classes)",
+                        "lam")  # tmap_regrouper_cand_name
 
 
 class Regrouper:
