@@ -36,11 +36,13 @@ typedef struct gpu {
 } gpu;
 
 /* A layout on the device (q the index; perm, from 0 when absent; ap: A').
- * Sharing: start (the blocks' lists in from), and `under`, the layout
- * whose A' the blocks stage from (q, from index into it). */
+ * Partial duplication: head > 0, A' is A in place (its buffer has room:
+ * with_room) and the copies after it, from[head..nout).  Sharing: start
+ * (the blocks' lists in from), and `under`, the layout whose A' the
+ * blocks stage from (q, from index into it). */
 typedef struct dev_layout {
     uint64_t q, perm, from, ap, start;
-    size_t nout;
+    size_t nout, head;
     unsigned smem;
     const struct dev_layout *under;
     double build_ms;
@@ -89,11 +91,34 @@ static tmap_launch grid(void **args, size_t nargs, size_t n)
     return (tmap_launch){{(unsigned)((n + 255) / 256), 1, 1}, {256, 1, 1}, 0, args, nargs};
 }
 
-/* x' = x[from] when the layout moves data; the array the kernel reads. */
+/* x' = x[from] when the layout moves data; the array the kernel reads.
+ * Partial duplication gathers only its copies, into x's room after A. */
 static int gathered(const dev_layout *d, uint64_t x, size_t eb, uint64_t *read, tmap_error *e)
 {
+    if (d->head) {
+        *read = x;
+        return d->nout > d->head && tmap_gpu_memre_gather(d->from + d->head * 4, d->nout - d->head,
+                                                          x, eb, x + d->head * eb, NULL, e) ? -1 : 0;
+    }
     *read = d->from ? d->ap : x;
     return d->from && tmap_gpu_memre_gather(d->from, d->nout, x, eb, d->ap, NULL, e) ? -1 : 0;
+}
+
+/* The bytes of the array the kernel reads through P, with room for partial
+ * duplication's copies after A (A rounded up to a sector, a copy per access). */
+static size_t with_room(const mi_app *a)
+{
+    size_t eb = a->ref.elem_bytes, seg = eb < 32 ? 32 / eb : 1;
+    return ((a->ref.nelems + seg - 1) / seg * seg + a->ref.nthreads * a->ref.per_thread) * eb;
+}
+
+/* An upload of bytes into a buffer of `room` bytes (0 on failure). */
+static uint64_t up_room(gpu *g, const void *h, size_t bytes, size_t room, tmap_error *e)
+{
+    uint64_t d = 0;
+    if (tmap_cuda_alloc(g->c, room, &d, e) || (h && tmap_cuda_upload(g->c, d, h, bytes, e)))
+        return tmap_cuda_free(g->c, d), 0;
+    return d;
 }
 
 /* One SpMV y = A x through the layout (x: device, y zeroed here). */
@@ -304,9 +329,11 @@ static int partial_build(gpu *g, const mi_app *a, uint64_t index, double r, dev_
                          tmap_error *e)
 {
     double t0 = tmap_clock_seconds();
-    if (tmap_gpu_memre_partial(index, a->ref.nthreads, a->ref.per_thread, a->ref.nelems,
-                               a->ref.elem_bytes, r, p->from, p->q, &p->nout, e))
+    size_t eb = a->ref.elem_bytes, seg = eb < 32 ? 32 / eb : 1;
+    if (tmap_gpu_memre_partial(index, a->ref.nthreads, a->ref.per_thread, a->ref.nelems, eb, r,
+                               p->from, p->q, &p->nout, e))
         return -1;
+    p->head = (a->ref.nelems + seg - 1) / seg * seg;
     p->build_ms = 1e3 * (tmap_clock_seconds() - t0);
     return 0;
 }
@@ -318,12 +345,10 @@ static int bench_partial(gpu *g, const mi_app *a, dev_app *da, const reference *
                          const dev_layout *orig, double launches, float ms0, float *ms,
                          double *amort, tmap_error *e)
 {
-    size_t n = a->ref.nthreads * a->ref.per_thread, eb = a->ref.elem_bytes;
-    size_t slots = (a->ref.nelems + (32 / eb ? 32 / eb : 1)) + n;
+    size_t n = a->ref.nthreads * a->ref.per_thread, slots = with_room(a) / a->ref.elem_bytes;
     dev_layout p = {0};
     tmap_memfrac *f = NULL;
     int rc = tmap_cuda_alloc(g->c, n * 4, &p.q, e) || tmap_cuda_alloc(g->c, slots * 4, &p.from, e) ||
-                     tmap_cuda_alloc(g->c, slots * eb, &p.ap, e) ||
                      tmap_memfrac_create(0, 0, 0, &f, e)
                  ? -1 : 0;
     double built = -1;
@@ -568,7 +593,8 @@ static int md_size(gpu *g, uint32_t n, uint64_t seed, tmap_error *e)
     heading(&a, "md, %u particles", n);
     float *f = malloc((size_t)n * 12);
     reference ref = {f, (size_t)n * 12, 0, NULL, NULL, 0};
-    int rc = !f || mi_cpu_run(&a, NULL, 0, f) || !(da.a = up(g, a.data, (size_t)n * 16, e)) ||
+    int rc = !f || mi_cpu_run(&a, NULL, 0, f) ||
+                     !(da.a = up_room(g, a.data, (size_t)n * 16, with_room(&a), e)) ||
                      tmap_cuda_alloc(g->c, (size_t)n * 12, &da.out, e)
                  ? -1 : 0;
     ref.from = da.out;
@@ -587,7 +613,7 @@ static int bfs_scale(gpu *g, unsigned scale, uint64_t seed, tmap_error *e)
     uint32_t *want = malloc((size_t)a.nv * 4);
     da.depth = want ? mi_bfs_reference(&a, want) : 0;
     reference ref = {want, (size_t)a.nv * 4, 0, NULL, NULL, 0};
-    int rc = !da.depth || tmap_cuda_alloc(g->c, (size_t)a.nv * 4, &da.a, e) ||
+    int rc = !da.depth || !(da.a = up_room(g, NULL, 0, with_room(&a), e)) ||
                      !(da.aux = up(g, a.aux, a.ref.nthreads * 4, e)) ||
                      !(da.level0 = up(g, a.data, (size_t)a.nv * 4, e))
                  ? -1 : 0;
@@ -616,7 +642,8 @@ static int spmv_size(gpu *g, uint32_t n, int cg_iters, uint64_t seed, tmap_error
     }
     reference ref = {NULL, 0, 0, y, scale, 0};
     size_t vb = (size_t)n * 8;
-    rc = rc || !(da.a = up(g, a.data, vb, e)) || !(da.aux = up(g, a.aux, a.ref.nthreads * 4, e)) ||
+    rc = rc || !(da.a = up_room(g, a.data, vb, with_room(&a), e)) ||
+                 !(da.aux = up(g, a.aux, a.ref.nthreads * 4, e)) ||
                  !(da.val = up(g, a.val, a.ref.nthreads * 8, e)) ||
                  tmap_cuda_alloc(g->c, vb, &da.out, e)
              ? -1 : 0;
@@ -627,7 +654,8 @@ static int spmv_size(gpu *g, uint32_t n, int cg_iters, uint64_t seed, tmap_error
         printf("\ncg, %d iterations on that matrix (a run: the solve; CPU residual %.2g)\n",
                cg_iters, ref.cg_res);
         rc = tmap_cuda_alloc(g->c, vb, &da.x, e) || tmap_cuda_alloc(g->c, vb, &da.r, e) ||
-                     tmap_cuda_alloc(g->c, vb, &da.p, e) || tmap_cuda_alloc(g->c, vb, &da.ap, e) ||
+                     !(da.p = up_room(g, NULL, 0, with_room(&a), e)) ||
+                     tmap_cuda_alloc(g->c, vb, &da.ap, e) ||
                      tmap_cuda_alloc(g->c, 8, &da.scalar, e)
                  ? -1 : bench_layouts(g, &a, &da, &ref, e);
     }
@@ -699,6 +727,7 @@ int main(int argc, char **argv)
         return fprintf(stderr, "bench_memirr_apps: --reps in [1, 1000], --cg-iters >= 0\n"), 2;
     tmap_error e = {0};
     tmap_compiled out = {0};
+    setvbuf(stdout, NULL, _IOLBF, 0); /* a run cut short keeps its lines */
     int rc = open_gpu(&g, &out, &e);
     if (rc) {
         fprintf(stderr, "bench_memirr_apps: %s\n", e.message);
