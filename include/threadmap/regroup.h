@@ -297,8 +297,9 @@ typedef struct tmap_memre_choice {
  * refuses the reference, for k or writes, are left out) and proposes
  * out[0] = the original, then the layouts whose total beats the original's
  * by the threshold, least total first (ties by kind); *n of at most
- * TMAP_MEMRE_KINDS.  Nothing pays: *n = 1.  The measured choice over the
- * first launches is the pipeline's tmap_memchooser. */
+ * TMAP_MEMRE_KINDS.  Nothing pays: *n = 1.  A layout whose given build_ms
+ * alone reaches that bar cannot pay and is not built.  The measured choice
+ * over the first launches is the pipeline's tmap_memchooser. */
 tmap_status tmap_memre_propose(const tmap_memref *r, const uint32_t *index,
                                const tmap_memre_costs *c, tmap_memre_choice *out, size_t *n,
                                tmap_error *err);
