@@ -7,8 +7,12 @@
  * irregular reference, the launch time (the gather of A' included: the
  * data changes between launches in all four), the CPU time of the build
  * and the time per launch with the build spread over `launches` launches
- * that reuse the layout; then the model's proposal (tmap_memre_propose) and
- * the measured choice (tmap_memchooser over real launches).  Every
+ * that reuse the layout; then partial duplication with zhang2011's adaptive
+ * fraction (tmap_memfrac over real launches, each step the median of 3
+ * runs), sharing on MD (md_force_shared; its sec/rq: the staged loads'
+ * sectors per request of the reference), cuSPARSE's CSR SpMV (where linked);
+ * then the model's proposal (tmap_memre_propose) and the measured choice
+ * (tmap_memchooser over real launches).  Every
  * layout's output is checked against the CPU reference: MD bit for bit,
  * BFS levels exactly, SpMV and CG within rounding (atomics).
  * Times are medians of --reps runs (CUDA events) after one warm-up; a BFS
@@ -30,16 +34,21 @@
 
 typedef struct gpu {
     tmap_cuda *c;
-    tmap_kernel *md, *bfs, *spmv, *dot, *axpy;
+    tmap_kernel *md, *md_shared, *bfs, *spmv, *dot, *axpy;
     tmap_timer *timer;
     int reps;
 } gpu;
 
-/* A layout on the device (q the index; perm, from 0 when absent; ap: A'). */
+/* A layout on the device (q the index; perm, from 0 when absent; ap: A').
+ * Partial duplication: head > 0, A' is A in place (its buffer has room:
+ * with_room) and the copies after it, from[head..nout).  Sharing: start
+ * (the blocks' lists in from), and `under`, the layout whose A' the
+ * blocks stage from (q, from index into it). */
 typedef struct dev_layout {
-    const char *name;
-    uint64_t q, perm, from, ap;
-    size_t nout;
+    uint64_t q, perm, from, ap, start;
+    size_t nout, head;
+    unsigned smem;
+    const struct dev_layout *under;
     double build_ms;
 } dev_layout;
 
@@ -64,7 +73,7 @@ static uint64_t up(gpu *g, const void *h, size_t bytes, tmap_error *e)
 static void layout_free(gpu *g, dev_layout *d)
 {
     tmap_cuda_free(g->c, d->q), tmap_cuda_free(g->c, d->perm), tmap_cuda_free(g->c, d->from);
-    tmap_cuda_free(g->c, d->ap);
+    tmap_cuda_free(g->c, d->ap), tmap_cuda_free(g->c, d->start);
     memset(d, 0, sizeof *d);
 }
 
@@ -86,11 +95,34 @@ static tmap_launch grid(void **args, size_t nargs, size_t n)
     return (tmap_launch){{(unsigned)((n + 255) / 256), 1, 1}, {256, 1, 1}, 0, args, nargs};
 }
 
-/* x' = x[from] when the layout moves data; the array the kernel reads. */
+/* x' = x[from] when the layout moves data; the array the kernel reads.
+ * Partial duplication gathers only its copies, into x's room after A. */
 static int gathered(const dev_layout *d, uint64_t x, size_t eb, uint64_t *read, tmap_error *e)
 {
+    if (d->head) {
+        *read = x;
+        return d->nout > d->head && tmap_gpu_memre_gather(d->from + d->head * 4, d->nout - d->head,
+                                                          x, eb, x + d->head * eb, NULL, e) ? -1 : 0;
+    }
     *read = d->from ? d->ap : x;
     return d->from && tmap_gpu_memre_gather(d->from, d->nout, x, eb, d->ap, NULL, e) ? -1 : 0;
+}
+
+/* The bytes of the array the kernel reads through P, with room for partial
+ * duplication's copies after A (A rounded up to a sector, a copy per access). */
+static size_t with_room(const mi_app *a)
+{
+    size_t eb = a->ref.elem_bytes, seg = eb < 32 ? 32 / eb : 1;
+    return ((a->ref.nelems + seg - 1) / seg * seg + a->ref.nthreads * a->ref.per_thread) * eb;
+}
+
+/* An upload of bytes into a buffer of `room` bytes (0 on failure). */
+static uint64_t up_room(gpu *g, const void *h, size_t bytes, size_t room, tmap_error *e)
+{
+    uint64_t d = 0;
+    if (tmap_cuda_alloc(g->c, room, &d, e) || (h && tmap_cuda_upload(g->c, d, h, bytes, e)))
+        return tmap_cuda_free(g->c, d), 0;
+    return d;
 }
 
 /* One SpMV y = A x through the layout (x: device, y zeroed here). */
@@ -154,6 +186,14 @@ static int run_once(gpu *g, const mi_app *a, const dev_layout *d, dev_app *da, t
         return cg(g, a, d, da, e);
     if (a->kind == MI_SPMV)
         return spmv(g, a, d, da->a, da->aux, da->val, da->out, e);
+    if (a->kind == MI_MD && d->start) { /* sharing: A' of `under`, staged by blocks */
+        void *args[] = {&ar, (void *)&d->from, (void *)&d->start, (void *)&d->q,
+                        (void *)&d->perm, &da->a, &da->out, &n, &k};
+        tmap_launch l = grid(args, 9, n);
+        l.shared_bytes = d->smem;
+        return gathered(d->under, da->a, 16, &ar, e) ||
+                       tmap_kernel_enqueue(g->md_shared, &l, NULL, e) ? -1 : 0;
+    }
     if (a->kind == MI_MD) {
         void *args[] = {&ar, (void *)&d->q, (void *)&d->perm, &da->a, &da->out, &n, &k};
         tmap_launch l = grid(args, 7, n);
@@ -239,7 +279,217 @@ static double spr(const tmap_memref *r, const tmap_memre *m, const uint32_t *ind
     return tmap_sectors_per_request(&s);
 }
 
-/* Measures every layout, then the model's proposal and the measured
+/* One row: d's median run over --reps (after a warm-up), its output
+ * checked; *amort: the run with the build spread over `launches`.
+ * Returns -1 on a CUDA error, else 1 when the output matched, 0 if not. */
+static int measure(gpu *g, const mi_app *a, dev_app *da, const reference *ref,
+                   const dev_layout *d, const char *name, double spr, double launches,
+                   float *ms, double *amort, float ms0, tmap_error *e)
+{
+    float *rep = malloc((size_t)g->reps * sizeof *rep);
+    if (!rep || timed_run(g, a, d, da, e) < 0)
+        return free(rep), -1;
+    for (int r = 0; r < g->reps; r++)
+        if ((rep[r] = timed_run(g, a, d, da, e)) < 0)
+            return free(rep), -1;
+    *ms = bench_median(rep, g->reps);
+    free(rep);
+    int same = output_ok(g, a, da, ref, e);
+    *amort = *ms + d->build_ms * per_run(a, da) / launches;
+    printf("  %-9s | %6.2f | %9.3f %9.1f %9.3f | %6.2fx | %s\n", name, spr, *ms, d->build_ms,
+           *amort, (ms0 ? ms0 : *ms) / *amort, same ? "yes" : "NO");
+    return same;
+}
+
+/* Sectors per request of the reference through a device layout. */
+static double spr_gpu(gpu *g, const tmap_memref *r, const dev_layout *d, tmap_error *e)
+{
+    tmap_memref q = *r;
+    tmap_sector_counts s = {0};
+    q.nelems = d->nout;
+    return tmap_sectors_count_gpu(g->c, &q, d->q, d->perm, &s, NULL, e) ? -1
+                                                                         : tmap_sectors_per_request(&s);
+}
+
+/* The kernel's launches with A' gathered, one run: the transform (the
+ * gathers, timed alone) and the rest, per launch. */
+static int split_run(gpu *g, const mi_app *a, const dev_layout *d, dev_app *da, float *kernel,
+                     float *transform, tmap_error *e)
+{
+    float all = timed_run(g, a, d, da, e), gather = 0;
+    uint64_t ar;
+    if (all < 0 || (d->from && (tmap_timer_start(g->timer, NULL, e) ||
+                                gathered(d, da->a, a->ref.elem_bytes, &ar, e) ||
+                                tmap_timer_stop(g->timer, NULL, e) ||
+                                tmap_timer_wait(g->timer, &gather, e))))
+        return -1;
+    *transform = gather, *kernel = (float)(all / per_run(a, da)) - gather;
+    return 0;
+}
+
+/* Builds partial duplication at fraction r on the GPU into p (sized for
+ * r = 1); its time is p->build_ms. */
+static int partial_build(gpu *g, const mi_app *a, uint64_t index, double r, dev_layout *p,
+                         tmap_error *e)
+{
+    double t0 = tmap_clock_seconds();
+    size_t eb = a->ref.elem_bytes, seg = eb < 32 ? 32 / eb : 1;
+    if (tmap_gpu_memre_partial(index, a->ref.nthreads, a->ref.per_thread, a->ref.nelems, eb, r,
+                               p->from, p->q, &p->nout, e))
+        return -1;
+    p->head = (a->ref.nelems + seg - 1) / seg * seg;
+    p->build_ms = 1e3 * (tmap_clock_seconds() - t0);
+    return 0;
+}
+
+/* zhang2011's adaptive fraction over real launches (tmap_memfrac, serial:
+ * the copies are gathered before each launch), then the fixed fraction's
+ * row.  orig: the original layout (its q is P on the device). */
+static int bench_partial(gpu *g, const mi_app *a, dev_app *da, const reference *ref,
+                         const dev_layout *orig, double launches, float ms0, float *ms,
+                         double *amort, tmap_error *e)
+{
+    size_t n = a->ref.nthreads * a->ref.per_thread, slots = with_room(a) / a->ref.elem_bytes;
+    dev_layout p = {0};
+    tmap_memfrac *f = NULL;
+    int rc = tmap_cuda_alloc(g->c, n * 4, &p.q, e) || tmap_cuda_alloc(g->c, slots * 4, &p.from, e) ||
+                     tmap_memfrac_create(0, 0, 0, &f, e)
+                 ? -1 : 0;
+    double built = -1;
+    int launches_run = 0;
+    printf("  adaptive fraction (zhang2011 Fig. 8, serial), per launch:");
+    while (!rc && !tmap_memfrac_done(f) && launches_run++ < 60) {
+        double r = tmap_memfrac_next(f);
+        float kernel, transform, kv[3], tv[3];
+        if (r > 0 && r != built && !(rc = partial_build(g, a, orig->q, r, &p, e)))
+            built = r;
+        for (int i = 0; !rc && i < 3; i++) /* a step: medians of 3 (one is noise at 0.3 ms) */
+            rc = split_run(g, a, r > 0 ? &p : orig, da, &kv[i], &tv[i], e);
+        kernel = bench_median(kv, 3), transform = bench_median(tv, 3);
+        if (!rc)
+            printf(" r %.1f %.4f+%.4f ms;", r, kernel, transform), tmap_memfrac_record(f, kernel, transform);
+    }
+    double r = rc ? 0 : tmap_memfrac_next(f);
+    if (!rc)
+        printf("\n  -> %s (%d steps of 3 runs)\n", tmap_memfrac_why(f), launches_run);
+    if (!rc && r > 0 && r != built)
+        rc = partial_build(g, a, orig->q, r, &p, e);
+    if (!rc && r > 0) {
+        char name[32];
+        snprintf(name, sizeof name, "partial%.1f", r);
+        double s = spr_gpu(g, &a->ref, &p, e);
+        rc = s < 0 ? -1 : measure(g, a, da, ref, &p, name, s, launches, ms, amort, ms0, e);
+        rc = rc < 0 ? -1 : rc ? 0 : 1;
+    } else if (!rc)
+        *ms = ms0, *amort = ms0;
+    tmap_memfrac_free(f), layout_free(g, &p);
+    return rc;
+}
+
+/* Sharing (MD): the blocks of the locality layout `loc` stage their
+ * working sets of its A' in shared memory (48 KiB at most); skipped,
+ * said so, where a block's does not fit. */
+static int bench_share(gpu *g, const mi_app *a, dev_app *da, const reference *ref,
+                       const dev_layout *loc, double launches, float ms0, float *ms,
+                       double *amort, tmap_error *e)
+{
+    size_t n = a->ref.nthreads, m = n * a->ref.per_thread, nb = (n + 255) / 256;
+    dev_layout d = {.under = loc};
+    uint32_t *start = malloc((nb + 1) * 4), *from = malloc(m * 4);
+    double t0 = tmap_clock_seconds();
+    int rc = !start || !from || tmap_cuda_alloc(g->c, m * 4, &d.q, e) ||
+                     tmap_cuda_alloc(g->c, m * 4, &d.from, e) ||
+                     tmap_cuda_alloc(g->c, (nb + 1) * 4, &d.start, e) ||
+                     tmap_gpu_memre_share(loc->q, loc->perm, n, a->ref.per_thread, 256, d.from,
+                                          d.q, d.start, &d.nout, e) ||
+                     tmap_cuda_download(g->c, start, d.start, (nb + 1) * 4, e) ||
+                     tmap_cuda_download(g->c, from, d.from, d.nout * 4, e)
+                 ? -1 : 0;
+    d.build_ms = loc->build_ms + 1e3 * (tmap_clock_seconds() - t0);
+    size_t most = 0;
+    for (size_t b = 0; !rc && b < nb; b++)
+        most = start[b + 1] - start[b] > most ? start[b + 1] - start[b] : most;
+    tmap_sector_counts st = {0};
+    tmap_memre lists = {from, d.nout, NULL, NULL};
+    tmap_memref r = a->ref;
+    r.write = 0;
+    if (!rc && (rc = tmap_memre_share_sectors(&r, &lists, start, 256, &st, e) ? -1 : 0) == 0)
+        printf("  sharing: blocks of 256 stage %zu elements (%.1f per block, at most %zu): %llu "
+               "staged requests, %.2f sectors each; %llu sectors against the reference's "
+               "%zu requests\n", d.nout, (double)d.nout / nb, most,
+               (unsigned long long)st.requests, tmap_sectors_per_request(&st),
+               (unsigned long long)st.sectors, (n + 31) / 32 * a->ref.per_thread);
+    if (!rc && most * a->ref.elem_bytes > 48 * 1024) {
+        printf("  sharing: a block's working set (%zu elements) exceeds 48 KiB: not run\n", most);
+        *ms = ms0, *amort = ms0;
+    } else if (!rc) {
+        d.smem = (unsigned)(most * a->ref.elem_bytes);
+        if (loc->perm && !(rc = tmap_cuda_alloc(g->c, n * 4, &d.perm, e) ? -1 : 0))
+            rc = tmap_cuda_copy(g->c, d.perm, loc->perm, n * 4, e) ? -1 : 0;
+        /* sec/rq: the staged loads' sectors per request of the reference */
+        double s = (double)st.sectors / (double)((n + 31) / 32 * a->ref.per_thread);
+        rc = rc ? rc : measure(g, a, da, ref, &d, "share", s, launches, ms, amort, ms0, e);
+        rc = rc < 0 ? -1 : rc ? 0 : 1;
+    }
+    layout_free(g, &d), free(start), free(from);
+    return rc;
+}
+
+#ifdef TMAP_HAVE_CUSPARSE
+#include <cusparse.h>
+
+/* cuSPARSE's CSR SpMV on the same matrix (rows sorted: the COO's rows give
+ * the row pointers), y checked as the others: the reference time. */
+static int bench_cusparse(gpu *g, const mi_app *a, dev_app *da, const reference *ref,
+                          float ms0, tmap_error *e)
+{
+    size_t nnz = a->ref.nthreads, nv = a->nv;
+    int32_t *rowptr = calloc(nv + 1, 4);
+    uint64_t drow = 0, dcol = 0, buf = 0;
+    cusparseHandle_t h = NULL;
+    cusparseSpMatDescr_t mat = NULL;
+    cusparseDnVecDescr_t x = NULL, y = NULL;
+    size_t bytes = 0;
+    double one = 1, zero = 0;
+    for (size_t i = 0; rowptr && i < nnz; i++)
+        rowptr[a->aux[i] + 1]++;
+    for (size_t r = 0; rowptr && r < nv; r++)
+        rowptr[r + 1] += rowptr[r];
+    int rc = !rowptr || !(drow = up(g, rowptr, (nv + 1) * 4, e)) ||
+             !(dcol = up(g, a->index, nnz * 4, e));
+    rc = rc || cusparseCreate(&h) ||
+         cusparseCreateCsr(&mat, (int64_t)nv, (int64_t)nv, (int64_t)nnz, (void *)drow,
+                           (void *)dcol, (void *)da->val, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
+                           CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F) ||
+         cusparseCreateDnVec(&x, (int64_t)nv, (void *)da->a, CUDA_R_64F) ||
+         cusparseCreateDnVec(&y, (int64_t)nv, (void *)da->out, CUDA_R_64F) ||
+         cusparseSpMV_bufferSize(h, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, mat, x, &zero, y,
+                                 CUDA_R_64F, CUSPARSE_SPMV_ALG_DEFAULT, &bytes) ||
+         tmap_cuda_alloc(g->c, bytes ? bytes : 4, &buf, e);
+    float *rep = rc ? NULL : malloc((size_t)(g->reps + 1) * sizeof *rep);
+    for (int i = 0; rep && i <= g->reps && !rc; i++) /* the first a warm-up */
+        rc = tmap_timer_start(g->timer, NULL, e) ||
+             cusparseSpMV(h, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, mat, x, &zero, y,
+                          CUDA_R_64F, CUSPARSE_SPMV_ALG_DEFAULT, (void *)buf) ||
+             tmap_timer_stop(g->timer, NULL, e) || tmap_timer_wait(g->timer, &rep[i], e);
+    if (!rc && rep) {
+        float ms = bench_median(rep + 1, g->reps);
+        int same = output_ok(g, a, da, ref, e);
+        printf("  cusparse  |    --- | %9.3f       ---       --- | %6.2fx | %s  (CSR SpMV, "
+               "the original order: the reference)\n", ms, ms0 / ms, same ? "yes" : "NO");
+        rc = !same;
+    } else if (!rc || !e->message[0])
+        tmap_fail(e, TMAP_ERR_CUDA, "cuSPARSE's SpMV failed (status or allocation)");
+    cusparseDestroyDnVec(x), cusparseDestroyDnVec(y), cusparseDestroySpMat(mat);
+    cusparseDestroy(h);
+    tmap_cuda_free(g->c, drow), tmap_cuda_free(g->c, dcol), tmap_cuda_free(g->c, buf);
+    free(rowptr), free(rep);
+    return rc ? -1 : 0;
+}
+#endif
+
+/* Measures every layout, then partial duplication with the adaptive
+ * fraction and sharing (MD), then the model's proposal and the measured
  * choice among it; 0 when every output matched. */
 static int bench_layouts(gpu *g, const mi_app *a, dev_app *da, const reference *ref,
                          tmap_error *e)
@@ -247,11 +497,12 @@ static int bench_layouts(gpu *g, const mi_app *a, dev_app *da, const reference *
     tmap_memre_costs c = {.order = a->order, .permute_threads = a->permute_threads,
                           .launches = reuse(a, da), .data_changes = 1, .threshold = 0.03};
     dev_layout d[TMAP_MEMRE_KINDS] = {{0}};
-    float ms[TMAP_MEMRE_KINDS] = {0}, *rep = malloc((size_t)g->reps * sizeof *rep);
-    int have[TMAP_MEMRE_KINDS] = {0}, bad = 0, best = 0;
+    float ms[TMAP_MEMRE_KINDS] = {0};
+    double amort[TMAP_MEMRE_KINDS] = {0};
+    int have[TMAP_MEMRE_KINDS] = {0}, bad = 0, best = 0, rc = 0;
     printf("  %-9s | %6s | %9s %9s %9s | %7s | %s\n", "layout", "sec/rq", "run_ms", "build_ms",
            "amort_ms", "speedup", "same");
-    for (int k = 0; k < TMAP_MEMRE_KINDS && rep; k++) {
+    for (int k = 0; k < TMAP_MEMRE_KINDS && !rc; k++) {
         tmap_memre m = {0};
         double t0 = tmap_clock_seconds();
         tmap_error be = {0};
@@ -260,31 +511,35 @@ static int bench_layouts(gpu *g, const mi_app *a, dev_app *da, const reference *
         if (st == TMAP_ERR_UNSUPPORTED || st == TMAP_ERR_INVALID)
             continue;
         if (st)
-            return *e = be, free(rep), -1;
+            return *e = be, -1;
         d[k].build_ms = k ? 1e3 * (tmap_clock_seconds() - t0) : 0;
         c.build_ms[k] = d[k].build_ms; /* the proposal weighs the same build times */
         double s = spr(&a->ref, k ? &m : NULL, a->index);
-        if (layout_up(g, a, k ? &m : NULL, &d[k], e) || timed_run(g, a, &d[k], da, e) < 0)
-            return tmap_memre_free(&m), free(rep), -1;
-        for (int r = 0; r < g->reps; r++)
-            if ((rep[r] = timed_run(g, a, &d[k], da, e)) < 0)
-                return tmap_memre_free(&m), free(rep), -1;
-        ms[k] = bench_median(rep, g->reps), have[k] = 1;
-        int same = output_ok(g, a, da, ref, e);
-        double amort = ms[k] + d[k].build_ms * per_run(a, da) / c.launches;
-        bad |= !same;
-        if (amort < ms[best] + d[best].build_ms * per_run(a, da) / c.launches)
+        rc = layout_up(g, a, k ? &m : NULL, &d[k], e);
+        int same = rc ? -1 : measure(g, a, da, ref, &d[k], tmap_memre_kind_name((tmap_memre_kind)k),
+                                     s, c.launches, &ms[k], &amort[k], ms[0], e);
+        rc = same < 0 ? -1 : 0, have[k] = !rc, bad |= same == 0;
+        if (!rc && amort[k] < amort[best])
             best = k;
-        printf("  %-9s | %6.2f | %9.3f %9.1f %9.3f | %6.2fx | %s\n",
-               tmap_memre_kind_name((tmap_memre_kind)k), s, ms[k], d[k].build_ms, amort,
-               ms[0] / amort, same ? "yes" : "NO");
         tmap_memre_free(&m);
     }
+    float pms = 0, sms = 0;
+    double pam = 0, sam = 0;
+    int pr = rc ? rc : bench_partial(g, a, da, ref, &d[0], c.launches, ms[0], &pms, &pam, e);
+    int sr = pr < 0 || !have[TMAP_MEMRE_LOCALITY] || a->kind != MI_MD
+                 ? 0 : bench_share(g, a, da, ref, &d[TMAP_MEMRE_LOCALITY], c.launches, ms[0],
+                                   &sms, &sam, e);
+    rc = pr < 0 || sr < 0 ? -1 : rc;
+    bad |= pr > 0 || sr > 0;
+#ifdef TMAP_HAVE_CUSPARSE
+    if (!rc && a->kind == MI_SPMV && !da->cg_iters)
+        rc = bench_cusparse(g, a, da, ref, ms[0], e);
+#endif
     tmap_memre_choice v[TMAP_MEMRE_KINDS];
     size_t n = 0;
     tmap_memchooser *ch = NULL;
-    int rc = tmap_memre_propose(&a->ref, a->index, &c, v, &n, e) ||
-             tmap_memchooser_create(v, n, 3, c.threshold, c.launches, &ch, e) ? -1 : 0;
+    rc = rc || tmap_memre_propose(&a->ref, a->index, &c, v, &n, e) ||
+                 tmap_memchooser_create(v, n, 3, c.threshold, c.launches, &ch, e) ? -1 : 0;
     printf("  model (%g launches per layout), per launch: ", c.launches);
     for (size_t i = 0; !rc && i < n; i++)
         printf("%s%s %.4f ms", i ? ", " : "", tmap_memre_kind_name(v[i].kind),
@@ -297,15 +552,19 @@ static int bench_layouts(gpu *g, const mi_app *a, dev_app *da, const reference *
         else if (timed) /* per launch */
             tmap_memchooser_record(ch, cand, (float)(t / per_run(a, da)));
     }
-    if (!rc)
-        printf("\n  measured choice: %s (%s); best measured: %s\n",
+    if (!rc) {
+        const char *bn = tmap_memre_kind_name((tmap_memre_kind)best);
+        double bt = amort[best];
+        bn = pam && pam < bt ? (bt = pam, "partial") : bn;
+        bn = sam && sam < bt ? (bt = sam, "share") : bn;
+        printf("\n  measured choice: %s (%s); best measured: %s (of all rows: %s, %.3f ms)\n",
                tmap_memre_kind_name(v[tmap_memchooser_chosen(ch)].kind), tmap_memchooser_why(ch),
-               tmap_memre_kind_name((tmap_memre_kind)best));
+               tmap_memre_kind_name((tmap_memre_kind)best), bn, bt);
+    }
     tmap_memchooser_free(ch), tmap_memre_choices_free(v, n);
     for (int k = 0; k < TMAP_MEMRE_KINDS; k++)
         if (have[k])
             layout_free(g, &d[k]);
-    free(rep);
     return rc ? -1 : bad ? (tmap_fail(e, TMAP_ERR_INVALID, "a layout's output differs"), -1) : 0;
 }
 
@@ -340,7 +599,8 @@ static int md_size(gpu *g, uint32_t n, uint64_t seed, tmap_error *e)
     heading(&a, "md, %u particles", n);
     float *f = malloc((size_t)n * 12);
     reference ref = {f, (size_t)n * 12, 0, NULL, NULL, 0};
-    int rc = !f || mi_cpu_run(&a, NULL, 0, f) || !(da.a = up(g, a.data, (size_t)n * 16, e)) ||
+    int rc = !f || mi_cpu_run(&a, NULL, 0, f) ||
+                     !(da.a = up_room(g, a.data, (size_t)n * 16, with_room(&a), e)) ||
                      tmap_cuda_alloc(g->c, (size_t)n * 12, &da.out, e)
                  ? -1 : 0;
     ref.from = da.out;
@@ -359,7 +619,7 @@ static int bfs_scale(gpu *g, unsigned scale, uint64_t seed, tmap_error *e)
     uint32_t *want = malloc((size_t)a.nv * 4);
     da.depth = want ? mi_bfs_reference(&a, want) : 0;
     reference ref = {want, (size_t)a.nv * 4, 0, NULL, NULL, 0};
-    int rc = !da.depth || tmap_cuda_alloc(g->c, (size_t)a.nv * 4, &da.a, e) ||
+    int rc = !da.depth || !(da.a = up_room(g, NULL, 0, with_room(&a), e)) ||
                      !(da.aux = up(g, a.aux, a.ref.nthreads * 4, e)) ||
                      !(da.level0 = up(g, a.data, (size_t)a.nv * 4, e))
                  ? -1 : 0;
@@ -388,7 +648,8 @@ static int spmv_size(gpu *g, uint32_t n, int cg_iters, uint64_t seed, tmap_error
     }
     reference ref = {NULL, 0, 0, y, scale, 0};
     size_t vb = (size_t)n * 8;
-    rc = rc || !(da.a = up(g, a.data, vb, e)) || !(da.aux = up(g, a.aux, a.ref.nthreads * 4, e)) ||
+    rc = rc || !(da.a = up_room(g, a.data, vb, with_room(&a), e)) ||
+                 !(da.aux = up(g, a.aux, a.ref.nthreads * 4, e)) ||
                  !(da.val = up(g, a.val, a.ref.nthreads * 8, e)) ||
                  tmap_cuda_alloc(g->c, vb, &da.out, e)
              ? -1 : 0;
@@ -399,7 +660,8 @@ static int spmv_size(gpu *g, uint32_t n, int cg_iters, uint64_t seed, tmap_error
         printf("\ncg, %d iterations on that matrix (a run: the solve; CPU residual %.2g)\n",
                cg_iters, ref.cg_res);
         rc = tmap_cuda_alloc(g->c, vb, &da.x, e) || tmap_cuda_alloc(g->c, vb, &da.r, e) ||
-                     tmap_cuda_alloc(g->c, vb, &da.p, e) || tmap_cuda_alloc(g->c, vb, &da.ap, e) ||
+                     !(da.p = up_room(g, NULL, 0, with_room(&a), e)) ||
+                     tmap_cuda_alloc(g->c, vb, &da.ap, e) ||
                      tmap_cuda_alloc(g->c, 8, &da.scalar, e)
                  ? -1 : bench_layouts(g, &a, &da, &ref, e);
     }
@@ -424,6 +686,7 @@ static int open_gpu(gpu *g, tmap_compiled *out, tmap_error *e)
     if (tmap_cuda_open(0, &g->c, e) || tmap_cuda_info(g->c, &d, e) ||
         tmap_compile(mi_kernels_src, "memirr_apps.cu", &o, out, e) ||
         tmap_kernel_load(g->c, out->ptx, "md_force", &g->md, e) ||
+        tmap_kernel_load(g->c, out->ptx, "md_force_shared", &g->md_shared, e) ||
         tmap_kernel_load(g->c, out->ptx, "bfs_step", &g->bfs, e) ||
         tmap_kernel_load(g->c, out->ptx, "spmv_coo", &g->spmv, e) ||
         tmap_kernel_load(g->c, out->ptx, "dot", &g->dot, e) ||
@@ -470,6 +733,7 @@ int main(int argc, char **argv)
         return fprintf(stderr, "bench_memirr_apps: --reps in [1, 1000], --cg-iters >= 0\n"), 2;
     tmap_error e = {0};
     tmap_compiled out = {0};
+    setvbuf(stdout, NULL, _IOLBF, 0); /* a run cut short keeps its lines */
     int rc = open_gpu(&g, &out, &e);
     if (rc) {
         fprintf(stderr, "bench_memirr_apps: %s\n", e.message);
@@ -490,8 +754,8 @@ int main(int argc, char **argv)
     if (rc)
         fprintf(stderr, "bench_memirr_apps: %s\n", e.message);
     tmap_timer_free(g.timer);
-    tmap_kernel *k[] = {g.md, g.bfs, g.spmv, g.dot, g.axpy};
-    for (int i = 0; i < 5; i++)
+    tmap_kernel *k[] = {g.md, g.md_shared, g.bfs, g.spmv, g.dot, g.axpy};
+    for (int i = 0; i < 6; i++)
         tmap_kernel_free(k[i]);
     tmap_compiled_free(&out);
     tmap_cuda_close(g.c);

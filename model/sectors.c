@@ -4,6 +4,7 @@
  * request, on the CPU, and the same counted on the GPU by the runtime's
  * kernel (runtime/gpu_sectors.cu) after the arguments are checked here.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -83,12 +84,16 @@ static void request(const tmap_memref *r, const uint32_t *index, const uint32_t 
     out->min_sectors += (de * eb + sb - 1) / sb;
 }
 
-tmap_status tmap_sectors_count(const tmap_memref *r, const uint32_t *index, const uint32_t *perm,
-                               tmap_sector_counts *out, tmap_error *err)
+/* The counts, and each request's sectors into each[request] when each is
+ * not NULL (request w * k + j: warp w's j-th). */
+static tmap_status count(const tmap_memref *r, const uint32_t *index, const uint32_t *perm,
+                         tmap_sector_counts *out, uint32_t *each, const char *fn, tmap_error *err)
 {
     tmap_status st = TMAP_NEED(err, out);
-    if (st || (st = tmap_sectors_check(r, index, "tmap_sectors_count", err)) ||
-        (perm && (st = tmap_perm_check(perm, r->nthreads, "tmap_sectors_count: perm", err))))
+    char what[96];
+    snprintf(what, sizeof what, "%s: perm", fn);
+    if (st || (st = tmap_sectors_check(r, index, fn, err)) ||
+        (perm && (st = tmap_perm_check(perm, r->nthreads, what, err))))
         return st;
     size_t w = warp_of(r), sb = sector_of(r);
     size_t nsectors = (r->nelems * r->elem_bytes + sb - 1) / sb;
@@ -101,8 +106,12 @@ tmap_status tmap_sectors_count(const tmap_memref *r, const uint32_t *index, cons
     memset(out, 0, sizeof *out);
     for (size_t first = 0; first < r->nthreads; first += w) {
         size_t lanes = r->nthreads - first < w ? r->nthreads - first : w;
-        for (size_t j = 0; j < r->per_thread; j++, out->requests++)
+        for (size_t j = 0; j < r->per_thread; j++, out->requests++) {
+            uint64_t before = out->sectors;
             request(r, index, perm, first, lanes, j, elem, sect, bitmap, out);
+            if (each)
+                each[out->requests] = (uint32_t)(out->sectors - before);
+        }
     }
     for (size_t i = 0; i < (nsectors + 63) / 64; i++)
         out->footprint += (uint64_t)__builtin_popcountll(bitmap[i]);
@@ -125,6 +134,19 @@ tmap_status tmap_sectors_count_gpu(tmap_cuda *c, const tmap_memref *r, uint64_t 
                          "the accesses need as many elements");
     return tmap_gpu_sectors(c, index, perm, r->nthreads, r->per_thread, r->elem_bytes, r->nelems,
                             sector_of(r), out, l2_bytes, err);
+}
+
+tmap_status tmap_sectors_count(const tmap_memref *r, const uint32_t *index, const uint32_t *perm,
+                               tmap_sector_counts *out, tmap_error *err)
+{
+    return count(r, index, perm, out, NULL, "tmap_sectors_count", err);
+}
+
+tmap_status tmap_sectors_each(const tmap_memref *r, const uint32_t *index, const uint32_t *perm,
+                              uint32_t *each, tmap_sector_counts *out, tmap_error *err)
+{
+    tmap_status st = TMAP_NEED(err, each);
+    return st ? st : count(r, index, perm, out, each, "tmap_sectors_each", err);
 }
 
 double tmap_sectors_per_request(const tmap_sector_counts *s)

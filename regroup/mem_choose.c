@@ -148,15 +148,18 @@ tmap_status tmap_memre_propose(const tmap_memref *r, const uint32_t *index,
         return tmap_fail(err, TMAP_ERR_INVALID, "tmap_memre_propose: threshold must be in "
                          "[0, 1), launches >= 0");
     *n = 0;
+    double bar = 0; /* the original's total less the threshold, once known (k = 0 first) */
     for (int k = 0; k < TMAP_MEMRE_KINDS; k++) {
         int applies;
+        if (k && c->build_ms[k] > 0 && c->build_ms[k] >= bar) /* total >= build: cannot pay */
+            continue;
         if ((st = candidate((tmap_memre_kind)k, r, index, c, &out[*n], &applies, err))) {
             tmap_memre_choices_free(out, *n);
             return *n = 0, st;
         }
         *n += applies;
+        bar = k ? bar : out[0].total_ms * (1 - c->threshold); /* out[0]: the original */
     }
-    double bar = out[0].total_ms * (1 - c->threshold); /* out[0]: the original */
     size_t kept = 1;
     for (size_t i = 1; i < *n; i++) {
         if (out[i].total_ms < bar)

@@ -6,7 +6,11 @@
  * least duplication slot by atomicMin; elements whose slot lies inside A
  * go there (the slots are distinct); the rest (read ones by that slot,
  * then unread ones by number) are sorted with CUB's radix sort and dealt
- * to the free slots, found with a CUB scan, in order.
+ * to the free slots, found with a CUB scan, in order.  Partial
+ * duplication: one warp per request counts its sectors (gpu_warp.cuh), a
+ * CUB radix sort ranks the requests, a scan places the chosen ones'
+ * copies.  Sharing: the accesses sorted by (block, element), the distinct
+ * pairs numbered by a scan.
  */
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
@@ -14,6 +18,7 @@
 
 #include <stdint.h>
 
+#include "runtime/gpu_warp.cuh"
 #include "threadmap/runtime.h"
 extern "C" {
 #include "common/base.h"
@@ -240,4 +245,253 @@ extern "C" tmap_status tmap_gpu_memre_gather(uint64_t from, size_t nout, uint64_
     }
     cudaError_t e = cudaGetLastError();
     return e == cudaSuccess ? TMAP_OK : cuda_fail(err, e, "tmap_gpu_memre_gather", "launch");
+}
+
+/* ------------------------------------------------ partial duplication */
+
+/* Request q = w * k + j's rank key (tmap_memre_partial's order): requests
+ * that save no sector last, then most saved first, then by number. */
+__global__ void rank_kernel(const unsigned *index, unsigned long long n, unsigned long long k,
+                            unsigned long long eb, unsigned long long sb, unsigned long long *key)
+{
+    unsigned lane = threadIdx.x % WARP;
+    unsigned long long q = (blockIdx.x * (unsigned long long)THREADS + threadIdx.x) / WARP;
+    unsigned long long w = q / k, j = q % k, t = w * WARP + lane;
+    if (w * WARP >= n) /* the whole warp leaves together */
+        return;
+    bool active = t < n, first;
+    unsigned long long e = active ? index[t * k + j] : 0;
+    unsigned long long per = eb >= sb ? eb / sb : 1;
+    unsigned ds = tmap_warp_distinct(eb >= sb ? e : e * eb / sb, active, &first);
+    unsigned long long lanes = n - w * WARP < WARP ? n - w * WARP : WARP;
+    unsigned long long sectors = eb >= sb ? ds * per : ds, pk = (lanes * eb + sb - 1) / sb;
+    unsigned long long saved = sectors > pk ? sectors - pk : 0;
+    if (lane == 0)
+        key[q] = (unsigned long long)(saved == 0) << 63 | (0x7fffffffull - saved) << 32 | q;
+}
+
+/* The first `take` ranked requests that save a sector: count[q] = lanes. */
+__global__ void choose_kernel(const unsigned long long *sorted, unsigned long long take,
+                              unsigned long long n, unsigned long long k, unsigned *count)
+{
+    unsigned long long i = blockIdx.x * (unsigned long long)THREADS + threadIdx.x;
+    if (i >= take || sorted[i] >> 63)
+        return;
+    unsigned long long q = sorted[i] & 0xffffffffull, w = q / k;
+    count[q] = (unsigned)(n - w * WARP < WARP ? n - w * WARP : WARP);
+}
+
+__global__ void head_kernel(unsigned ne, unsigned head, unsigned *from)
+{
+    unsigned x = blockIdx.x * THREADS + threadIdx.x;
+    if (x < head)
+        from[x] = x < ne ? x : EMPTY;
+}
+
+__global__ void copies_kernel(const unsigned *index, unsigned long long n, unsigned long long k,
+                              const unsigned *count, const unsigned *base, unsigned head,
+                              unsigned *from, unsigned *q)
+{
+    unsigned long long i = blockIdx.x * (unsigned long long)THREADS + threadIdx.x;
+    if (i >= n * k)
+        return;
+    unsigned long long t = i / k, r = t / WARP * k + i % k;
+    unsigned s = head + base[r] + (unsigned)(t % WARP);
+    if (count[r])
+        from[s] = index[i];
+    q[i] = count[r] ? s : index[i];
+}
+
+/* Scratch of a build: one allocation carved in 8-byte-aligned pieces. */
+struct pool {
+    char *base;
+    size_t used;
+    void *take(size_t bytes)
+    {
+        void *p = base + used;
+        used += (bytes + 63) / 64 * 64;
+        return p;
+    }
+    /* Frees the pool; e, else the launches' error. */
+    cudaError_t release(cudaError_t e)
+    {
+        if (e == cudaSuccess)
+            e = cudaGetLastError();
+        cudaFree(base);
+        return e;
+    }
+};
+
+static cudaError_t partial_steps(const unsigned *index, size_t n, size_t k, unsigned ne,
+                                 size_t eb, size_t sb, double fraction, unsigned *from,
+                                 unsigned *q, size_t *nout)
+{
+    size_t nq = (n + WARP - 1) / WARP * k, take = (size_t)(fraction * (double)nq + 0.999999);
+    take = take < nq ? take : nq;
+    size_t seg = sb > eb ? sb / eb : 1, head = (ne + seg - 1) / seg * seg;
+    size_t sort_bytes = 0, scan_bytes = 0;
+    cudaError_t e = cub::DeviceRadixSort::SortKeys(NULL, sort_bytes, (unsigned long long *)NULL,
+                                                   (unsigned long long *)NULL, (int)nq);
+    if (e == cudaSuccess)
+        e = cub::DeviceScan::ExclusiveSum(NULL, scan_bytes, (unsigned *)NULL, (unsigned *)NULL,
+                                          (int)nq);
+    pool p = {NULL, 0};
+    size_t temp_bytes = sort_bytes > scan_bytes ? sort_bytes : scan_bytes;
+    if (e == cudaSuccess)
+        e = cudaMalloc(&p.base, 2 * nq * 8 + 2 * nq * 4 + temp_bytes + 5 * 64);
+    if (e != cudaSuccess)
+        return e;
+    unsigned long long *key = (unsigned long long *)p.take(nq * 8);
+    unsigned long long *sorted = (unsigned long long *)p.take(nq * 8);
+    unsigned *count = (unsigned *)p.take(nq * 4), *base = (unsigned *)p.take(nq * 4);
+    void *temp = p.take(temp_bytes);
+    unsigned last[2] = {0, 0};
+    e = cudaMemset(count, 0, nq * 4);
+    if (e == cudaSuccess) {
+        rank_kernel<<<blocks_for(nq * WARP), THREADS>>>(index, n, k, eb, sb, key);
+        e = cub::DeviceRadixSort::SortKeys(temp, sort_bytes, key, sorted, (int)nq);
+    }
+    if (e == cudaSuccess) {
+        if (take) /* fraction 0: nothing chosen */
+            choose_kernel<<<blocks_for(take), THREADS>>>(sorted, take, n, k, count);
+        e = cub::DeviceScan::ExclusiveSum(temp, scan_bytes, count, base, (int)nq);
+    }
+    if (e == cudaSuccess) {
+        head_kernel<<<blocks_for(head), THREADS>>>(ne, (unsigned)head, from);
+        copies_kernel<<<blocks_for(n * k), THREADS>>>(index, n, k, count, base, (unsigned)head,
+                                                      from, q);
+        e = cudaMemcpy(&last[0], count + nq - 1, 4, cudaMemcpyDeviceToHost);
+    }
+    if (e == cudaSuccess)
+        e = cudaMemcpy(&last[1], base + nq - 1, 4, cudaMemcpyDeviceToHost);
+    *nout = head + last[0] + last[1];
+    return p.release(e);
+}
+
+extern "C" tmap_status tmap_gpu_memre_partial(uint64_t index, size_t nthreads, size_t per_thread,
+                                              size_t nelems, size_t elem_bytes, double fraction,
+                                              uint64_t from, uint64_t q, size_t *nout,
+                                              tmap_error *err)
+{
+    const char *fn = "tmap_gpu_memre_partial";
+    tmap_status st = check(nthreads, per_thread, nelems, fn, err);
+    if (st)
+        return st;
+    if (!nout || !(fraction >= 0 && fraction <= 1) || !elem_bytes ||
+        (elem_bytes & (elem_bytes - 1)) || nthreads * per_thread > 0x7fffffffu ||
+        nelems > 0x7fffffffu)
+        return tmap_fail(err, TMAP_ERR_INVALID, "%s: fraction %g in [0, 1], a power-of-two "
+                         "element size (%zu), accesses and elements below 2^31, nout needed",
+                         fn, fraction, elem_bytes);
+    cudaError_t e = partial_steps((const unsigned *)index, nthreads, per_thread,
+                                  (unsigned)nelems, elem_bytes, 32, fraction, (unsigned *)from,
+                                  (unsigned *)q, nout);
+    return e == cudaSuccess ? TMAP_OK : cuda_fail(err, e, fn, "the build");
+}
+
+/* ----------------------------------------------------------- sharing */
+
+/* Access (slot s, j) at m = s * k + j: key (block, element), value i. */
+__global__ void share_keys_kernel(const unsigned *index, const unsigned *perm,
+                                  unsigned long long n, unsigned long long k,
+                                  unsigned long long bs, unsigned long long *key, unsigned *val)
+{
+    unsigned long long m = blockIdx.x * (unsigned long long)THREADS + threadIdx.x;
+    if (m >= n * k)
+        return;
+    unsigned long long s = m / k, t = perm ? perm[s] : s, i = t * k + m % k;
+    key[m] = (s / bs) << 32 | index[i];
+    val[m] = (unsigned)i;
+}
+
+__global__ void share_flag_kernel(const unsigned long long *key, unsigned long long m,
+                                  unsigned *flag)
+{
+    unsigned long long x = blockIdx.x * (unsigned long long)THREADS + threadIdx.x;
+    if (x < m)
+        flag[x] = x == 0 || key[x] != key[x - 1];
+}
+
+/* pos[x] (inclusive count of distinct pairs) - 1 is access val[x]'s slot. */
+__global__ void share_place_kernel(const unsigned long long *key, const unsigned *val,
+                                   const unsigned *flag, const unsigned *pos, unsigned long long m,
+                                   unsigned *from, unsigned *q, unsigned *start)
+{
+    unsigned long long x = blockIdx.x * (unsigned long long)THREADS + threadIdx.x;
+    if (x >= m)
+        return;
+    unsigned y = pos[x] - 1;
+    q[val[x]] = y;
+    if (flag[x])
+        from[y] = (unsigned)(key[x] & 0xffffffffull);
+    if (x == 0 || key[x] >> 32 != key[x - 1] >> 32)
+        start[key[x] >> 32] = y;
+}
+
+static int bits_for(unsigned long long v)
+{
+    int b = 0;
+    while (v >> b)
+        b++;
+    return b;
+}
+
+static cudaError_t share_steps(const unsigned *index, const unsigned *perm, size_t n, size_t k,
+                               size_t bs, unsigned *from, unsigned *q, unsigned *start,
+                               size_t *nout)
+{
+    size_t m = n * k, nb = (n + bs - 1) / bs, sort_bytes = 0, scan_bytes = 0;
+    int end_bit = 32 + bits_for(nb);
+    cudaError_t e = cub::DeviceRadixSort::SortPairs(NULL, sort_bytes, (unsigned long long *)NULL,
+                                                    (unsigned long long *)NULL, (unsigned *)NULL,
+                                                    (unsigned *)NULL, (int)m, 0, end_bit);
+    if (e == cudaSuccess)
+        e = cub::DeviceScan::InclusiveSum(NULL, scan_bytes, (unsigned *)NULL, (unsigned *)NULL,
+                                          (int)m);
+    pool p = {NULL, 0};
+    size_t temp_bytes = sort_bytes > scan_bytes ? sort_bytes : scan_bytes;
+    if (e == cudaSuccess)
+        e = cudaMalloc(&p.base, 2 * m * 8 + 4 * m * 4 + temp_bytes + 7 * 64);
+    if (e != cudaSuccess)
+        return e;
+    unsigned long long *key[2] = {(unsigned long long *)p.take(m * 8),
+                                  (unsigned long long *)p.take(m * 8)};
+    unsigned *val[2] = {(unsigned *)p.take(m * 4), (unsigned *)p.take(m * 4)};
+    unsigned *flag = (unsigned *)p.take(m * 4), *pos = (unsigned *)p.take(m * 4);
+    void *temp = p.take(temp_bytes);
+    unsigned total = 0;
+    share_keys_kernel<<<blocks_for(m), THREADS>>>(index, perm, n, k, bs, key[0], val[0]);
+    e = cub::DeviceRadixSort::SortPairs(temp, sort_bytes, key[0], key[1], val[0], val[1], (int)m,
+                                        0, end_bit);
+    if (e == cudaSuccess) {
+        share_flag_kernel<<<blocks_for(m), THREADS>>>(key[1], m, flag);
+        e = cub::DeviceScan::InclusiveSum(temp, scan_bytes, flag, pos, (int)m);
+    }
+    if (e == cudaSuccess) {
+        share_place_kernel<<<blocks_for(m), THREADS>>>(key[1], val[1], flag, pos, m, from, q,
+                                                       start);
+        e = cudaMemcpy(&total, pos + m - 1, 4, cudaMemcpyDeviceToHost);
+    }
+    if (e == cudaSuccess)
+        e = cudaMemcpy(start + nb, &total, 4, cudaMemcpyHostToDevice);
+    *nout = total;
+    return p.release(e);
+}
+
+extern "C" tmap_status tmap_gpu_memre_share(uint64_t index, uint64_t perm, size_t nthreads,
+                                            size_t per_thread, size_t block_size, uint64_t from,
+                                            uint64_t q, uint64_t start, size_t *nout,
+                                            tmap_error *err)
+{
+    const char *fn = "tmap_gpu_memre_share";
+    tmap_status st = check(nthreads, per_thread, 1, fn, err);
+    if (st)
+        return st;
+    if (!nout || !block_size || block_size % WARP || nthreads * per_thread > 0x7fffffffu)
+        return tmap_fail(err, TMAP_ERR_INVALID, "%s: blocks of %zu threads (a multiple of 32), "
+                         "accesses below 2^31, nout needed", fn, block_size);
+    cudaError_t e = share_steps((const unsigned *)index, (const unsigned *)perm, nthreads,
+                                per_thread, block_size, (unsigned *)from, (unsigned *)q,
+                                (unsigned *)start, nout);
+    return e == cudaSuccess ? TMAP_OK : cuda_fail(err, e, fn, "the build");
 }

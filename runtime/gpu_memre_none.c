@@ -28,3 +28,17 @@ tmap_status tmap_gpu_memre_gather(uint64_t from, size_t nout, uint64_t src, size
 {
     return none("tmap_gpu_memre_gather", err);
 }
+
+tmap_status tmap_gpu_memre_partial(uint64_t index, size_t nthreads, size_t per_thread,
+                                   size_t nelems, size_t elem_bytes, double fraction,
+                                   uint64_t from, uint64_t q, size_t *nout, tmap_error *err)
+{
+    return none("tmap_gpu_memre_partial", err);
+}
+
+tmap_status tmap_gpu_memre_share(uint64_t index, uint64_t perm, size_t nthreads,
+                                 size_t per_thread, size_t block_size, uint64_t from, uint64_t q,
+                                 uint64_t start, size_t *nout, tmap_error *err)
+{
+    return none("tmap_gpu_memre_share", err);
+}

@@ -12,6 +12,7 @@
 
 #include <stdint.h>
 
+#include "runtime/gpu_warp.cuh"
 #include "threadmap/runtime.h"
 extern "C" {
 #include "common/base.h"
@@ -30,19 +31,6 @@ struct geometry {
     unsigned long long nthreads, per_thread, nelems;
     unsigned long long elem_bytes, sector_bytes;
 };
-
-/* A key no lane's real sector or element can equal (they are < 2^44). */
-__device__ static unsigned long long idle_key(unsigned lane) { return (1ull << 63) | lane; }
-
-/* Distinct keys among the warp's active lanes; *first: this lane holds the
- * lowest lane of its key. */
-__device__ static unsigned distinct(unsigned long long key, bool active, bool *first)
-{
-    unsigned lane = threadIdx.x % WARP;
-    unsigned same = __match_any_sync(0xffffffffu, active ? key : idle_key(lane));
-    *first = active && (unsigned)(__ffs(same) - 1) == lane;
-    return __popc(__ballot_sync(0xffffffffu, *first));
-}
 
 __global__ void sectors_kernel(geometry g, unsigned *bitmap, totals *out)
 {
@@ -68,11 +56,11 @@ __global__ void sectors_kernel(geometry g, unsigned *bitmap, totals *out)
             }
         }
         bool first_elem, first_sector;
-        unsigned de = distinct(e, active, &first_elem);
+        unsigned de = tmap_warp_distinct(e, active, &first_elem);
         unsigned long long per = g.elem_bytes >= g.sector_bytes ? g.elem_bytes / g.sector_bytes : 1;
         unsigned long long key =
             g.elem_bytes >= g.sector_bytes ? e : e * g.elem_bytes / g.sector_bytes;
-        unsigned ds = distinct(key, active, &first_sector);
+        unsigned ds = tmap_warp_distinct(key, active, &first_sector);
         if (lane == 0) {
             sectors += g.elem_bytes >= g.sector_bytes ? de * per : ds;
             packed += (de * g.elem_bytes + g.sector_bytes - 1) / g.sector_bytes;

@@ -3,11 +3,54 @@
  * bit for bit: duplication and data reordering (tmap_gpu_memre_duplicate,
  * tmap_gpu_memre_reorder against tmap_memre_duplicate, tmap_memre_reorder)
  * on random references with partial warps, unread elements and more
- * accesses than elements, k = 1 and 3; and the gather that builds A'
- * (elements of 4, 8, 16 and 12 bytes, padding slots zero).
+ * accesses than elements, k = 1 and 3; partial duplication at several
+ * fractions and sharing with and without a clustering perm
+ * (tmap_gpu_memre_partial, tmap_gpu_memre_share); and the gather that
+ * builds A' (elements of 4, 8, 16 and 12 bytes, padding slots zero).
  */
 #include "tests/testutil.h"
 #include "threadmap/regroup.h"
+
+/* Partial duplication at fractions 0, 0.3 and 1, sharing in blocks of 256
+ * in thread order and under a random clustering: the GPU's arrays are the
+ * CPU's. */
+static void partial_and_share_equal_cpu(tmap_cuda *c, const tmap_memref *r, const uint32_t *p,
+                                        uint64_t dp)
+{
+    size_t n = r->nthreads, m = n * r->per_thread, head = (r->nelems + 3) / 4 * 4;
+    uint64_t df = test_device_alloc(c, (head + m) * 4), dq = test_device_alloc(c, m * 4);
+    static const double fractions[] = {0, 0.3, 1};
+    for (int f = 0; f < 3; f++) {
+        tmap_memre cpu;
+        size_t nout = 0;
+        TMAP_CHECK(tmap_memre_partial(r, p, fractions[f], &cpu, err));
+        TMAP_CHECK(tmap_gpu_memre_partial(dp, n, r->per_thread, r->nelems, r->elem_bytes,
+                                          fractions[f], df, dq, &nout, err));
+        assert_int_equal(nout, cpu.nout);
+        test_expect_device_u32(c, df, cpu.from, cpu.nout, "partial duplication's from");
+        test_expect_device_u32(c, dq, cpu.index, m, "partial duplication's Q");
+        tmap_memre_free(&cpu);
+    }
+    size_t nb = (n + 255) / 256;
+    uint32_t *perm = test_random_perm(n, n), *start;
+    uint64_t dperm = test_device_copy(c, perm, n * 4);
+    uint64_t dstart = test_device_alloc(c, (nb + 1) * 4);
+    for (int clustered = 0; clustered < 2; clustered++) {
+        tmap_memre cpu;
+        size_t nout = 0;
+        TMAP_CHECK(tmap_memre_share(r, p, clustered ? perm : NULL, 256, SIZE_MAX, &cpu, &start,
+                                    err));
+        TMAP_CHECK(tmap_gpu_memre_share(dp, clustered ? dperm : 0, n, r->per_thread, 256, df,
+                                        dq, dstart, &nout, err));
+        assert_int_equal(nout, cpu.nout);
+        test_expect_device_u32(c, df, cpu.from, cpu.nout, "sharing's from");
+        test_expect_device_u32(c, dq, cpu.index, m, "sharing's Q");
+        test_expect_device_u32(c, dstart, start, nb + 1, "sharing's start");
+        tmap_memre_free(&cpu), free(start);
+    }
+    tmap_cuda_free(c, df), tmap_cuda_free(c, dq), tmap_cuda_free(c, dperm);
+    tmap_cuda_free(c, dstart), free(perm);
+}
 
 static void layouts_equal_cpu(void **state)
 {
@@ -39,6 +82,7 @@ static void layouts_equal_cpu(void **state)
                 test_expect_device_u32(c, df, cpu.from, ne, "reordering's from");
                 test_expect_device_u32(c, dq, cpu.index, m, "reordering's Q");
                 tmap_memre_free(&cpu);
+                partial_and_share_equal_cpu(c, &r, p, dp);
                 tmap_cuda_free(c, dp), tmap_cuda_free(c, dq), tmap_cuda_free(c, df);
                 free(p);
             }

@@ -93,6 +93,36 @@ static void propose_nothing_pays(void **state)
     assert_true(swap);
 }
 
+/* Builds given as longer than the original's whole total cannot pay and
+ * are not built: on 2^20 threads x 4 random accesses, building them (swap
+ * and hybrid alone take seconds here) is skipped, the proposal counts the
+ * original's sectors only. */
+static void propose_skips_builds_that_cannot_pay(void **state)
+{
+    size_t n = 1u << 20, k = 4;
+    uint32_t *p = malloc(n * k * sizeof *p);
+    assert_non_null(p);
+    uint64_t x = 7;
+    for (size_t i = 0; i < n * k; i++) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        p[i] = (uint32_t)((x >> 33) % n);
+    }
+    tmap_memref r = {.nthreads = n, .per_thread = k, .elem_bytes = 8, .nelems = n};
+    tmap_memre_costs c = {.launches = 100, .threshold = 0.03};
+    for (int i = 0; i < TMAP_MEMRE_KINDS; i++)
+        c.build_ms[i] = 1e9;
+    tmap_memre_choice v[TMAP_MEMRE_KINDS];
+    size_t nv;
+    double t0 = tmap_clock_seconds();
+    TMAP_CHECK(tmap_memre_propose(&r, p, &c, v, &nv, err));
+    double took = tmap_clock_seconds() - t0;
+    assert_int_equal(nv, 1);
+    assert_int_equal(v[0].kind, TMAP_MEMRE_ORIGINAL);
+    assert_true(took < 1.5);
+    tmap_memre_choices_free(v, nv);
+    free(p);
+}
+
 /* The L2: the same sectors priced as hits while the footprint fits. */
 static void propose_l2(void **state)
 {
@@ -189,6 +219,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(propose_fig4),
         cmocka_unit_test(propose_nothing_pays),
+        cmocka_unit_test(propose_skips_builds_that_cannot_pay),
         cmocka_unit_test(propose_l2),
         cmocka_unit_test(propose_applicable),
         cmocka_unit_test(chooser_amortizes),

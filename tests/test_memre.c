@@ -218,16 +218,32 @@ static void duplication_interleaves_requests(void **state)
 /* Random references: every transformation computes the original's
  * results; duplication reaches the packed minimum (but for a partial
  * warp), and so does padding. */
+/* The next value of a seeded LCG, below mod. */
+static uint32_t lcg(uint64_t *x, size_t mod)
+{
+    *x = *x * 6364136223846793005ull + 1442695040888963407ull;
+    return (uint32_t)((*x >> 33) % mod);
+}
+
+/* m values below mod from the LCG seeded with seed; narrow > 0: the
+ * second half of every 64 below narrow instead (warps that gain little). */
+static uint32_t *lcg_array(size_t m, uint64_t seed, size_t mod, size_t narrow)
+{
+    uint32_t *p = malloc(m * sizeof *p);
+    assert_non_null(p);
+    for (size_t i = 0; i < m; i++)
+        p[i] = lcg(&seed, narrow && i % 64 >= 32 ? narrow : mod);
+    return p;
+}
+
 static void random_references_keep_results(void **state)
 {
     for (uint64_t seed = 1; seed <= 12; seed++) {
         size_t n = 200 + seed * 53, ne = 64 + seed * 97, k = seed % 3 ? 1 : 3;
         uint32_t *p = malloc(n * k * sizeof *p);
         uint64_t x = seed;
-        for (size_t i = 0; i < n * k; i++) {
-            x = x * 6364136223846793005ull + 1442695040888963407ull;
-            p[i] = (uint32_t)((x >> 33) % (seed % 2 ? ne : ne / 8 + 1));
-        }
+        for (size_t i = 0; i < n * k; i++)
+            p[i] = lcg(&x, seed % 2 ? ne : ne / 8 + 1);
         tmap_memref r = {.nthreads = n, .per_thread = k, .elem_bytes = 4u << (seed % 2),
                          .nelems = ne};
         tmap_memre m;
@@ -473,6 +489,122 @@ static void relabel_threads_and_data(void **state)
     free(lab);
 }
 
+/* Partial duplication, warps of 4, segments of 4: request 0 ({0,4,8,12}, 4
+ * sectors) saves 3, request 1 ({1,2,3,0}) none, request 2 ({1,5,9,9}) 2.
+ * Half of the requests: 0 and 2, copied after A in request order. */
+static void partial_duplication_ranks_requests(void **state)
+{
+    static const uint32_t p[12] = {0, 4, 8, 12, 1, 2, 3, 0, 1, 5, 9, 9};
+    tmap_memref r = {.nthreads = 12, .per_thread = 1, .elem_bytes = 4, .nelems = 14,
+                     .warp = 4, .sector_bytes = 16};
+    static const uint32_t q_half[12] = {16, 17, 18, 19, 1, 2, 3, 0, 20, 21, 22, 23};
+    static const uint32_t q_third[12] = {16, 17, 18, 19, 1, 2, 3, 0, 1, 5, 9, 9};
+    tmap_memre m;
+    TMAP_CHECK(tmap_memre_partial(&r, p, 0.5, &m, err));
+    assert_int_equal(m.nout, 24);
+    expect_u32(m.index, q_half, 12, "Q");
+    for (uint32_t x = 0; x < 16; x++)
+        assert_int_equal(m.from[x], x < 14 ? x : E);
+    expect_u32(m.from + 16, p, 4, "copies of request 0");
+    expect_u32(m.from + 20, p + 8, 4, "copies of request 2");
+    assert_int_equal(sectors(&r, p, NULL, 14), 4 + 1 + 3);
+    assert_int_equal(sectors_after(&r, &m), 1 + 1 + 1);
+    same_results(&r, p, &m);
+    tmap_memre_free(&m);
+    TMAP_CHECK(tmap_memre_partial(&r, p, 1.0 / 3, &m, err)); /* one request */
+    expect_u32(m.index, q_third, 12, "Q");
+    assert_int_equal(m.nout, 20);
+    assert_int_equal(sectors_after(&r, &m), 1 + 1 + 3);
+    tmap_memre_free(&m);
+    TMAP_CHECK(tmap_memre_partial(&r, p, 0, &m, err));
+    expect_u32(m.index, p, 12, "Q");
+    assert_int_equal(m.nout, 16);
+    tmap_memre_free(&m);
+    tmap_error e = {0};
+    assert_int_equal(tmap_memre_partial(&r, p, 1.5, &m, &e), TMAP_ERR_INVALID);
+    r.write = 1;
+    assert_int_equal(tmap_memre_partial(&r, p, 0.5, &m, &e), TMAP_ERR_INVALID);
+}
+
+/* On random references the sectors fall as the fraction grows, from the
+ * original's to duplication's, and every fraction keeps the results. */
+static void partial_duplication_fractions(void **state)
+{
+    for (uint64_t seed = 1; seed <= 6; seed++) {
+        size_t n = 300 + seed * 41, ne = 500 + seed * 77, k = seed % 2 ? 1 : 3;
+        uint32_t *p = lcg_array(n * k, seed, ne, 40);
+        tmap_memref r = {.nthreads = n, .per_thread = k, .elem_bytes = 8, .nelems = ne};
+        uint64_t last = sectors(&r, p, NULL, ne);
+        for (int f = 0; f <= 10; f++) {
+            tmap_memre m;
+            TMAP_CHECK(tmap_memre_partial(&r, p, f / 10.0, &m, err));
+            same_results(&r, p, &m);
+            uint64_t now = sectors_after(&r, &m);
+            assert_true(now <= last);
+            last = now;
+            tmap_memre_free(&m);
+        }
+        tmap_memre m;
+        TMAP_CHECK(tmap_memre_duplicate(&r, p, &m, err));
+        assert_true(last <= sectors_after(&r, &m)); /* only requests that gain are copied */
+        tmap_memre_free(&m), free(p);
+    }
+}
+
+/* Sharing, warps and blocks of 4 threads, k = 2, segments of 4: block 0
+ * reads {1,3,5,7}, block 1 {0,2,4,6}; each stages its list in 2 sectors. */
+static void sharing_block_lists(void **state)
+{
+    static const uint32_t p[16] = {5, 3, 3, 1, 5, 5, 7, 3, 2, 2, 0, 6, 6, 0, 2, 4};
+    static const uint32_t from[8] = {1, 3, 5, 7, 0, 2, 4, 6}, start[3] = {0, 4, 8};
+    static const uint32_t q[16] = {2, 1, 1, 0, 2, 2, 3, 1, 5, 5, 4, 7, 7, 4, 5, 6};
+    static const uint32_t perm[8] = {4, 5, 6, 7, 0, 1, 2, 3};
+    static const uint32_t from_perm[8] = {0, 2, 4, 6, 1, 3, 5, 7};
+    tmap_memref r = {.nthreads = 8, .per_thread = 2, .elem_bytes = 4, .nelems = 8, .warp = 4,
+                     .sector_bytes = 16};
+    tmap_memre m;
+    uint32_t *st;
+    TMAP_CHECK(tmap_memre_share(&r, p, NULL, 4, 16, &m, &st, err));
+    assert_int_equal(m.nout, 8);
+    expect_u32(m.from, from, 8, "from");
+    expect_u32(st, start, 3, "start");
+    expect_u32(m.index, q, 16, "Q");
+    same_results(&r, p, &m);
+    tmap_sector_counts c;
+    TMAP_CHECK(tmap_memre_share_sectors(&r, &m, st, 4, &c, err));
+    assert_int_equal(c.requests, 2);
+    assert_int_equal(c.sectors, 4);
+    tmap_memre_free(&m), free(st);
+    TMAP_CHECK(tmap_memre_share(&r, p, perm, 4, 16, &m, &st, err));
+    expect_u32(m.from, from_perm, 8, "from (blocks exchanged)");
+    expect_u32(m.perm, perm, 8, "perm");
+    same_results(&r, p, &m);
+    tmap_memre_free(&m), free(st);
+    tmap_error e = {0};
+    assert_int_equal(tmap_memre_share(&r, p, NULL, 4, 15, &m, &st, &e), TMAP_ERR_UNSUPPORTED);
+    assert_non_null(strstr(e.message, "block 0"));
+    assert_null(st);
+    assert_int_equal(tmap_memre_share(&r, p, NULL, 6, 16, &m, &st, &e), TMAP_ERR_INVALID);
+}
+
+/* Random references: sharing keeps the results; no block stages an
+ * element twice, and every block's list is its working set. */
+static void sharing_random(void **state)
+{
+    for (uint64_t seed = 1; seed <= 5; seed++) {
+        size_t n = 1000 + seed * 37, ne = 300 + seed * 50, k = seed % 2 ? 1 : 4, bs = 128;
+        uint32_t *p = lcg_array(n * k, seed, ne, 0), *order = test_random_perm(n, seed), *st;
+        tmap_memref r = {.nthreads = n, .per_thread = k, .elem_bytes = 4, .nelems = ne};
+        tmap_memre m;
+        TMAP_CHECK(tmap_memre_share(&r, p, seed % 2 ? order : NULL, bs, 1 << 16, &m, &st, err));
+        same_results(&r, p, &m);
+        for (size_t b = 0; b * bs < n; b++)
+            for (uint32_t y = st[b] + 1; y < st[b + 1]; y++)
+                assert_true(m.from[y - 1] < m.from[y]);
+        tmap_memre_free(&m), free(st), free(p), free(order);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -492,6 +624,10 @@ int main(void)
         cmocka_unit_test(rcm_grid_bandwidth),
         cmocka_unit_test(morton),
         cmocka_unit_test(relabel_threads_and_data),
+        cmocka_unit_test(partial_duplication_ranks_requests),
+        cmocka_unit_test(partial_duplication_fractions),
+        cmocka_unit_test(sharing_block_lists),
+        cmocka_unit_test(sharing_random),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

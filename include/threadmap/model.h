@@ -237,6 +237,10 @@ typedef struct tmap_memref {
  * error naming its position. */
 tmap_status tmap_sectors_count(const tmap_memref *r, const uint32_t *index, const uint32_t *perm,
                                tmap_sector_counts *out, tmap_error *err);
+/* As tmap_sectors_count, and each[w * k + j] (warps x k entries): the
+ * sectors of warp w's request j. */
+tmap_status tmap_sectors_each(const tmap_memref *r, const uint32_t *index, const uint32_t *perm,
+                              uint32_t *each, tmap_sector_counts *out, tmap_error *err);
 /* The same on the GPU for large inputs: index and perm are device arrays
  * (0: NULL); warp must be 32.  *l2_bytes (may be NULL): the device's L2
  * size, for tmap_sectors_fit_l2. */

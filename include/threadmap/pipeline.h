@@ -577,6 +577,36 @@ void tmap_memchooser_record(tmap_memchooser *m, int cand, float launch_ms);
 int tmap_memchooser_chosen(const tmap_memchooser *m);
 const char *tmap_memchooser_why(const tmap_memchooser *m);
 
+/*
+ * zhang2011's adaptive optimization ratio r (sec. 5.4, Fig. 8) for partial
+ * duplication (tmap_memre_partial; docs/memory.md): the caller launches
+ * with the fraction next() names (0: the original) and records the
+ * kernel's time and the transform's (the build and gather of that
+ * fraction's copies).  Launch 1 runs the original (T_org); launch 2 runs
+ * r0 (T_tr, T_sav = T_org - T_opt), and the reference is left alone when
+ * T_tr > T_org.  `overlap` (the paper's setting: the transform for the
+ * next launch runs beside this one): r' = r0 T_org / (T_tr + T_sav) and a
+ * failure is a transform slower than its kernel.  Serial (the transform
+ * precedes its kernel, as a gather of data that changes does): left alone
+ * when T_sav <= T_tr at r0, else r' = r0 + step (the saving is concave
+ * in r, the transform linear: the optimum is approached from below), and a failure is a launch (kernel
+ * + transform) slower than the best at the fractions before.  A failure
+ * lowers r by `step` (to 0: left alone); two successes raise it a step if
+ * it was never lowered, else fix it; r = 1 after two successes is fixed.
+ * r0, step 0: 0.1.
+ */
+typedef struct tmap_memfrac tmap_memfrac;
+
+tmap_status tmap_memfrac_create(double r0, double step, int overlap, tmap_memfrac **out,
+                                tmap_error *err);
+void tmap_memfrac_free(tmap_memfrac *f);
+/* The fraction the next launch runs; once done, the one kept. */
+double tmap_memfrac_next(const tmap_memfrac *f);
+void tmap_memfrac_record(tmap_memfrac *f, float kernel_ms, float transform_ms);
+/* 1 once r is fixed; the state or decision in words. */
+int tmap_memfrac_done(const tmap_memfrac *f);
+const char *tmap_memfrac_why(const tmap_memfrac *f);
+
 #ifdef __cplusplus
 }
 #endif

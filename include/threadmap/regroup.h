@@ -197,6 +197,38 @@ tmap_status tmap_memre_relabel(const tmap_memref *r, const uint32_t *index, cons
  * segment are not appended again). */
 tmap_status tmap_memre_pad(const tmap_memref *r, const uint32_t *index, tmap_memre *out,
                            tmap_error *err);
+/* Partial duplication (zhang2011 sec. 5.3's fraction r of the data
+ * transformed; wu2013's partial duplication): the warp requests ranked by
+ * the sectors duplication saves them (their sectors less the sectors of
+ * their lanes' copies packed; most first, ties by request w * k + j),
+ * requests that save none left out; the first ceil(fraction x requests)
+ * are duplicated.  A' is A (from[x] = x), padding to a segment (EMPTY),
+ * then the chosen requests' copies in request order, each request's lanes
+ * consecutive; Q sends the chosen accesses to their copies, the others to
+ * A.  fraction 1 duplicates every request that gains; 0 copies nothing.
+ * Reads only; accesses and elements below 2^31. */
+tmap_status tmap_memre_partial(const tmap_memref *r, const uint32_t *index, double fraction,
+                               tmap_memre *out, tmap_error *err);
+
+/* Sharing (wu2013 sec. 3.4): thread block b (slots [b * block_size, ...),
+ * slot s running thread perm[s], perm NULL: s; perm is the clustering,
+ * e.g. a locality order) stages its working set U_b, the distinct elements
+ * its threads read, ascending, in shared memory.  A' is U_0 U_1 ...:
+ * from[x] the element, *start (nblocks + 1 entries, malloc'ed) where each
+ * block's list begins; Q[i] is access i's position in A' (the kernel reads
+ * shared[Q[i] - start[b]]).  out->perm is a copy of perm.  A block whose
+ * U_b exceeds smem_bytes: TMAP_ERR_UNSUPPORTED naming it.  Reads only;
+ * block_size a multiple of the warp. */
+tmap_status tmap_memre_share(const tmap_memref *r, const uint32_t *index, const uint32_t *perm,
+                             size_t block_size, size_t smem_bytes, tmap_memre *out,
+                             uint32_t **start, tmap_error *err);
+/* The staged loads' sectors: block b's warps read A[from[x]] for x in
+ * [start[b], start[b + 1]), 32 consecutive x a request (footprint: the
+ * blocks' footprints summed). */
+tmap_status tmap_memre_share_sectors(const tmap_memref *r, const tmap_memre *m,
+                                     const uint32_t *start, size_t block_size,
+                                     tmap_sector_counts *out, tmap_error *err);
+
 /* Job swapping (zhang2011 sec. 4.1): jobs in categories by the segments
  * they read (with k accesses, the tuple of the k segments; categories in
  * lexicographic order, so neighbouring residues share their first
@@ -282,8 +314,9 @@ typedef struct tmap_memre_choice {
  * refuses the reference, for k or writes, are left out) and proposes
  * out[0] = the original, then the layouts whose total beats the original's
  * by the threshold, least total first (ties by kind); *n of at most
- * TMAP_MEMRE_KINDS.  Nothing pays: *n = 1.  The measured choice over the
- * first launches is the pipeline's tmap_memchooser. */
+ * TMAP_MEMRE_KINDS.  Nothing pays: *n = 1.  A layout whose given build_ms
+ * alone reaches that bar cannot pay and is not built.  The measured choice
+ * over the first launches is the pipeline's tmap_memchooser. */
 tmap_status tmap_memre_propose(const tmap_memref *r, const uint32_t *index,
                                const tmap_memre_costs *c, tmap_memre_choice *out, size_t *n,
                                tmap_error *err);

@@ -468,6 +468,21 @@ tmap_status tmap_gpu_memre_reorder(uint64_t index, size_t nthreads, size_t per_t
                                    size_t nelems, uint64_t from, uint64_t q, tmap_error *err);
 tmap_status tmap_gpu_memre_gather(uint64_t from, size_t nout, uint64_t src, size_t elem_bytes,
                                   uint64_t dst, void *stream, tmap_error *err);
+/* tmap_gpu_memre_partial: regroup's tmap_memre_partial with 32-byte
+ * sectors: from (device u32, room for nelems rounded up to a sector's
+ * elements + nthreads * per_thread) and q; *nout: the slots of A' used.
+ * Accesses and elements below 2^31; allocates its scratch and waits.
+ * tmap_gpu_memre_share: regroup's tmap_memre_share (perm: device u32
+ * [nthreads] or 0): from (room for nthreads * per_thread), q, start
+ * (device u32 [nblocks + 1]); *nout: the slots of A' used.  The shared
+ * memory limit is the caller's to check (start says each block's list).
+ * Accesses below 2^31; allocates its scratch and waits. */
+tmap_status tmap_gpu_memre_partial(uint64_t index, size_t nthreads, size_t per_thread,
+                                   size_t nelems, size_t elem_bytes, double fraction,
+                                   uint64_t from, uint64_t q, size_t *nout, tmap_error *err);
+tmap_status tmap_gpu_memre_share(uint64_t index, uint64_t perm, size_t nthreads,
+                                 size_t per_thread, size_t block_size, uint64_t from, uint64_t q,
+                                 uint64_t start, size_t *nout, tmap_error *err);
 
 /* A stretch of a stream timed by two CUDA events (experimental), read
  * later without waiting: start, stop, then poll until *ready (then *ms

@@ -1,0 +1,125 @@
+/*
+ * memfrac.c -- zhang2011's adaptive optimization ratio (sec. 5.4, Fig. 8)
+ * for partial duplication (threadmap/pipeline.h, docs/memory.md): online
+ * profiling at r0, an estimate of r, then r adjusted from measured
+ * launches: lowered a step on each failure, raised a step after two
+ * successes while it has never been lowered, fixed after two successes
+ * once it has been.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "common/base.h"
+#include "threadmap/pipeline.h"
+
+enum phase { ORIGINAL, PROFILE, ADJUST, DONE };
+
+struct tmap_memfrac {
+    double r0, step, r;
+    int overlap, lowered, successes;
+    enum phase phase;
+    double t_org;     /* the original kernel */
+    double prev_best; /* serial: the least launch at the fractions before r */
+    double here_best; /* serial: the least launch at r */
+    char why[256];
+};
+
+tmap_status tmap_memfrac_create(double r0, double step, int overlap, tmap_memfrac **out,
+                                tmap_error *err)
+{
+    tmap_status st = TMAP_NEED(err, out);
+    if (st)
+        return st;
+    *out = NULL;
+    r0 = r0 ? r0 : 0.1, step = step ? step : 0.1;
+    if (!(r0 > 0 && r0 <= 1 && step > 0 && step <= 1))
+        return tmap_fail(err, TMAP_ERR_INVALID, "tmap_memfrac_create: r0 %g and step %g: in "
+                         "(0, 1]", r0, step);
+    tmap_memfrac *f = calloc(1, sizeof *f);
+    if (!f)
+        return tmap_fail(err, TMAP_ERR_NOMEM, "out of memory");
+    *f = (tmap_memfrac){.r0 = r0, .step = step, .overlap = overlap, .phase = ORIGINAL};
+    snprintf(f->why, sizeof f->why, "profiling: the original, then r0 = %g", r0);
+    *out = f;
+    return TMAP_OK;
+}
+
+void tmap_memfrac_free(tmap_memfrac *f) { free(f); }
+
+double tmap_memfrac_next(const tmap_memfrac *f)
+{
+    return !f || f->phase == ORIGINAL ? 0 : f->phase == PROFILE ? f->r0 : f->r;
+}
+
+int tmap_memfrac_done(const tmap_memfrac *f) { return f && f->phase == DONE; }
+
+const char *tmap_memfrac_why(const tmap_memfrac *f) { return f ? f->why : ""; }
+
+static void finish(tmap_memfrac *f, double r, const char *fmt, double a, double b)
+{
+    f->r = r, f->phase = DONE;
+    int len = snprintf(f->why, sizeof f->why, "r = %g: ", r);
+    snprintf(f->why + len, sizeof f->why - (size_t)len, fmt, a, b);
+}
+
+/* Moves to fraction r (the serial bests follow). */
+static void move(tmap_memfrac *f, double r)
+{
+    if (f->here_best < f->prev_best)
+        f->prev_best = f->here_best;
+    f->here_best = 1e300, f->successes = 0;
+    f->r = r > 1 ? 1 : r;
+}
+
+/* The profile at r0 (sec. 5.4's first two iterations) and the estimate. */
+static void profile(tmap_memfrac *f, double kernel_ms, double transform_ms)
+{
+    double t_sav = f->t_org - kernel_ms, t_tr = transform_ms;
+    if (t_tr > f->t_org)
+        return finish(f, 0, "the transform at r0 (%.4g ms) outlasts the kernel (%.4g ms)", t_tr,
+                      f->t_org);
+    if (!f->overlap && t_sav <= t_tr)
+        return finish(f, 0, "at r0 the kernel saves %.4g ms, the transform costs %.4g ms", t_sav,
+                      t_tr);
+    /* overlap: T'_tr = T_org - T'_sav at r' = r0 T_org / (T_tr + T_sav); serial: the
+     * saving is concave in r (the requests that save most come first), the transform
+     * linear, so the optimum is found from below: r' = r0 + step */
+    double est = f->overlap ? f->r0 * f->t_org / (t_tr + (t_sav > 0 ? t_sav : 0))
+                            : f->r0 + f->step;
+    est = est < f->step ? f->step : est;
+    f->prev_best = f->t_org, f->here_best = 1e300;
+    f->prev_best = f->overlap || kernel_ms + t_tr > f->prev_best ? f->prev_best
+                                                                 : kernel_ms + t_tr;
+    f->phase = ADJUST;
+    move(f, est);
+    snprintf(f->why, sizeof f->why, "adjusting from r' = %.3g (T_org %.4g, T_tr %.4g, T_sav "
+             "%.4g ms at r0)", f->r, f->t_org, t_tr, t_sav);
+}
+
+void tmap_memfrac_record(tmap_memfrac *f, float kernel_ms, float transform_ms)
+{
+    if (!f || f->phase == DONE)
+        return;
+    if (f->phase == ORIGINAL) {
+        f->t_org = kernel_ms, f->phase = PROFILE;
+        return;
+    }
+    if (f->phase == PROFILE)
+        return profile(f, kernel_ms, transform_ms);
+    double launch = (double)kernel_ms + transform_ms;
+    int fail = f->overlap ? transform_ms > kernel_ms : launch > f->prev_best;
+    if (fail) {
+        f->lowered = 1;
+        if (f->r - f->step <= 1e-9)
+            return finish(f, 0, "every fraction failed (the last launch %.4g ms, the best "
+                          "before %.4g ms)", launch, f->overlap ? kernel_ms : f->prev_best);
+        return move(f, f->r - f->step);
+    }
+    f->here_best = launch < f->here_best ? launch : f->here_best;
+    if (++f->successes < 2)
+        return;
+    if (f->lowered || f->r >= 1 - 1e-9)
+        return finish(f, f->r, "two successes (the launch %.4g ms, the best before %.4g ms)",
+                      launch, f->prev_best);
+    move(f, f->r + f->step);
+}

@@ -1,0 +1,98 @@
+/*
+ * test_memfrac.c -- zhang2011's adaptive optimization ratio
+ * (tmap_memfrac) driven by stand-in launch times: the fraction it fixes
+ * in the serial and the overlapped setting, and the shutdowns.
+ */
+#include <math.h>
+
+#include "tests/testutil.h"
+#include "threadmap/pipeline.h"
+
+/* Stand-in times at fraction r: the kernel and the transform. */
+typedef void (*times_fn)(double r, float *kernel, float *transform);
+
+/* Runs the controller to its decision; returns r, *launches the count. */
+static double adapt(int overlap, times_fn times, int *launches)
+{
+    tmap_error e = {0};
+    tmap_memfrac *f;
+    assert_int_equal(tmap_memfrac_create(0, 0, overlap, &f, &e), TMAP_OK);
+    for (*launches = 0; !tmap_memfrac_done(f) && *launches < 100; ++*launches) {
+        float k, t;
+        double r = tmap_memfrac_next(f);
+        assert_true(r >= 0 && r <= 1);
+        times(r, &k, &t);
+        tmap_memfrac_record(f, k, t);
+    }
+    assert_true(tmap_memfrac_done(f));
+    assert_non_null(strstr(tmap_memfrac_why(f), "r = "));
+    double r = tmap_memfrac_next(f);
+    tmap_memfrac_free(f);
+    return r;
+}
+
+/* A concave saving, a linear transform: launch 10 - 8 sqrt(r) + 6 r, least
+ * at r = 4/9 (7.333): 0.4 gives 7.340, 0.5 7.343. */
+static void concave(double r, float *kernel, float *transform)
+{
+    *kernel = (float)(10 - 8 * sqrt(r)), *transform = (float)(6 * r);
+}
+
+static void serial_finds_the_least_launch(void **state)
+{
+    int n;
+    assert_float_equal(adapt(0, concave, &n), 0.4, 1e-9);
+    /* the original, r0, then two launches at 0.2 .. 0.5, the failure at 0.5, two at 0.4 */
+    assert_int_equal(n, 2 + 2 * 3 + 1 + 2);
+}
+
+/* The paper's setting: a linear saving, a transform of 10 r^1.5: r' =
+ * 0.1 x 10 / (0.316 + 0.5) > 1; it fails at 1, 0.9, 0.8 (transform slower
+ * than the kernel) and holds at 0.7 (5.86 against 6.5). */
+static void overlap_paper(double r, float *kernel, float *transform)
+{
+    *kernel = (float)(10 - 5 * r), *transform = (float)(10 * pow(r, 1.5));
+}
+
+static void overlap_lowers_to_the_budget(void **state)
+{
+    int n;
+    assert_float_equal(adapt(1, overlap_paper, &n), 0.7, 1e-9);
+    assert_int_equal(n, 2 + 3 + 2);
+}
+
+/* At r0 the transform outlasts the original kernel: left alone. */
+static void slow_transform(double r, float *kernel, float *transform)
+{
+    *kernel = (float)(10 - r), *transform = (float)(200 * r);
+}
+
+/* At r0 the saving (0.1 ms) is below the transform (0.5 ms). */
+static void small_saving(double r, float *kernel, float *transform)
+{
+    *kernel = (float)(10 - r), *transform = (float)(5 * r);
+}
+
+static void shutdowns(void **state)
+{
+    int n;
+    assert_float_equal(adapt(1, slow_transform, &n), 0, 0);
+    assert_int_equal(n, 2);
+    assert_float_equal(adapt(0, slow_transform, &n), 0, 0);
+    assert_float_equal(adapt(0, small_saving, &n), 0, 0);
+    assert_int_equal(n, 2);
+    tmap_error e = {0};
+    tmap_memfrac *f;
+    assert_int_equal(tmap_memfrac_create(1.5, 0, 0, &f, &e), TMAP_ERR_INVALID);
+    assert_int_equal(tmap_memfrac_create(0.1, -1, 0, &f, &e), TMAP_ERR_INVALID);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(serial_finds_the_least_launch),
+        cmocka_unit_test(overlap_lowers_to_the_budget),
+        cmocka_unit_test(shutdowns),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
