@@ -9,6 +9,7 @@
 
 #include "threadmap/regroup.h"
 #include "common/base.h"
+#include "common/morton.h"
 #include "regroup/mem.h"
 
 typedef struct graph {
@@ -138,18 +139,6 @@ tmap_status tmap_memre_rcm(const uint32_t *rowptr, const uint32_t *col, size_t n
     return st;
 }
 
-/* x's low 21 bits spread to every third bit. */
-static uint64_t spread(uint64_t x)
-{
-    x &= 0x1fffff;
-    x = (x | x << 32) & 0x1f00000000ffffull;
-    x = (x | x << 16) & 0x1f0000ff0000ffull;
-    x = (x | x << 8) & 0x100f00f00f00f00full;
-    x = (x | x << 4) & 0x10c30c30c30c30c3ull;
-    x = (x | x << 2) & 0x1249249249249249ull;
-    return x;
-}
-
 tmap_status tmap_memre_morton(const float *xyz, size_t stride, size_t n, uint32_t *order,
                               tmap_error *err)
 {
@@ -171,15 +160,8 @@ tmap_status tmap_memre_morton(const float *xyz, size_t stride, size_t n, uint32_
     tmap_memre_keyed *c = malloc(n * sizeof *c);
     if (!c)
         return tmap_fail(err, TMAP_ERR_NOMEM, "out of memory");
-    for (size_t i = 0; i < n; i++) {
-        c[i] = (tmap_memre_keyed){0, (uint32_t)i};
-        for (int d = 0; d < 3; d++) {
-            double span = hi[d] - lo[d];
-            uint64_t q = span > 0 ? (uint64_t)((xyz[i * stride + d] - lo[d]) / span * 2097151.0)
-                                  : 0;
-            c[i].key |= spread(q) << d;
-        }
-    }
+    for (size_t i = 0; i < n; i++)
+        c[i] = (tmap_memre_keyed){tmap_morton_code(xyz + i * stride, lo, hi), (uint32_t)i};
     tmap_memre_sort(c, n);
     for (size_t i = 0; i < n; i++)
         order[i] = c[i].id;

@@ -484,6 +484,41 @@ tmap_status tmap_gpu_memre_share(uint64_t index, uint64_t perm, size_t nthreads,
                                  size_t per_thread, size_t block_size, uint64_t from, uint64_t q,
                                  uint64_t start, size_t *nout, tmap_error *err);
 
+/*
+ * The layouts that follow an order, built on the GPU (runtime/gpu_memorder.cu,
+ * nvcc and CUB; TMAP_ERR_UNSUPPORTED without nvcc; docs/memory.md): bit for
+ * bit regroup's tmap_memre_relabel, tmap_memre_morton and tmap_memre_pad,
+ * warps of 32.  Each is enqueued on `stream` (NULL: the legacy default
+ * stream), its scratch allocated and freed there (cudaMallocAsync), and
+ * waits for nothing.  Device arrays are u32 unless said; index values below
+ * nelems and orders that are permutations are not checked here (the CPU
+ * functions check them).  Counts: at least 1, at most 2^32 - 2.
+ *
+ * tmap_gpu_memre_relabel: q[i] = the position of index[i] in order (order:
+ * [nelems], order[x] = the element at x).  The layout's from is order
+ * itself, and so is the thread order when threads follow their elements.
+ * A locality order computed on the CPU (tmap_memre_rcm) is applied so.
+ * tmap_gpu_memre_morton: order [n] = the points (xyz: device floats, point
+ * i's coordinates at i * stride, stride >= 3, all finite) by Morton code:
+ * the bounding box by atomics, the codes, a stable CUB radix sort.
+ * tmap_gpu_memre_pad: one access per thread; from [ceil(nthreads / 32) *
+ * (32 + segment)] (segment = sector_bytes / elem_bytes, at least 1; both
+ * powers of two; sector_bytes 0: 32), its first *nout slots the layout
+ * (UINT32_MAX: padding) and the rest UINT32_MAX; q [nthreads]; perm
+ * [nthreads]: the thread order; nout: a device u32 written with the slots
+ * used.  Threads sorted by a CUB radix sort, then one block walks the
+ * per-warp summaries in order (where a warp's set starts depends on the
+ * warps before it).
+ */
+tmap_status tmap_gpu_memre_relabel(uint64_t index, size_t nthreads, size_t per_thread,
+                                   uint64_t order, size_t nelems, uint64_t q, void *stream,
+                                   tmap_error *err);
+tmap_status tmap_gpu_memre_morton(uint64_t xyz, size_t stride, size_t n, uint64_t order,
+                                  void *stream, tmap_error *err);
+tmap_status tmap_gpu_memre_pad(uint64_t index, size_t nthreads, size_t nelems, size_t elem_bytes,
+                               size_t sector_bytes, uint64_t from, uint64_t q, uint64_t perm,
+                               uint64_t nout, void *stream, tmap_error *err);
+
 /* A stretch of a stream timed by two CUDA events (experimental), read
  * later without waiting: start, stop, then poll until *ready (then *ms
  * holds the time and the timer may be started again). */

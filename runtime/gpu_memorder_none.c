@@ -1,0 +1,33 @@
+/*
+ * gpu_memorder_none.c -- the GPU builds of the ordered layouts where the
+ * library was built without nvcc (gpu_memorder.cu needs it for CUB):
+ * every call says so.
+ */
+#include "threadmap/runtime.h"
+#include "common/base.h"
+
+static tmap_status none(const char *fn, tmap_error *err)
+{
+    return tmap_fail(err, TMAP_ERR_UNSUPPORTED, "%s: threadmap was built without nvcc (rebuild "
+                     "with the CUDA toolkit's nvcc found by CMake)", fn);
+}
+
+tmap_status tmap_gpu_memre_relabel(uint64_t index, size_t nthreads, size_t per_thread,
+                                   uint64_t order, size_t nelems, uint64_t q, void *stream,
+                                   tmap_error *err)
+{
+    return none("tmap_gpu_memre_relabel", err);
+}
+
+tmap_status tmap_gpu_memre_morton(uint64_t xyz, size_t stride, size_t n, uint64_t order,
+                                  void *stream, tmap_error *err)
+{
+    return none("tmap_gpu_memre_morton", err);
+}
+
+tmap_status tmap_gpu_memre_pad(uint64_t index, size_t nthreads, size_t nelems, size_t elem_bytes,
+                               size_t sector_bytes, uint64_t from, uint64_t q, uint64_t perm,
+                               uint64_t nout, void *stream, tmap_error *err)
+{
+    return none("tmap_gpu_memre_pad", err);
+}
