@@ -103,3 +103,32 @@ def test_regrouper_in_front_of_a_cupy_launch(cp, loop_kernel):
         cp.testing.assert_array_equal(y, y_plain)
         y[...] = 0
     assert r.chosen is not None and r.why
+
+
+def test_regrouper_overlap_with_cupy(cp, loop_kernel):
+    """prepare() announces each next input: its key and sort run beside the
+    current launch, the next launch takes them, and every launch's outputs
+    equal the plain launch's."""
+    trips = cp.asarray(_trips())
+    y_plain, y = cp.zeros(N, cp.float32), cp.zeros(N, cp.float32)
+    k = cp.RawKernel(LOOP_SRC, "loop")
+    k((N // BLOCK,), (BLOCK,), (trips, y_plain, np.int32(N)))
+
+    def key(out, stream):
+        with cp.cuda.ExternalStream(stream) if stream else cp.cuda.Stream.null:
+            cp.asarray(out)[...] = trips.astype(cp.float64)
+
+    r = threadmap.Regrouper(N // BLOCK, BLOCK, [(trips, "in", 1), (y, "out", 1)], key=key,
+                            overlap=True)
+    for i in range(40):
+        r.prepare(i + 2)
+        with r.launch(signature=i + 1) as (t_r, y_r):
+            k((N // BLOCK,), (BLOCK,), (t_r, y_r, np.int32(N)))
+        r.poll(wait=True)
+        cp.testing.assert_array_equal(y, y_plain)
+        y[...] = 0
+    used, late = r.overlap_counts
+    assert r.chosen is not None
+    if r.chosen != "original":   # prepared permutations are taken once the trial kept one
+        assert used + late > 0 and used > 0
+    assert r.overlap_counts == (used, late)

@@ -345,6 +345,8 @@ PROTOTYPES = {
     "tmap_regrouper_ptr": (c_uint64, [P, c_size_t]),
     "tmap_regrouper_end": (c_int, [P, c_void_p, E]),
     "tmap_regrouper_poll": (c_int, [P, c_int, c_void_p, E]),
+    "tmap_regrouper_prepare": (c_int, [P, c_uint64, c_void_p, E]),
+    "tmap_regrouper_overlap_counts": (None, [P, POINTER(c_size_t), POINTER(c_size_t)]),
     "tmap_regrouper_chosen": (c_int, [P]),
     "tmap_regrouper_why": (c_char_p, [P]),
     "tmap_regrouper_chosen_name": (c_char_p, [P]),

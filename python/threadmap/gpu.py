@@ -278,7 +278,7 @@ class Regrouper:
                  key: Optional[Callable[[DeviceArray, Optional[int]], None]] = None, *,
                  predictor=None, lat: Any = None, features: Any = None, scope: str = "grid",
                  candidates: Sequence[str] = (), trial_launches: int = 0, threshold: float = 0.0,
-                 device: Optional[Device] = None):
+                 overlap: bool = False, device: Optional[Device] = None):
         if scope not in ("grid", "block"):
             raise InvalidError(f"scope: '{scope}' is grid or block")
         if (key is None) == (predictor is None):
@@ -292,6 +292,7 @@ class Regrouper:
         model = self._model(predictor, lat, features) if predictor is not None else (None, None, 0)
         o = _lib.RegrouperOpts(0 if scope == "grid" else 1, _candidate_bits(candidates),
                                trial_launches, threshold, self._key_fn, None, *model)
+        o.overlap = int(bool(overlap))
         L, err, r = _lib.lib(), new_error(), ctypes.c_void_p()
         check(L.tmap_regrouper_create(self.device.ptr, ctypes.byref(self._launch.c), self._arrays,
                                       len(arrays), ctypes.byref(o), ctypes.byref(r),
@@ -346,6 +347,21 @@ class Regrouper:
     def launch(self, signature: int = 0, stream: Any = None):
         """begin() and end() around a with block."""
         return _Launching(self, signature, stream)
+
+    def prepare(self, next_signature: int, stream: Any = None) -> None:
+        """Overlap (made with overlap=True): the input of the next launch,
+        whose key data is in place as far as `stream` holds, is keyed and
+        sorted beside the next launch's kernel (docs/regrouper.md)."""
+        err = new_error()
+        check(_lib.lib().tmap_regrouper_prepare(self.ptr, next_signature, stream_handle(stream),
+                                                ctypes.byref(err)), err)
+
+    @property
+    def overlap_counts(self) -> Tuple[int, int]:
+        """(prepared permutations taken, launches that found theirs not done)."""
+        used, late = ctypes.c_size_t(), ctypes.c_size_t()
+        _lib.lib().tmap_regrouper_overlap_counts(self.ptr, ctypes.byref(used), ctypes.byref(late))
+        return used.value, late.value
 
     def poll(self, wait: bool = False, stream: Any = None) -> None:
         """Reads the trial times that are in (wait: first waits for the stream)."""
