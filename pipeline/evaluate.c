@@ -416,41 +416,23 @@ static tmap_status gpu_launch(ctx *x, tmap_regrouper *r, uint64_t sig, tmap_time
 }
 
 /* Median per-launch time over reps launches (after one untimed), each
- * launch timed alone on a new input signature, as the original is. */
+ * launch timed alone on a new input signature, as the original is.  With
+ * `overlap`, each next input is announced before the launch
+ * (tmap_regrouper_prepare): its key and sort run on the side stream beside
+ * this launch's kernel, and the next launch takes them. */
 static tmap_status gpu_series(ctx *x, tmap_regrouper *r, tmap_timer *t, uint64_t *sig,
-                              double *out, tmap_error *err)
+                              int overlap, double *out, tmap_error *err)
 {
     int n = x->o->reps;
     double *v = calloc((size_t)n, sizeof *v);
     tmap_status st = v ? TMAP_OK : tmap_fail(err, TMAP_ERR_NOMEM, "out of memory");
     for (int i = -1; !st && i < n; i++) {
         float ms = 0;
-        st = gpu_launch(x, r, ++*sig, i < 0 ? NULL : t, &ms, err);
-        if (i >= 0)
-            v[i] = ms;
-    }
-    if (!st)
-        *out = tmap_median(v, (size_t)n);
-    free(v);
-    return st;
-}
-
-/* Median per-launch time over reps launches, a new input signature each,
- * timed alone as gpu_series does, with each next input announced before
- * the launch (tmap_regrouper_prepare): its key and sort run on the side
- * stream beside this launch's kernel, and the next launch takes them. */
-static tmap_status overlap_series(ctx *x, tmap_regrouper *r, tmap_timer *t, uint64_t *sig,
-                                  double *out, tmap_error *err)
-{
-    int n = x->o->reps;
-    double *v = calloc((size_t)n, sizeof *v);
-    tmap_status st = v ? TMAP_OK : tmap_fail(err, TMAP_ERR_NOMEM, "out of memory");
-    uint64_t now = ++*sig;
-    for (int i = -1; !st && i < n; i++) {
-        float ms = 0;
-        st = tmap_regrouper_prepare(r, now + 1, NULL, err);
-        if (!st) st = gpu_launch(x, r, now, i < 0 ? NULL : t, &ms, err);
-        now = ++*sig;
+        uint64_t now = ++*sig;
+        if (overlap)
+            st = tmap_regrouper_prepare(r, now + 1, NULL, err);
+        if (!st)
+            st = gpu_launch(x, r, now, i < 0 ? NULL : t, &ms, err);
         if (i >= 0)
             v[i] = ms;
     }
@@ -504,8 +486,8 @@ static tmap_status gpu_measure(ctx *x, tmap_regrouper *r, const tmap_launch *l, 
     if (!st && tmap_regrouper_chosen(r) < 0)
         st = tmap_fail(err, TMAP_ERR_CUDA, "the regrouper's trial did not finish");
     if (!st) e->gpu_outputs_equal = outputs_match(x);
-    if (!st) st = gpu_series(x, r, t, &sig, &e->gpu_fresh_ms, err);
-    if (!st) st = overlap_series(x, r, t, &sig, &e->gpu_overlap_ms, err);
+    if (!st) st = gpu_series(x, r, t, &sig, 0, &e->gpu_fresh_ms, err);
+    if (!st) st = gpu_series(x, r, t, &sig, 1, &e->gpu_overlap_ms, err);
     if (!st) tmap_regrouper_overlap_counts(r, &e->gpu_overlap_taken, &e->gpu_overlap_late);
     if (!st && !updates_an_input(x->m))
         st = back_to_back(x, r, l, sig, t, &e->gpu_cached_ms, err);
