@@ -311,12 +311,9 @@ static cudaError_t temp_size(tmap_gpu_classes *g, size_t *bytes)
 extern "C" tmap_status tmap_gpu_classes_create(tmap_cuda *c, size_t nthreads,
                                                tmap_gpu_classes **out, tmap_error *err)
 {
-    if (out)
-        *out = NULL;
-    if (!c || !out || !nthreads || nthreads > 0x7fffffffu)
-        return tmap_fail(err, TMAP_ERR_INVALID, "tmap_gpu_classes_create: %s",
-                         !c || !out ? "an argument is NULL"
-                                    : "threads must be in [1, 2^31-1] (CUB's int offsets)");
+    tmap_status st = gpu_create_check(c, out, nthreads, "tmap_gpu_classes_create", err);
+    if (st)
+        return st;
     tmap_gpu_classes *g = (tmap_gpu_classes *)calloc(1, sizeof *g);
     unsigned *host = (unsigned *)malloc((MAX_R + 1) * sizeof *host);
     if (!g || !host) {
@@ -333,9 +330,7 @@ extern "C" tmap_status tmap_gpu_classes_create(tmap_cuda *c, size_t nthreads,
     size_t sizes[] = {2 * sizeof(double), k, k, k, u, u, u, k, u, u, u, u,
                       (n / 32 + 1) * sizeof(unsigned), T_END * sizeof(unsigned),
                       2 * MAX_RUNS * sizeof(unsigned)};
-    cudaError_t e = cudaSuccess;
-    for (size_t i = 0; e == cudaSuccess && i < sizeof sizes / sizeof *sizes; i++)
-        e = cudaMalloc(bufs[i], sizes[i]);
+    cudaError_t e = gpu_malloc_all(bufs, sizes, sizeof sizes / sizeof *sizes);
     if (e == cudaSuccess)
         e = temp_size(g, &g->temp_bytes);
     if (e == cudaSuccess)
@@ -357,9 +352,7 @@ extern "C" void tmap_gpu_classes_free(tmap_gpu_classes *g)
     void *bufs[] = {g->minmax, g->cls, g->key[0], g->key[1], g->val[0], g->val[1], g->order,
                     g->hole_key, g->hole, g->flag, g->rank, g->tomix, g->label, g->table,
                     g->runs, g->temp};
-    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
-        if (bufs[i])
-            cudaFree(bufs[i]);
+    gpu_free_all(bufs, sizeof bufs / sizeof bufs[0]);
     if (g->graph)
         cudaGraphExecDestroy(g->graph);
     if (g->capture)

@@ -468,12 +468,9 @@ static unsigned grid_of(size_t n) { return (unsigned)((n + 255) / 256); }
 extern "C" tmap_status tmap_gpu_regroup_create(tmap_cuda *c, size_t nthreads,
                                                tmap_gpu_regroup **out, tmap_error *err)
 {
-    if (out)
-        *out = NULL;
-    if (!c || !out || !nthreads || nthreads > 0x7fffffffu)
-        return tmap_fail(err, TMAP_ERR_INVALID, "tmap_gpu_regroup_create: %s",
-                         !c || !out ? "an argument is NULL"
-                                    : "threads must be in [1, 2^31-1] (CUB's int offsets)");
+    tmap_status st = gpu_create_check(c, out, nthreads, "tmap_gpu_regroup_create", err);
+    if (st)
+        return st;
     tmap_gpu_regroup *g = (tmap_gpu_regroup *)calloc(1, sizeof *g);
     if (!g)
         return tmap_fail(err, TMAP_ERR_NOMEM, "out of memory");
@@ -485,8 +482,8 @@ extern "C" tmap_status tmap_gpu_regroup_create(tmap_cuda *c, size_t nthreads,
     size_t sizes[] = {nthreads * sizeof(double), nthreads * sizeof(key_bits),
                       nthreads * sizeof(key_bits),
                       nthreads * sizeof(unsigned), g->temp_bytes};
-    for (size_t i = 0; e == cudaSuccess && i < 5; i++)
-        e = cudaMalloc(bufs[i], sizes[i] ? sizes[i] : 1);
+    if (e == cudaSuccess)
+        e = gpu_malloc_all(bufs, sizes, 5);
     if (e == cudaSuccess)
         e = cudaStreamCreateWithFlags(&g->capture, cudaStreamNonBlocking);
     if (e == cudaSuccess)
@@ -514,9 +511,7 @@ extern "C" void tmap_gpu_regroup_free(tmap_gpu_regroup *g)
     if (!g)
         return;
     void *bufs[] = {g->cost, g->bits[0], g->bits[1], g->thread, g->temp, g->model};
-    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
-        if (bufs[i])
-            cudaFree(bufs[i]);
+    gpu_free_all(bufs, sizeof bufs / sizeof bufs[0]);
     if (g->graph)
         cudaGraphExecDestroy(g->graph);
     cudaStream_t streams[] = {g->capture, g->side};
