@@ -347,10 +347,8 @@ int main(int argc, char **argv)
     if (tmap_cuda_open(0, &g.c, &e) || tmap_cuda_info(g.c, &d, &e) ||
         tmap_compile(spmv_src, "spmv_ell.cu", NULL, &out, &e) ||
         tmap_kernel_load(g.c, out.ptx, "spmv_ell", &g.k, &e) ||
-        tmap_timer_create(g.c, &g.timer, &e)) {
-        fprintf(stderr, "bench_memirr: %s\n", e.message);
-        return e.status == TMAP_ERR_NO_DEVICE ? 3 : 1;
-    }
+        tmap_timer_create(g.c, &g.timer, &e))
+        return bench_gpu_failed("bench_memirr", &e);
     bench_banner(stdout, &d, "# ");
     printf("# SpMV y = A x, the 7-point Laplacian of an N^3 grid under a random symmetric\n"
            "# permutation (seed %llu), row-major ELL, FP64; x[col[t*7 + j]] is the reference.\n"

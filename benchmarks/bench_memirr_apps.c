@@ -735,10 +735,8 @@ int main(int argc, char **argv)
     tmap_compiled out = {0};
     setvbuf(stdout, NULL, _IOLBF, 0); /* a run cut short keeps its lines */
     int rc = open_gpu(&g, &out, &e);
-    if (rc) {
-        fprintf(stderr, "bench_memirr_apps: %s\n", e.message);
-        return e.status == TMAP_ERR_NO_DEVICE ? 3 : 1;
-    }
+    if (rc)
+        return bench_gpu_failed("bench_memirr_apps", &e);
     printf("# issue 19's kernels (seed %llu), medians of %d runs; sec/rq: sectors per warp\n"
            "# request of the irregular reference; run_ms: one run, A' gathered before each\n"
            "# launch (the data changes between launches); build_ms: the layout on the CPU;\n"

@@ -197,10 +197,8 @@ int main(int argc, char **argv)
     tmap_error e = {0};
     tmap_device_info d;
     if (tmap_cuda_open(0, &g.c, &e) || tmap_cuda_info(g.c, &d, &e) ||
-        tmap_timer_create(g.c, &g.timer, &e)) {
-        fprintf(stderr, "bench_memorder: %s\n", e.message);
-        return e.status == TMAP_ERR_NO_DEVICE ? 3 : 1;
-    }
+        tmap_timer_create(g.c, &g.timer, &e))
+        return bench_gpu_failed("bench_memorder", &e);
     bench_banner(stdout, &d, "# ");
     printf("# building the ordered layouts: CPU (one thread) vs GPU (data on the GPU, medians\n"
            "# of %d reps, events around the call, scratch allocation included); seed %llu;\n"

@@ -49,6 +49,14 @@ static inline int bench_sweep_args(int argc, char **argv, const char *name, int 
     return -1;
 }
 
+/* A failed GPU setup: the message on stderr after the program's name;
+ * the exit code, 3 without a GPU, else 1. */
+static inline int bench_gpu_failed(const char *name, const tmap_error *e)
+{
+    fprintf(stderr, "%s: %s\n", name, e->message);
+    return e->status == TMAP_ERR_NO_DEVICE ? 3 : 1;
+}
+
 static inline void bench_banner(FILE *out, const tmap_device_info *d, const char *prefix)
 {
     fprintf(out, "%sdevice: %s (sm_%d%d), %d SMs, SM clock %d MHz, memory clock %d MHz\n", prefix,
