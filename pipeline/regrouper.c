@@ -282,12 +282,19 @@ tmap_status tmap_regrouper_poll(tmap_regrouper *r, int wait, void *stream, tmap_
     tmap_status st = wait ? tmap_gpu_regroup_sync(r->gpu, stream, err) : TMAP_OK;
     if (!st && wait && r->side_used)
         st = tmap_gpu_regroup_sync(r->gpu, tmap_gpu_regroup_side(r->gpu), err);
+    /* Every timed launch of the trial handed out: wait for their times, so
+     * that the trial ends at its last timed launch however far the host
+     * runs ahead of the GPU (one wait per trial). */
+    int ending = r->trial.chosen < 0 && r->trial.handed == r->trial.ncand * r->trial.reps;
     for (int i = 0; !st && i < MAX_TIMERS; i++) {
         int ready = 0;
         float ms = 0;
         if (r->timer_cand[i] < 0 || i == r->now_timer)
             continue;
-        st = tmap_timer_poll(r->timer[i], &ready, &ms, err);
+        if (ending)
+            st = tmap_timer_wait(r->timer[i], &ms, err), ready = !st;
+        else
+            st = tmap_timer_poll(r->timer[i], &ready, &ms, err);
         if (!st && ready) {
             tmap_trial_record(&r->trial, r->timer_cand[i], ms);
             r->timer_cand[i] = -1;
