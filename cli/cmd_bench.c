@@ -6,6 +6,7 @@
  * (cli/bench_kernel.c); then results.csv, results.json, report.md and the
  * plots (model/bench*.c).  Progress goes to stderr, a summary to stdout.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <glob.h>
 #include <math.h>
@@ -187,26 +188,29 @@ static char **kernel_list(const bench_opts *o, size_t *n)
     return out;
 }
 
-/* The kernel module's version from /proc/driver/nvidia/version, if any. */
+/* Whether s is a version number: digits and dots, a dot among them. */
+static int is_version(const char *s)
+{
+    return isdigit((unsigned char)*s) && strchr(s, '.') && strspn(s, "0123456789.") == strlen(s);
+}
+
+/* The kernel module's version from /proc/driver/nvidia/version, if any: the
+ * first version number of its first line ("NVRM version: NVIDIA UNIX Open
+ * Kernel Module for x86_64  580.159.04  Release Build ..."). */
 static void driver_version(char *buf, size_t size)
 {
-    char line[512] = "";
+    char line[512] = "", *save = NULL;
     FILE *f = fopen("/proc/driver/nvidia/version", "r");
-    const char *p = NULL;
     snprintf(buf, size, "unknown");
     if (!f)
         return;
-    if (fgets(line, sizeof line, f) && (p = strstr(line, "Kernel Module")))
-        p += strlen("Kernel Module");
-    else if ((p = strstr(line, "Module")))
-        p += strlen("Module");
+    if (fgets(line, sizeof line, f))
+        for (char *w = strtok_r(line, " \t\n", &save); w; w = strtok_r(NULL, " \t\n", &save))
+            if (is_version(w)) {
+                snprintf(buf, size, "%s", w);
+                break;
+            }
     fclose(f);
-    while (p && *p == ' ')
-        p++;
-    if (p && *p) {
-        size_t n = strcspn(p, " \n");
-        snprintf(buf, size, "%.*s", (int)n, p);
-    }
 }
 
 static void run_info(tmap_bench_run *r, const tmap_device_info *d, const bench_opts *o, int argc,
