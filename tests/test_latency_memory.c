@@ -206,11 +206,35 @@ static void test_table(void **state)
     assert_null(strstr(t, "13.8"));
     assert_non_null(strstr(t, "\nsm:const.lanes1\t37\t-\tnot measured, kept"));
     assert_int_equal(tmap_lat_parse(t, strlen(t), "written", &back, &e), TMAP_OK);
-    double l2 = 0, replay = 0, bw = 0;
-    tmap_sm_table_params(back, &l2, &replay, &bw);
-    assert_true(bw == 21.5);
+    double l2 = 0;
+    tmap_sm_params p = {0};
+    tmap_sm_table_params(back, &l2, &p);
+    assert_true(p.bytes_per_cycle == 21.5 && p.gather_sectors_per_cycle == 0);
     tmap_lat_free(back), tmap_lat_free(base);
     tmap_buf_free(&out);
+}
+
+/* What the SM model takes from a table: the random chase's L2 latency
+ * before the one word's, the L2's bandwidth and rate of gathered sectors. */
+static void test_model_params(void **state)
+{
+    (void)state;
+    const char one[] = "ld.global.cg.u64\t252.8\t-\tmeasured\n"
+                       "sm:l2.bytes_per_cycle\t29.7\t-\tmeasured\n";
+    const char both[] = "ld.global.cg.u64\t252.8\t-\tmeasured\n"
+                        "sm:l2.latency\t284.9\t-\tmeasured\n"
+                        "sm:l2.gather_sectors_per_cycle\t0.526\t-\tmeasured\n";
+    tmap_lat_table *t = NULL;
+    tmap_sm_params p = {0};
+    double l2 = 0;
+    TMAP_CHECK(tmap_lat_parse(one, strlen(one), "one", &t, err));
+    tmap_sm_table_params(t, &l2, &p);
+    assert_true(l2 == 252.8 && p.bytes_per_cycle == 29.7 && p.gather_sectors_per_cycle == 0);
+    tmap_lat_free(t);
+    TMAP_CHECK(tmap_lat_parse(both, strlen(both), "both", &t, err));
+    tmap_sm_table_params(t, &l2, &p);
+    assert_true(l2 == 284.9 && p.bytes_per_cycle == 0 && p.gather_sectors_per_cycle == 0.526);
+    tmap_lat_free(t);
 }
 
 int main(void)
@@ -219,7 +243,7 @@ int main(void)
         cmocka_unit_test(test_list),  cmocka_unit_test(test_per_sm_cycle),
         cmocka_unit_test(test_span),  cmocka_unit_test(test_cycle),
         cmocka_unit_test(test_ptx),   cmocka_unit_test(test_sass),
-        cmocka_unit_test(test_table),
+        cmocka_unit_test(test_table), cmocka_unit_test(test_model_params),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
