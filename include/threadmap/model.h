@@ -136,7 +136,8 @@ typedef struct tmap_sm_time_parts {
     double latency; /* one slot's stalls: its blocks' longest chains beyond
                        their own issue, summed */
     double memory;  /* the kernel's sectors x 32 bytes / (nsms x
-                       bytes_per_cycle): the L2's whole bandwidth */
+                       bytes_per_cycle), a lane's own sectors at
+                       gather_sectors_per_cycle: the L2's whole bandwidth */
 } tmap_sm_time_parts;
 
 /* ------------------------------------------------------------- metrics */
