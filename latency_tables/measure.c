@@ -288,6 +288,8 @@ static tmap_status select_benches(const tmap_latency_measure_opts *o, const tmap
     memset(sel, o && o->only ? 0 : 1, n);
     for (size_t i = 0; o && o->only && i < o->nonly; i++) {
         const tmap_latency_probe *b = tmap_latency_find(o->only[i]);
+        if (!b && tmap_latency_memprobe_find(o->only[i]))
+            continue; /* tmap_latency_measure_memory's */
         if (!b)
             return tmap_fail(err, TMAP_ERR_INVALID,
                              "no latency benchmark for opcode '%s' (see threadmap latency --list)",

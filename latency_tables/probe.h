@@ -14,6 +14,10 @@
  * b->min_sm, or steps == 0. */
 tmap_status tmap_latency_probe_ptx(const tmap_latency_probe *b, unsigned steps,
                                    const char *arch, tmap_buf *out, tmap_error *err);
+/* Appends the module's ".version", ".target arch" and ".address_size 64"
+ * lines; fails (naming `what`) on a bad arch or one older than sm_<min_sm>. */
+tmap_status tmap_latency_ptx_target(const char *arch, unsigned min_sm, const char *what,
+                                    tmap_buf *out, tmap_error *err);
 #define TMAP_LATENCY_ENTRY "tmap_lat"          /* the kernel's name */
 #define TMAP_LATENCY_CONST "tmap_lat_const"    /* .const .u32[16] */
 
@@ -34,10 +38,27 @@ enum {
 enum { TMAP_LAT_OUT_CYCLES = 0, TMAP_LAT_OUT_X0 = 8, TMAP_LAT_OUT_X1 = 16,
        TMAP_LAT_OUT_BYTES = 32 };
 
+/* The memory probes' module (memory_ptx.c), its kernels and their records. */
+tmap_status tmap_latency_mem_ptx(const char *arch, tmap_buf *out, tmap_error *err);
+#define TMAP_MEM_ENTRY_LINK "tmap_mem_link"
+#define TMAP_MEM_ENTRY_CHASE "tmap_mem_chase"
+#define TMAP_MEM_ENTRY_STREAM "tmap_mem_stream"
+#define TMAP_MEM_ENTRY_GATHER "tmap_mem_gather"
+enum {
+    TMAP_MEM_NODE_BYTES = 256,   /* chase nodes: one sector each, lines apart */
+    TMAP_MEM_CHASE_SHORT = 1024, /* steps of the two chases (multiples of 8) */
+    TMAP_MEM_CHASE_LONG = 2048,
+    TMAP_MEM_BLOCK = 512,        /* stream and gather: threads per block ... */
+    TMAP_MEM_BLOCKS_PER_SM = 2,  /* ... and blocks per SM (at most) */
+    TMAP_MEM_RECORD_BYTES = 32   /* per block: {g0, g1, c0, c1} */
+};
+
 /* Formats results as the latency table (header comments, opcode lines of
- * the ok benchmarks, class:NAME lines from the medians of each class). */
+ * the ok benchmarks, the ok memory probes' sm: lines, class:NAME lines from
+ * the medians of each class). */
 void tmap_latency_table_format(const tmap_device_info *info, const char *date,
                                const tmap_latency_result *r, size_t n,
+                               const tmap_latency_mem_result *mr, size_t mn,
                                const struct tmap_lat_table *base, tmap_buf *out);
 
 #endif

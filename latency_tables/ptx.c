@@ -40,6 +40,22 @@ static const char *ptx_version_for(int sm, const char *arch)
     return "9.0";
 }
 
+tmap_status tmap_latency_ptx_target(const char *arch, unsigned min_sm, const char *what,
+                                    tmap_buf *out, tmap_error *err)
+{
+    int sm = arch_number(arch);
+    if (sm < 0)
+        return tmap_fail(err, TMAP_ERR_INVALID,
+                         "latency benchmark %s: bad architecture '%s' (want sm_XY)", what,
+                         arch ? arch : "(null)");
+    if ((unsigned)sm < min_sm)
+        return tmap_fail(err, TMAP_ERR_UNSUPPORTED,
+                         "latency benchmark %s needs sm_%u or newer, not %s", what, min_sm, arch);
+    tmap_buf_printf(out, ".version %s\n.target %s\n.address_size 64\n",
+                    ptx_version_for(sm, arch), arch);
+    return TMAP_OK;
+}
+
 /* Register standing for a placeholder name, or NULL if `name` is none. */
 static const char *placeholder(const char *name, size_t len, unsigned i)
 {
@@ -82,16 +98,12 @@ static int uses_shared(const tmap_latency_probe *b)
     return b->setup == TMAP_LAT_SHARED || b->setup == TMAP_LAT_ATOM_SHARED;
 }
 
-static void put_head(tmap_buf *out, const tmap_latency_probe *b, unsigned steps,
-                     const char *arch, int sm)
+static void put_head(tmap_buf *out, const tmap_latency_probe *b, unsigned steps)
 {
-    tmap_buf_printf(out,
-                    "// threadmap latency microbenchmark: %s%s%s, %u steps\n"
-                    "// chain: %s\n"
-                    ".version %s\n.target %s\n.address_size 64\n\n",
+    tmap_buf_printf(out, "// threadmap latency microbenchmark: %s%s%s, %u steps\n"
+                         "// chain: %s\n\n",
                     b->opcodes[0], b->opcodes[1] ? " + " : "",
-                    b->opcodes[1] ? b->opcodes[1] : "", steps, b->chain,
-                    ptx_version_for(sm, arch), arch);
+                    b->opcodes[1] ? b->opcodes[1] : "", steps, b->chain);
     if (uses_shared(b))
         tmap_buf_puts(out, ".shared .align 4 .b32 tmap_lat_smem[32];\n");
     if (b->setup == TMAP_LAT_CONST)
@@ -194,20 +206,14 @@ static void put_timed(tmap_buf *out, const tmap_latency_probe *b, unsigned steps
 tmap_status tmap_latency_probe_ptx(const tmap_latency_probe *b, unsigned steps,
                                    const char *arch, tmap_buf *out, tmap_error *err)
 {
-    int sm = arch_number(arch);
-    if (sm < 0)
-        return tmap_fail(err, TMAP_ERR_INVALID,
-                         "latency benchmark %s: bad architecture '%s' (want sm_XY)",
-                         b->opcodes[0], arch ? arch : "(null)");
-    if ((unsigned)sm < b->min_sm)
-        return tmap_fail(err, TMAP_ERR_UNSUPPORTED,
-                         "latency benchmark %s needs sm_%u or newer, not %s", b->opcodes[0],
-                         b->min_sm, arch);
     if (steps == 0 || steps > 65536)
         return tmap_fail(err, TMAP_ERR_INVALID,
                          "latency benchmark %s: chain length %u out of 1..65536",
                          b->opcodes[0], steps);
-    put_head(out, b, steps, arch, sm);
+    tmap_status st = tmap_latency_ptx_target(arch, b->min_sm, b->opcodes[0], out, err);
+    if (st != TMAP_OK)
+        return st;
+    put_head(out, b, steps);
     put_operands(out, b->type);
     put_setup(out, b->setup);
     put_timed(out, b, steps);

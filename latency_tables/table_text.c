@@ -163,36 +163,79 @@ static void put_classes(tmap_buf *out, const tmap_latency_result *r, size_t n,
     free(v);
 }
 
-static int measured(const tmap_latency_result *r, size_t n, const char *op)
+static int measured(const tmap_latency_result *r, size_t n, const tmap_latency_mem_result *mr,
+                    size_t mn, const char *op)
 {
     for (size_t i = 0; i < n; i++)
         for (int j = 0; j < 2; j++)
             if (r[i].ok && r[i].bench->opcodes[j] && !strcmp(r[i].bench->opcodes[j], op))
                 return 1;
+    for (size_t i = 0; i < mn; i++)
+        if (mr[i].ok && !strcmp(mr[i].probe->key, op))
+            return 1;
     return 0;
 }
 
-/* The base table's opcode lines for opcodes that were not measured. */
+/* The base table's opcode (and sm:) lines for what was not measured. */
 static void put_base_opcodes(tmap_buf *out, const tmap_latency_result *r, size_t n,
+                             const tmap_latency_mem_result *mr, size_t mn,
                              const struct tmap_lat_table *base)
 {
     for (size_t i = 0; base && i < tmap_lat_num_entries(base); i++) {
         const char *key, *src;
         double lat, issue;
         tmap_lat_entry(base, i, &key, &lat, &issue, &src);
-        if (strncmp(key, "class:", 6) && !measured(r, n, key))
+        if (strncmp(key, "class:", 6) && !measured(r, n, mr, mn, key))
             put_base_line(out, key, lat, issue, src);
+    }
+}
+
+/* The source column of a memory probe: what ran and the numbers behind
+ * the value. */
+static void put_mem_source(tmap_buf *out, const tmap_latency_mem_result *m)
+{
+    const tmap_latency_memprobe *p = m->probe;
+    tmap_buf_printf(out, "measured: %s; ", p->how);
+    if (p->kind == TMAP_MEM_CHASE)
+        tmap_buf_printf(out, "ld.global.cg.u64, %d vs %d steps, median of %d: %.0f cycles "
+                        "more = %.0f ns (globaltimer) at %.0f MHz",
+                        TMAP_MEM_CHASE_LONG, TMAP_MEM_CHASE_SHORT, m->reps,
+                        m->value * m->amount, m->ns, m->mhz);
+    else
+        tmap_buf_printf(out, "%u blocks of %u threads, %s, %u passes: %.4g %s in %.1f us "
+                        "(globaltimer, median of %d) at %.0f MHz (clock64 over globaltimer, "
+                        "median over the blocks); spread %.1f%%",
+                        m->blocks, m->threads, p->kind == TMAP_MEM_GATHER
+                            ? "4 x 32-bit ld.global per round, a random word per lane"
+                            : "4 x 128-bit ld.global.cg per round, coalesced",
+                        m->passes, m->amount, p->kind == TMAP_MEM_GATHER ? "sectors" : "bytes",
+                        m->ns / 1000, m->reps, m->mhz, 100 * m->spread);
+}
+
+static void put_mem_results(tmap_buf *out, const tmap_latency_mem_result *m, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (!m[i].ok) {
+            tmap_buf_printf(out, "# suspect, left out: %s: %s\n", m[i].probe->key, m[i].note);
+            continue;
+        }
+        tmap_buf_printf(out, "%s\t%.*f\t-\t", m[i].probe->key,
+                        m[i].probe->kind == TMAP_MEM_CHASE ? 1 : 3, m[i].value);
+        put_mem_source(out, &m[i]);
+        tmap_buf_puts(out, "\n");
     }
 }
 
 void tmap_latency_table_format(const tmap_device_info *info, const char *date,
                                const tmap_latency_result *r, size_t n,
+                               const tmap_latency_mem_result *mr, size_t mn,
                                const struct tmap_lat_table *base, tmap_buf *out)
 {
     locale_t old = tmap_locale_c();
     put_header(out, info, date);
     put_results(out, r, n);
-    put_base_opcodes(out, r, n, base);
+    put_mem_results(out, mr, mn);
+    put_base_opcodes(out, r, n, mr, mn, base);
     put_classes(out, r, n, base);
     tmap_locale_restore(old);
 }
@@ -206,14 +249,19 @@ tmap_status tmap_latency_measure(tmap_cuda *c, const tmap_latency_measure_opts *
     tmap_device_info info;
     tmap_buf b = {0};
     tmap_latency_result *r = NULL;
-    size_t n = 0;
+    tmap_latency_mem_result *mr = NULL;
+    size_t n = 0, mn = 0;
     tmap_status st = tmap_cuda_info(c, &info, err);
     if (st == TMAP_OK)
         st = tmap_latency_measure_results(c, o, &r, &n, err);
-    if (st != TMAP_OK)
+    if (st == TMAP_OK)
+        st = tmap_latency_measure_memory(c, o, &mr, &mn, err);
+    if (st != TMAP_OK) {
+        free(r);
         return st;
-    tmap_latency_table_format(&info, o ? o->date : NULL, r, n, o ? o->base : NULL, &b);
-    free(r);
+    }
+    tmap_latency_table_format(&info, o ? o->date : NULL, r, n, mr, mn, o ? o->base : NULL, &b);
+    free(r), free(mr);
     if (b.oom || !b.data) {
         tmap_buf_free(&b);
         return tmap_fail(err, TMAP_ERR_NOMEM, "out of memory formatting the latency table");

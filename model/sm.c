@@ -15,7 +15,9 @@
  *                   I_ks = sum of its warps' I_w on sub-partition s,
  *                   X_k = max of its warps' stalls L_w - I_w (the
  *                   critical warp waits this long beyond its own issue),
- *                   M_k = 32 sum_w S_w / bw,
+ *                   M_k = sum_w (32 S_w / bw + G_w / g): shared sectors at
+ *                   the L2's bandwidth bw, a lane's own at its rate of
+ *                   gathered sectors g (32 / bw per sector without one),
  *                   d_k = max(R max_s I_ks + X_k, R M_k) among R residents
  *   placement       list scheduling of d_k over nsms x R slots in launch
  *                   order, the first wave spread over the SMs
@@ -74,9 +76,11 @@ static tmap_status sm_check(const tmap_sm_params *p, tmap_error *err)
     if (p->subpartitions > TMAP_SM_MAX_SUBPARTITIONS)
         return tmap_fail(err, TMAP_ERR_INVALID, "SM model: %zu sub-partitions (at most %d)",
                          p->subpartitions, TMAP_SM_MAX_SUBPARTITIONS);
-    if (!(p->bytes_per_cycle >= 0) || isinf(p->bytes_per_cycle))
-        return tmap_fail(err, TMAP_ERR_INVALID, "SM model: bandwidth %g bytes per cycle (must "
-                         "be finite and >= 0)", p->bytes_per_cycle);
+    if (!(p->bytes_per_cycle >= 0) || isinf(p->bytes_per_cycle) ||
+        !(p->gather_sectors_per_cycle >= 0) || isinf(p->gather_sectors_per_cycle))
+        return tmap_fail(err, TMAP_ERR_INVALID, "SM model: bandwidth %g bytes and %g gathered "
+                         "sectors per cycle (each must be finite and >= 0)", p->bytes_per_cycle,
+                         p->gather_sectors_per_cycle);
     return TMAP_OK;
 }
 
@@ -97,9 +101,11 @@ static tmap_status blocks_check(const tmap_sm_block *blk, size_t n, tmap_error *
 /* Cycles between two L1 wavefronts of one request. */
 enum { WAVEFRONT_CYCLES = 1 };
 
-/* One warp's issue, latency and sector totals. */
+/* One warp's issue, latency and sector totals: sectors its lanes share
+ * (coalesced, or walked in turn), and sectors of one lane each (gathered,
+ * scattered segment starts). */
 typedef struct warp_cost {
-    double issue, latency, sectors;
+    double issue, latency, sectors, lane_sectors;
 } warp_cost;
 
 /* Threads in warp k of w. */
@@ -122,7 +128,7 @@ static warp_cost warp_of(const tmap_warp_counts *w, const tmap_sm_block *blk,
         ran += lanes * c[b], active += a[b];
     double h = ran > 0 ? active / ran : 1, g0 = ceil(lanes / 8);
     double scattered = lanes > g0 ? fmax(0, (w->d[k] - g0) / (lanes - g0)) : 0;
-    warp_cost r = {0, 0, 0};
+    warp_cost r = {0, 0, 0, 0};
     for (size_t b = 0; b < nb; b++) {
         double cb = c[b], ab = a[b], u = fmin(ab, lanes);
         if (!cb)
@@ -135,11 +141,22 @@ static warp_cost warp_of(const tmap_warp_counts *w, const tmap_sm_block *blk,
         double extra = ab / cb - 1;
         r.latency += cb * x->latency + WAVEFRONT_CYCLES * cb * extra *
                                            (x->gather_n + x->data_n * scattered);
-        r.sectors += fmax(x->affine_n * cb, ab * x->affine_bytes / 32) +
-                     (p->redirect ? x->affine_n * u * scattered : 0) +
-                     ab * x->data_bytes / 32 + x->data_n * u * scattered + x->gather_n * ab;
+        r.sectors += fmax(x->affine_n * cb, ab * x->affine_bytes / 32) + ab * x->data_bytes / 32;
+        r.lane_sectors += (p->redirect ? x->affine_n * u * scattered : 0) +
+                          x->data_n * u * scattered + x->gather_n * ab;
     }
     return r;
+}
+
+/* The L2's cycles for w's sectors: shared ones at bytes_per_cycle, a
+ * lane's own at gather_sectors_per_cycle (at bytes_per_cycle when 0). */
+static double memory_cycles(const warp_cost *w, const tmap_sm_params *p)
+{
+    if (!(p->bytes_per_cycle > 0))
+        return 0;
+    double lane = p->gather_sectors_per_cycle > 0 ? 1 / p->gather_sectors_per_cycle
+                                                  : 32 / p->bytes_per_cycle;
+    return 32 * w->sectors / p->bytes_per_cycle + w->lane_sectors * lane;
 }
 
 /* Per thread block: issue per sub-partition, longest chain, memory time. */
@@ -157,7 +174,7 @@ static void block_costs(const warp_cost *wc, size_t nwarps, const tmap_sm_params
             const warp_cost *x = &wc[k * p->warps_per_block + j];
             o->issue[j % p->subpartitions] += x->issue;
             o->latency = fmax(o->latency, fmax(0, x->latency - x->issue));
-            o->memory += p->bytes_per_cycle > 0 ? 32 * x->sectors / p->bytes_per_cycle : 0;
+            o->memory += memory_cycles(x, p);
         }
     }
 }
@@ -406,16 +423,19 @@ static double entry_of(const tmap_lat_table *t, const char *key)
     return -1;
 }
 
-void tmap_sm_table_params(const tmap_lat_table *t, double *l2_latency, double *const_replay,
-                          double *bytes_per_cycle)
+void tmap_sm_table_params(const tmap_lat_table *t, double *l2_latency, tmap_sm_params *p)
 {
-    double l2 = t ? entry_of(t, "ld.global.cg.u64") : -1;
+    double l2 = t ? entry_of(t, "sm:l2.latency") : -1; /* a random chase's */
+    if (!(l2 > 0) && t)
+        l2 = entry_of(t, "ld.global.cg.u64"); /* one word's: near or far in the L2 */
     double one = t ? entry_of(t, "sm:const.lanes1") : -1;
     double many = t ? entry_of(t, "sm:const.lanes16") : -1;
     double bw = t ? entry_of(t, "sm:l2.bytes_per_cycle") : -1;
+    double gather = t ? entry_of(t, "sm:l2.gather_sectors_per_cycle") : -1;
     *l2_latency = l2 > 0 ? l2 : 0;
-    *const_replay = one > 0 && many > one ? (many - one) / 15 : 0;
-    *bytes_per_cycle = bw > 0 ? bw : 0;
+    p->const_replay = one > 0 && many > one ? (many - one) / 15 : 0;
+    p->bytes_per_cycle = bw > 0 ? bw : 0;
+    p->gather_sectors_per_cycle = gather > 0 ? gather : 0;
 }
 
 void tmap_sm_model_free(tmap_sm_model *s)
@@ -437,8 +457,8 @@ tmap_status tmap_sm_model_make(const tmap_lat_table *t, const tmap_ptx_module *m
     memset(out, 0, sizeof *out);
     double l2;
     tmap_sm_params *p = &out->params;
-    *p = (tmap_sm_params){nsms, blocks_per_sm, 4, (block_size + 31) / 32, 0, 0, redirect};
-    tmap_sm_table_params(t, &l2, &p->const_replay, &p->bytes_per_cycle);
+    *p = (tmap_sm_params){nsms, blocks_per_sm, 4, (block_size + 31) / 32, 0, 0, redirect, 0};
+    tmap_sm_table_params(t, &l2, p);
     if ((st = sm_check(p, err)))
         return st;
     st = tmap_sm_blocks(t, m, kernel, cfg, sass, l2, &out->blocks, err);

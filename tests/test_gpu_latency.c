@@ -1,7 +1,8 @@
 /*
  * test_gpu_latency.c -- on a GPU: the latency microbenchmarks measure
  * add.f32, ld.shared.u32 and div.rn.f32 within plausible ranges of cycles,
- * and the table they make holds the opcodes and their classes.  Skipped
+ * and the table they make holds the opcodes and their classes; the memory
+ * probes all pass their self-checks, within plausible ranges.  Skipped
  * (exit 77) without a GPU.
  */
 #include "threadmap/latency_tables.h"
@@ -47,8 +48,37 @@ static void test_gpu_measure(void **state)
     tmap_cuda_close(c);
 }
 
+/* Each memory probe passes its self-checks (the L2 faster than the DRAM,
+ * the DRAM below its peak) within a range that any GPU since Turing keeps. */
+static void test_gpu_memory(void **state)
+{
+    (void)state;
+    tmap_cuda *c = test_gpu_open();
+    tmap_latency_measure_opts o = {0};
+    o.progress = progress_line;
+    tmap_latency_mem_result *r = NULL;
+    size_t n = 0;
+    TMAP_CHECK(tmap_latency_measure_memory(c, &o, &r, &n, err));
+    const struct { const char *key; double lo, hi; } want[] = {
+        {"sm:dram.bytes_per_cycle", 1, 64},  {"sm:dram.latency", 200, 3000},
+        {"sm:l2.bytes_per_cycle", 4, 256},   {"sm:l2.gather_sectors_per_cycle", 0.05, 8},
+        {"sm:l2.latency", 80, 1000}};
+    assert_int_equal(n, sizeof want / sizeof *want);
+    for (size_t i = 0; i < n; i++) {
+        assert_string_equal(r[i].probe->key, want[i].key);
+        if (!r[i].ok)
+            fail_msg("%s suspect: %s", want[i].key, r[i].note);
+        if (r[i].value < want[i].lo || r[i].value > want[i].hi)
+            fail_msg("%s: %.3f %s, outside the plausible %g..%g", want[i].key, r[i].value,
+                     r[i].probe->unit, want[i].lo, want[i].hi);
+    }
+    free(r);
+    tmap_cuda_close(c);
+}
+
 int main(void)
 {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_gpu_measure)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_gpu_measure),
+                                       cmocka_unit_test(test_gpu_memory)};
     return test_gpu_main(tests, NULL, NULL);
 }

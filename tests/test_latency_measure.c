@@ -383,7 +383,7 @@ static void test_table_issue(void **state)
     r[0].per_step_full = 8, r[0].issue = 1;
     snprintf(r[1].issue_note, sizeof r[1].issue_note, "latency-bound at 8 warps");
     tmap_buf out = {0};
-    tmap_latency_table_format(&info, "2026-01-01", r, 2, NULL, &out);
+    tmap_latency_table_format(&info, "2026-01-01", r, 2, NULL, 0, NULL, &out);
     const char *t = out.data;
     assert_non_null(strstr(t, "\nadd.s32\t4.0\t1.00\tmeasured: dependent chain, 256 vs 128 "
                               "steps, median of 5; issue: 1024 threads in one block (8 warps "
@@ -429,7 +429,7 @@ static void test_table_format(void **state)
     tmap_lat_table *base = NULL;
     tmap_error e = {0};
     assert_int_equal(tmap_lat_parse(base_text, strlen(base_text), "base", &base, &e), TMAP_OK);
-    tmap_latency_table_format(&info, "2026-01-01", r, 4, base, &out);
+    tmap_latency_table_format(&info, "2026-01-01", r, 4, NULL, 0, base, &out);
     const char *t = out.data;
     assert_non_null(strstr(t, "# arch: sm_90\n"));
     assert_non_null(strstr(t, "# device: Test GPU\n"));

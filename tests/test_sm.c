@@ -4,7 +4,8 @@
  * co-resident blocks sharing the issue slots, blocks in one slot adding
  * their stalls, the first wave spread over the SMs, the memory term's
  * sector counts (thread-affine, one level of indirection in and out of the
- * original order, gathered), constant replays, the warp counts of a BBV
+ * original order, gathered) and a lane's own sectors at the gather rate,
+ * constant replays, the warp counts of a BBV
  * under a grouping, latency chains (tmap_lat_chains) and the classes of a
  * kernel's accesses (tmap_access_list).
  */
@@ -155,6 +156,38 @@ static void test_sectors(void **state)
     tmap_sm_block uni = {.issue = 1, .latency = 1, .uniform_n = 2};
     time_of(&h, &uni, 1, 1, 32, &t);
     assert_true(t.memory == 0);
+}
+
+/* A lane's own sectors at the measured rate of gathered sectors, shared
+ * ones at the bandwidth: one warp (c = 3, a = 96) with a 4-byte access of
+ * one level of indirection, its 32 ids scattered (12 shared sectors, 32
+ * of a lane each), and a gather (96 of a lane each); 32 bytes a cycle,
+ * 0.5 gathered sectors a cycle: 12 + 32 / 0.5 = 76 and 96 / 0.5 = 192. */
+static void test_gather_rate(void **state)
+{
+    hand h;
+    uint32_t c[] = {3}, a[] = {96};
+    hand_init(&h, 32, 32, c, a);
+    h.d[0] = 32;
+    tmap_sm_params p = {.nsms = 1, .blocks_per_sm = 1, .subpartitions = 4,
+                        .warps_per_block = 1, .bytes_per_cycle = 32,
+                        .gather_sectors_per_cycle = 0.5};
+    tmap_sm_block data = {.issue = 1, .latency = 1, .data_n = 1, .data_bytes = 4};
+    tmap_sm_block gather = {.issue = 1, .latency = 1, .gather_n = 1};
+    tmap_sm_time_parts t;
+    TMAP_CHECK(tmap_sm_time(&h.w, &data, &p, &t, err));
+    assert_true(t.memory == 12 + 64);
+    TMAP_CHECK(tmap_sm_time(&h.w, &gather, &p, &t, err));
+    assert_true(t.memory == 192);
+    /* no memory term without the bandwidth, whatever the gather rate */
+    p.bytes_per_cycle = 0;
+    TMAP_CHECK(tmap_sm_time(&h.w, &gather, &p, &t, err));
+    assert_true(t.memory == 0);
+    /* a rate that is not a number is refused */
+    p.bytes_per_cycle = 32, p.gather_sectors_per_cycle = -1;
+    tmap_error e = {0};
+    assert_int_equal(tmap_sm_time(&h.w, &gather, &p, &t, &e), TMAP_ERR_INVALID);
+    assert_non_null(strstr(e.message, "gathered sectors"));
 }
 
 /* Constant reads at varying addresses: a warp whose lanes all ran the
@@ -338,10 +371,10 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_one_block),     cmocka_unit_test(test_shared_subpartition),
         cmocka_unit_test(test_residents),     cmocka_unit_test(test_first_wave),
-        cmocka_unit_test(test_sectors),       cmocka_unit_test(test_constant_replays),
-        cmocka_unit_test(test_warp_counts),   cmocka_unit_test(test_chain),
-        cmocka_unit_test(test_loop_chain),    cmocka_unit_test(test_access_classes),
-        cmocka_unit_test(test_bad_input),
+        cmocka_unit_test(test_sectors),       cmocka_unit_test(test_gather_rate),
+        cmocka_unit_test(test_constant_replays), cmocka_unit_test(test_warp_counts),
+        cmocka_unit_test(test_chain),         cmocka_unit_test(test_loop_chain),
+        cmocka_unit_test(test_access_classes), cmocka_unit_test(test_bad_input),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -92,7 +92,8 @@ typedef void (*tmap_latency_progress)(void *user, size_t index, size_t total,
 
 typedef struct tmap_latency_measure_opts {
     int reps;                    /* launches per chain length (median); 0: 5 */
-    const char *const *only;     /* measure only these opcodes (NULL: all);  */
+    const char *const *only;     /* measure only these opcodes or memory probe
+                                    keys (NULL: all); */
     size_t nonly;                /* companions are added where needed        */
     tmap_latency_progress progress; /* may be NULL */
     void *user;
@@ -145,6 +146,82 @@ int tmap_latency_issue(double per_step, double per_step_full, unsigned ops_per_s
  * linearly; 0 and a reason in note otherwise. */
 int tmap_latency_check(double t_short, double t_long, double *per_step, char *note,
                        size_t note_size);
+
+/* ------------------------------------------------- the memory probes */
+
+/*
+ * The SM model's memory parameters (docs/latency.md, "Memory probes"),
+ * measured after the chains by `--measure` (or named in opts->only):
+ *   chase   one thread follows a random cyclic permutation of nodes 256
+ *           bytes apart (ld.global.cg.u64), 2048 vs 1024 steps: cycles per
+ *           load, at the L2 (8 MiB, warmed) or DRAM (1 GiB, L2 flushed)
+ *   stream  every SM, 2 blocks of 512 threads each, 128-bit ld.global.cg
+ *           coalesced over a buffer that fits in L2 (warmed) or is 16x
+ *           larger: bytes per SM cycle per SM
+ *   gather  the same threads, 32-bit ld.global at a random index per lane
+ *           in 16 MiB (L2-resident): sectors per SM cycle per SM, one
+ *           sector per lane
+ * Cycles are SM cycles: %clock64 for the chases; for stream and gather the
+ * span of the launch by %globaltimer (ns, last block's end - first block's
+ * start) times the SM clock measured in the same launch (median over the
+ * blocks of their clock64 / globaltimer ratio).
+ */
+typedef enum tmap_memprobe_kind {
+    TMAP_MEM_CHASE, TMAP_MEM_STREAM, TMAP_MEM_GATHER
+} tmap_memprobe_kind;
+
+typedef struct tmap_latency_memprobe {
+    const char *key;          /* table key, "sm:dram.latency" */
+    tmap_memprobe_kind kind;
+    uint64_t bytes;           /* the buffer (chase: nodes x 256; stream and
+                                 gather: at least; the launch reads a whole
+                                 number of its rounds) */
+    const char *unit;         /* of the value */
+    const char *how;          /* one line */
+} tmap_latency_memprobe;
+
+/* The built-in list, in measuring order (the DRAM stream flushes the L2
+ * before the DRAM chase). */
+const tmap_latency_memprobe *tmap_latency_memprobes(size_t *count);
+/* The memory probe of table key `key`, or NULL. */
+const tmap_latency_memprobe *tmap_latency_memprobe_find(const char *key);
+
+typedef struct tmap_latency_mem_result {
+    const tmap_latency_memprobe *probe;
+    int ok;              /* passed its self-checks: its line goes in the table */
+    double value;        /* in probe->unit */
+    double amount;       /* per launch: bytes read (stream), sectors (gather),
+                            steps more in the long chase (chase) */
+    double ns;           /* its time: the launch's span, or the long chase's
+                            extra time (medians) */
+    double mhz;          /* the SM clock measured meanwhile */
+    double spread;       /* (max - min) / median of the launches' values */
+    unsigned blocks, threads, passes; /* stream and gather: the launch */
+    int reps;
+    char note[200];      /* why it is suspect (when !ok) */
+} tmap_latency_mem_result;
+
+/* Measures the memory probes (all, or those opts->only names) on the GPU of
+ * c, in list order; a probe that fails its self-checks comes back with
+ * ok = 0 and a note.  CUDA failures fail the call. */
+tmap_status tmap_latency_measure_memory(tmap_cuda *c, const tmap_latency_measure_opts *o,
+                                        tmap_latency_mem_result **results, size_t *count,
+                                        tmap_error *err);
+
+/* amount / (ns x mhz / 1000 x nsms): per SM cycle per SM (0 when any of
+ * ns, mhz, nsms is not positive). */
+double tmap_latency_per_sm_cycle(double amount, double ns, double mhz, int nsms);
+
+/* From per-block records of 4 u64 {globaltimer start, end, clock64 start,
+ * end} (rec[4 * k + i]): *ns = the latest end - the earliest start and
+ * *mhz = the median over the blocks of (clock end - start) / (timer end -
+ * start) x 1000.  0 when a record runs backwards or n is 0. */
+int tmap_latency_span(const uint64_t *rec, size_t n, double *ns, double *mhz);
+
+/* A random cyclic permutation of n nodes (Sattolo's algorithm, seeded):
+ * next[i] is the node after i, and following next from any node visits
+ * all n before it returns. */
+void tmap_latency_cycle(uint32_t *next, uint32_t n, uint64_t seed);
 
 #ifdef __cplusplus
 }

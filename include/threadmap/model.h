@@ -136,7 +136,8 @@ typedef struct tmap_sm_time_parts {
     double latency; /* one slot's stalls: its blocks' longest chains beyond
                        their own issue, summed */
     double memory;  /* the kernel's sectors x 32 bytes / (nsms x
-                       bytes_per_cycle): the L2's whole bandwidth */
+                       bytes_per_cycle), a lane's own sectors at
+                       gather_sectors_per_cycle: the L2's whole bandwidth */
 } tmap_sm_time_parts;
 
 /* ------------------------------------------------------------- metrics */
@@ -284,6 +285,9 @@ typedef struct tmap_sm_params {
                                __constant__ read (it is serialized) */
     int redirect;           /* thread ids redirected (the arrays not moved):
                                thread-affine accesses scatter as data ones do */
+    double gather_sectors_per_cycle; /* the L2's sectors per SM cycle per SM for
+                               loads of a sector per lane (gathered, scattered
+                               segment starts); 0: they cost 32 / bytes_per_cycle */
 } tmap_sm_params;
 
 /* The warps of one grouping, as the model reads them: each thread block's
@@ -350,12 +354,12 @@ typedef struct tmap_sm_model {
 } tmap_sm_model;
 
 /* The parameters a latency table gives the SM model (0 where it has none:
- * that term is then left out): the L2 hit latency (ld.global.cg.u64), what
- * each further distinct address of a __constant__ read costs
- * ((sm:const.lanes16 - sm:const.lanes1) / 15) and the L2 bandwidth per SM
- * (sm:l2.bytes_per_cycle). */
-void tmap_sm_table_params(const tmap_lat_table *t, double *l2_latency, double *const_replay,
-                          double *bytes_per_cycle);
+ * that term is then left out): the L2 hit latency (ld.global.cg.u64), and
+ * into p what each further distinct address of a __constant__ read costs
+ * ((sm:const.lanes16 - sm:const.lanes1) / 15), the L2 bandwidth per SM
+ * (sm:l2.bytes_per_cycle) and its rate of gathered sectors
+ * (sm:l2.gather_sectors_per_cycle); p's other fields are left alone. */
+void tmap_sm_table_params(const tmap_lat_table *t, double *l2_latency, tmap_sm_params *p);
 /* The model of `kernel` (its CFG cfg in module m; sass: SASS counts per
  * block or NULL) with the table's parameters, on nsms SMs with
  * blocks_per_sm resident blocks of block_size threads; redirect: the

@@ -126,7 +126,8 @@ class LatReport(ctypes.Structure):
 class SmParams(ctypes.Structure):
     _fields_ = [("nsms", c_size_t), ("blocks_per_sm", c_size_t), ("subpartitions", c_size_t),
                 ("warps_per_block", c_size_t), ("bytes_per_cycle", c_double),
-                ("const_replay", c_double), ("redirect", c_int)]
+                ("const_replay", c_double), ("redirect", c_int),
+                ("gather_sectors_per_cycle", c_double)]
 
 
 class SmBlock(ctypes.Structure):
