@@ -64,8 +64,10 @@ static float median_ms(tmap_cuda *c, tmap_manifest *m, uint64_t d)
     return ms[REPS / 2];
 }
 
-static void check_manifest(const char *rel)
+/* *state: the manifest's path from the source folder. */
+static void check_manifest(void **state)
 {
+    const char *rel = *state;
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", TMAP_SOURCE_DIR, rel);
     tmap_cuda *c = test_gpu_open();
@@ -104,37 +106,13 @@ static void check_manifest(const char *rel)
     tmap_cuda_close(c);
 }
 
-static void escape_time(void **state)
-{
-    (void)state;
-    check_manifest("benchmarks/suite/escape_time.json");
-}
-
-static void bfs_topdown(void **state)
-{
-    (void)state;
-    check_manifest("benchmarks/suite/bfs_topdown.json");
-}
-
-static void mummer_match(void **state)
-{
-    (void)state;
-    check_manifest("benchmarks/suite/mummer_match.json");
-}
-
-static void mixed(void **state)
-{
-    (void)state;
-    check_manifest("tests/manifests/features_mixed.json");
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(escape_time),
-        cmocka_unit_test(bfs_topdown),
-        cmocka_unit_test(mummer_match),
-        cmocka_unit_test(mixed),
+        cmocka_unit_test_prestate(check_manifest, "benchmarks/suite/escape_time.json"),
+        cmocka_unit_test_prestate(check_manifest, "benchmarks/suite/bfs_topdown.json"),
+        cmocka_unit_test_prestate(check_manifest, "benchmarks/suite/mummer_match.json"),
+        cmocka_unit_test_prestate(check_manifest, "tests/manifests/features_mixed.json"),
     };
     return test_gpu_main(tests, NULL, NULL);
 }
