@@ -171,8 +171,15 @@ static tmap_status features_kernel(tmap_manifest *m, tmap_error *err)
         return tmap_fail(err, TMAP_ERR_NOMEM, "out of memory");
     snprintf(what, sizeof what, "<CUDA source of the features of %s>", m->path);
     tmap_status st = features_source(m, g, &source, err);
-    if (st == TMAP_OK)
-        st = tmap_expr_cuda_load(m->bound, source, "tmap_features", what, &g->k, err);
+    if (st == TMAP_OK &&
+        (st = tmap_expr_cuda_load(m->bound, source, "tmap_features", what, &g->k, err))) {
+        tmap_buf list = {0};
+        for (size_t j = 0; j < m->nfeatures; j++)
+            tmap_buf_printf(&list, "%sfeatures.%s = '%.80s'", j ? ", " : "", m->features[j].name,
+                            m->features[j].expr);
+        tmap_error_prefix(err, "compiling %.600s", list.data ? list.data : "");
+        tmap_buf_free(&list);
+    }
     free(source);
     if (st != TMAP_OK) {
         free(g);
