@@ -22,7 +22,7 @@
 #include "runtime/cuda.h"
 #include "runtime/expr.h"
 
-enum { KEY_BLOCK = 256, SHARED_DEFAULT_MAX = 48 * 1024 };
+enum { SHARED_DEFAULT_MAX = 48 * 1024 };
 
 struct tmap_attach_regroup {
     tmap_cuda *cuda;
@@ -80,8 +80,8 @@ static int key_fn(void *user, uint64_t key, void *stream)
     tmap_attach_regroup *g = user;
     size_t n = (size_t)g->key_n;
     g->key_out = key;
-    tmap_launch l = {.grid = {(unsigned)((n + KEY_BLOCK - 1) / KEY_BLOCK), 1, 1},
-                     .block = {KEY_BLOCK, 1, 1}, .args = g->key_argv,
+    tmap_launch l = {.grid = {(unsigned)((n + TMAP_EXPR_CUDA_BLOCK - 1) / TMAP_EXPR_CUDA_BLOCK), 1, 1},
+                     .block = {TMAP_EXPR_CUDA_BLOCK, 1, 1}, .args = g->key_argv,
                      .nargs = 2 + 3 * g->key.nslots};
     return tmap_kernel_enqueue(g->keyk, &l, stream, NULL) != TMAP_OK;
 }

@@ -88,13 +88,20 @@ tmap_status tmap_expr_check(const tmap_manifest *m, const char *src, tmap_error 
  * operand is a double and the tree keeps its shape, so C's precedence and
  * left-to-right + - * / give the host evaluator's values bit for bit when
  * compiled without contraction (tmap_expr_cuda_load); an element outside
- * [lo, hi) of its slot reads as 0.  *source malloc'ed. */
+ * [lo, hi) of its slot reads as 0.  Launched with blocks of at most
+ * TMAP_EXPR_CUDA_BLOCK threads; up to TMAP_EXPR_CUDA_STAGED expressions a
+ * block's rows are written out coalesced through shared memory.  *source
+ * malloc'ed. */
 enum { TMAP_EXPR_CUDA_MAX_SLOTS = 64 };
+#define TMAP_EXPR_CUDA_BLOCK 256
+#define TMAP_EXPR_CUDA_STAGED 23 /* 256 rows of 23 (odd) doubles: 46 KiB, under 48 */
 tmap_status tmap_expr_cuda_source(const tmap_expr *x, size_t nexprs, const tmap_elem *slot,
                                   size_t nslots, const char *name, char **source,
                                   tmap_error *err);
-/* Compiles that source (NVRTC, --fmad=false, compute_75; `what` names it
- * in messages) and loads kernel NAME. */
+/* Compiles that source to PTX (NVRTC, --fmad=false, C++17, compute_75;
+ * `what` names it in messages); _load also loads kernel NAME. */
+tmap_status tmap_expr_cuda_compile(const char *source, const char *what, tmap_compiled *out,
+                                   tmap_error *err);
 tmap_status tmap_expr_cuda_load(tmap_cuda *c, const char *source, const char *name,
                                 const char *what, tmap_kernel **out, tmap_error *err);
 

@@ -15,8 +15,6 @@
 #include "runtime/expr.h"
 #include "runtime/manifest.h"
 
-enum { FEATURES_BLOCK = 256 };
-
 /* The compiled kernel and its argument list: out, n, then per slot the
  * array's device pointer and the bounds [0, count). */
 struct tmap_mfeatures_gpu {
@@ -222,8 +220,8 @@ tmap_status tmap_manifest_features_gpu(tmap_manifest *m, uint64_t out, void *str
     }
     if (!m->threads)
         return TMAP_OK;
-    uint64_t blocks = (m->threads + FEATURES_BLOCK - 1) / FEATURES_BLOCK;
-    tmap_launch l = {.grid = {(unsigned)blocks, 1, 1}, .block = {FEATURES_BLOCK, 1, 1},
+    uint64_t blocks = (m->threads + TMAP_EXPR_CUDA_BLOCK - 1) / TMAP_EXPR_CUDA_BLOCK;
+    tmap_launch l = {.grid = {(unsigned)blocks, 1, 1}, .block = {TMAP_EXPR_CUDA_BLOCK, 1, 1},
                      .args = g->argv, .nargs = 2 + 3 * g->nslots};
     return tmap_kernel_enqueue(g->k, &l, stream, err);
 }

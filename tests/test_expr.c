@@ -230,6 +230,7 @@ static int run_on_cpu(const char *source, const char *name, size_t nexprs, const
     FILE *f = fopen(path, "w");
     assert_non_null(f);
     fprintf(f, "#include <stdio.h>\n#define __device__\n#define __global__\n"
+               "#define __launch_bounds__(n)\n"
                "static struct { unsigned x; } blockIdx, blockDim, threadIdx;\n%s\n", source);
     for (size_t i = 0; i < nslots; i++) {
         fprintf(f, "alignas(8) static const unsigned char d%zu[] = {", i);
@@ -337,8 +338,10 @@ static void host_equals_emitted(void **state)
 
 /* The features of tests/manifests/features_mixed.json (every element type,
  * offsets, integer literals, chains, unary minus, hex, denormals) as the
- * kernel tmap_manifest_features_gpu compiles, run on the CPU: every value
- * equals tmap_manifest_features', bit for bit. */
+ * kernel tmap_manifest_features_gpu compiles, run on the CPU (where each
+ * thread stores its own row; the GPU's staged store is checked by
+ * test_gpu_features): every value equals tmap_manifest_features', bit for
+ * bit. */
 static void manifest_equals_emitted(void **state)
 {
     (void)state;
@@ -359,6 +362,15 @@ static void manifest_equals_emitted(void **state)
     assert_non_null(strstr(src, "ld<unsigned long long>(p4, (long long)t + 0LL, lo4, hi4) * "
                                 "0.001"));
     assert_non_null(strstr(src, "1.0 / 3.0"));
+    /* NVRTC takes it as the GPU compiles it: rows staged in shared memory,
+     * no multiply-add contracted into an fma */
+    tmap_compiled ptx;
+    TMAP_CHECK(tmap_expr_cuda_compile(src, "features_mixed", &ptx, err));
+    assert_non_null(strstr(ptx.ptx, ".entry tmap_features("));
+    assert_non_null(strstr(ptx.ptx, ".shared .align 8 .b8"));
+    assert_non_null(strstr(ptx.ptx, "mul.rn.f64"));
+    assert_null(strstr(ptx.ptx, "fma.rn.f64"));
+    tmap_compiled_free(&ptx);
     cpu_slot slot[TMAP_EXPR_CUDA_MAX_SLOTS];
     for (size_t i = 0; i < nslots; i++) {
         const tmap_marray *a = &m->arrays[array[i]];
