@@ -2,8 +2,9 @@
  * key.c (attach) -- per-thread expressions over a launch's own arguments,
  * turned into a CUDA kernel: run mode's key (`--key 'arg0[t+1]-arg0[t]'`)
  * and the features a predictor reads.  The expression is parsed by the
- * manifest's parser (runtime/expr.h: grammar, bounds, error style); this
- * is its CUDA back end.  A reference is pointer argument K, `argK`, of
+ * manifest's parser (runtime/expr.h: grammar, bounds, error style) and
+ * written as CUDA by its CUDA back end (runtime/expr_cuda.c); this file
+ * binds the references to slots.  A reference is pointer argument K, `argK`, of
  * element type `argK:TYPE` (i8 u8 i32 u32 i64 u64 f32 f64; i32 when not
  * given), indexed [t], [t+k] or [t-k], or a feature's name (--feature
  * NAME=argK:TYPE[t+C]), alone or indexed like an array.  The generated
@@ -19,21 +20,14 @@
 #include "attach/key.h"
 #include "common/base.h"
 
-static const struct { const char *name, *ctype; size_t size; } types[] = {
-    {"i8", "signed char", 1}, {"u8", "unsigned char", 1}, {"i32", "int", 4},
-    {"u32", "unsigned", 4},   {"i64", "long long", 8},    {"u64", "unsigned long long", 8},
-    {"f32", "float", 4},      {"f64", "double", 8},
-};
-
 const char *tmap_attach_key_type(const char *name, size_t *size)
 {
-    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
-        if (!strcmp(name, types[i].name)) {
-            if (size)
-                *size = types[i].size;
-            return types[i].ctype;
-        }
-    return NULL;
+    int k = tmap_elem_find(name);
+    if (k < 0)
+        return NULL;
+    if (size)
+        *size = tmap_elem_size((tmap_elem)k);
+    return tmap_elem_ctype((tmap_elem)k);
 }
 
 typedef struct gen {
@@ -41,7 +35,6 @@ typedef struct gen {
     const tmap_attach_feature *f;   /* features the expression may name */
     size_t nf;
     tmap_attach_key *k;
-    tmap_buf *out;
     tmap_error *err;
 } gen;
 
@@ -122,71 +115,17 @@ static tmap_status bind(const gen *g, tmap_expr_node *r)
     return slot(g, r->pos, f->arg, f->type, &r->id);
 }
 
-/* v as a C double literal that reads back as v ("C" locale). */
-static void number(tmap_buf *out, double v)
+/* Expression src parsed into x, its references bound to slots. */
+static tmap_status parse_bound(const char *src, const tmap_attach_feature *f, size_t nf,
+                               tmap_attach_key *k, tmap_expr *x, tmap_error *err)
 {
-    char s[32];
-    snprintf(s, sizeof s, "%.17g", v);
-    tmap_buf_printf(out, "%s%s", s, strpbrk(s, ".e") ? "" : ".0");
-}
-
-/* Node i as CUDA C: the tree's own shape, every operand a double, so C's
- * precedence and left-to-right + - * / give the host evaluator's value. */
-static void emit(const gen *g, size_t i)
-{
-    const tmap_expr_node *n = &g->x->node[i];
-    switch (n->kind) {
-    case TMAP_EXPR_NUM:
-        number(g->out, n->num);
-        break;
-    case TMAP_EXPR_REF:
-        assert(n->id >= 0 && (size_t)n->id < g->k->nslots);
-        tmap_buf_printf(g->out, "ld<%s>(p%ld, (long long)t + %ldLL, lo%ld, hi%ld)",
-                        tmap_attach_key_type(g->k->slot[n->id].type, NULL), n->id, n->offset,
-                        n->id, n->id);
-        break;
-    case TMAP_EXPR_NEG:
-    case TMAP_EXPR_PAREN:
-        tmap_buf_puts(g->out, n->kind == TMAP_EXPR_NEG ? "-(" : "(");
-        emit(g, n->kid);
-        tmap_buf_puts(g->out, ")");
-        break;
-    default:
-        emit(g, n->kid);
-        for (size_t j = g->x->node[n->kid].next; j != TMAP_EXPR_NONE; j = g->x->node[j].next) {
-            tmap_buf_printf(g->out, " %c ", g->x->node[j].join);
-            emit(g, j);
-        }
-    }
-}
-
-/* Expression j of n: parsed, its references bound to slots, written as
- * the statement that stores thread t's value. */
-static tmap_status statement(const char *src, size_t j, size_t n, const tmap_attach_feature *f,
-                             size_t nf, tmap_attach_key *k, tmap_buf *out, tmap_error *err)
-{
-    tmap_expr x;
-    tmap_status st = tmap_expr_parse(src, &x, err);
-    gen g = {&x, f, nf, k, out, err};
-    for (size_t i = 0; i < x.n && st == TMAP_OK; i++)
-        if (x.node[i].kind == TMAP_EXPR_REF)
-            st = bind(&g, &x.node[i]);
-    if (st == TMAP_OK) {
-        tmap_buf_printf(out, "    out[t * %zuull + %zu] = (double)(", n, j);
-        emit(&g, x.root);
-        tmap_buf_puts(out, ");\n");
-    }
-    tmap_expr_free(&x);
+    tmap_status st = tmap_expr_parse(src, x, err);
+    gen g = {x, f, nf, k, err};
+    for (size_t i = 0; i < x->n && st == TMAP_OK; i++)
+        if (x->node[i].kind == TMAP_EXPR_REF)
+            st = bind(&g, &x->node[i]);
     return st;
 }
-
-static const char prologue[] =
-    "template <typename T>\n"
-    "__device__ double ld(const void *p, long long i, long long lo, long long hi)\n"
-    "{\n"
-    "    return i >= lo && i < hi ? (double)((const T *)p)[i] : 0.0;\n"
-    "}\n\n"
-    "extern \"C\" __global__ void tmap_key(double *out, unsigned long long n";
 
 tmap_status tmap_attach_key_make(const char *const *exprs, size_t nexprs,
                                  const tmap_attach_feature *f, size_t nf, tmap_attach_key *k,
@@ -196,23 +135,18 @@ tmap_status tmap_attach_key_make(const char *const *exprs, size_t nexprs,
     if (!exprs || !nexprs || nexprs > TMAP_ATTACH_MAX_FEATURES)
         return tmap_fail(err, TMAP_ERR_INVALID, "a key needs 1 to %d expressions",
                          TMAP_ATTACH_MAX_FEATURES);
-    tmap_buf body = {0}, src = {0};
-    locale_t old = tmap_locale_c();
+    tmap_expr x[TMAP_ATTACH_MAX_FEATURES] = {0};
+    tmap_elem types[TMAP_ATTACH_KEY_MAX_SLOTS];
     tmap_status st = TMAP_OK;
     for (size_t j = 0; j < nexprs && st == TMAP_OK; j++)
-        st = statement(exprs[j], j, nexprs, f, nf, k, &body, err);
-    tmap_buf_puts(&src, prologue);
+        st = parse_bound(exprs[j], f, nf, k, &x[j], err);
     for (size_t i = 0; i < k->nslots; i++)
-        tmap_buf_printf(&src, ",\n    const void *p%zu, long long lo%zu, long long hi%zu", i, i, i);
-    tmap_buf_printf(&src, ")\n{\n    unsigned long long t = (unsigned long long)blockIdx.x * "
-                          "blockDim.x + threadIdx.x;\n    if (t >= n)\n        return;\n%s}\n",
-                    body.data ? body.data : "");
+        types[i] = (tmap_elem)tmap_elem_find(k->slot[i].type);
+    if (st == TMAP_OK)
+        st = tmap_expr_cuda_source(x, nexprs, types, k->nslots, "tmap_key", &k->source, err);
+    for (size_t j = 0; j < nexprs; j++)
+        tmap_expr_free(&x[j]);
     k->nexprs = nexprs;
-    k->source = src.data;
-    if (st == TMAP_OK && (body.oom || src.oom))
-        st = tmap_fail(err, TMAP_ERR_NOMEM, "out of memory for the key's kernel");
-    tmap_buf_free(&body);
-    tmap_locale_restore(old);
     if (st != TMAP_OK)
         tmap_attach_key_free(k);
     return st;

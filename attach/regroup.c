@@ -20,8 +20,9 @@
 #include "attach/launch.h"
 #include "common/base.h"
 #include "runtime/cuda.h"
+#include "runtime/expr.h"
 
-enum { KEY_BLOCK = 256, SHARED_DEFAULT_MAX = 48 * 1024 };
+enum { SHARED_DEFAULT_MAX = 48 * 1024 };
 
 struct tmap_attach_regroup {
     tmap_cuda *cuda;
@@ -79,8 +80,8 @@ static int key_fn(void *user, uint64_t key, void *stream)
     tmap_attach_regroup *g = user;
     size_t n = (size_t)g->key_n;
     g->key_out = key;
-    tmap_launch l = {.grid = {(unsigned)((n + KEY_BLOCK - 1) / KEY_BLOCK), 1, 1},
-                     .block = {KEY_BLOCK, 1, 1}, .args = g->key_argv,
+    tmap_launch l = {.grid = {(unsigned)((n + TMAP_EXPR_CUDA_BLOCK - 1) / TMAP_EXPR_CUDA_BLOCK), 1, 1},
+                     .block = {TMAP_EXPR_CUDA_BLOCK, 1, 1}, .args = g->key_argv,
                      .nargs = 2 + 3 * g->key.nslots};
     return tmap_kernel_enqueue(g->keyk, &l, stream, NULL) != TMAP_OK;
 }
@@ -89,8 +90,6 @@ static int key_fn(void *user, uint64_t key, void *stream)
 static tmap_status load_key(tmap_attach_regroup *g, const tmap_attach_regroup_opts *o,
                             tmap_error *err)
 {
-    tmap_compile_opts co = {.arch = "compute_75"};
-    tmap_compiled out;
     const char *names[TMAP_ATTACH_MAX_FEATURES];
     for (size_t j = 0; j < o->nfeatures && j < TMAP_ATTACH_MAX_FEATURES; j++)
         names[j] = o->features[j].name;
@@ -99,12 +98,10 @@ static tmap_status load_key(tmap_attach_regroup *g, const tmap_attach_regroup_op
                                   : tmap_attach_key_make(&o->key, 1, o->features, o->nfeatures,
                                                          &g->key, err);
     if (st == TMAP_OK)
-        st = tmap_compile(g->key.source, "<CUDA source of the key kernel made by threadmap>", &co,
-                          &out, err);
+        st = tmap_expr_cuda_load(g->cuda, g->key.source, "tmap_key",
+                                 "<CUDA source of the key kernel made by threadmap>", &g->keyk, err);
     if (st != TMAP_OK)
         return st;
-    st = tmap_kernel_load(g->cuda, out.ptx, "tmap_key", &g->keyk, err);
-    tmap_compiled_free(&out);
     g->key_argv[0] = &g->key_out;
     g->key_argv[1] = &g->key_n;
     for (size_t i = 0; i < g->key.nslots; i++) {

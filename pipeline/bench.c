@@ -240,9 +240,10 @@ static tmap_status step_train(kctx *x, tmap_error *err)
     return st;
 }
 
-/* CPU time to turn the evaluation input into BBVs: the features (the
- * manifest's expressions, standing in for the application's code), then
- * eq. 1, timed apart (the predictor file is loaded once, outside). */
+/* CPU time to turn the evaluation input into BBVs on the CPU path: the
+ * features (the manifest's expressions on the host), then eq. 1, timed
+ * apart (the predictor file is loaded once, outside).  The GPU path
+ * computes the features on the GPU, timed inside it (tmap_evaluate). */
 static tmap_status step_predict_time(kctx *x, tmap_error *err)
 {
     tmap_predictor pr = {0};
@@ -296,7 +297,8 @@ static void fill_option(tmap_bench_option *o, const tmap_eval *e, size_t i)
 
 /* regroup() on the GPU, as it ran: the option regroup() delivers, so it is
  * the chosen one.  Per launch it costs the kernel and the scatter (the
- * same input again) plus, once per input, key, sort and gather.  The same
+ * same input again) plus, once per input, the features, key, sort and
+ * gather.  The same
  * input's time was taken back to back, next to the original's taken the
  * same way: it enters at the ratio between the two, in the launch-by-launch
  * scale of original_ms and gpu_fresh_ms. */
@@ -314,6 +316,7 @@ static void fill_gpu_option(tmap_bench_kernel *k, const tmap_eval *e)
     o->apply_ms = 0;
     o->algo_ms = fmax(0.0, e->gpu_fresh_ms - steady);
     k->overlap_algo_ms = isfinite(e->gpu_overlap_ms) ? fmax(0.0, e->gpu_overlap_ms - steady) : NAN;
+    k->gpu_features_ms = e->gpu_features_ms;
     for (size_t i = 0; i < k->noptions - 1; i++)
         k->opt[i].chosen = 0;
     o->chosen = 1;
@@ -363,7 +366,7 @@ static void no_model_reason(kctx *x)
 {
     tmap_bench_kernel *o = x->out;
     o->cv_rms = NAN;
-    o->predict_ms = o->features_ms = o->overlap_algo_ms = NAN;
+    o->predict_ms = o->features_ms = o->overlap_algo_ms = o->gpu_features_ms = NAN;
     if (x->cfg->measured_bbv)
         snprintf(o->model, sizeof o->model, "none: --bbv measured (BBVs profiled on the evaluation input)");
     else if (!x->m->nfeatures)
@@ -384,7 +387,7 @@ tmap_status tmap_bench_kernel_run(tmap_cuda *c, const tmap_device_info *d, const
     snprintf(out->manifest, sizeof out->manifest, "%s", manifest);
     safe_name(manifest, out->name, sizeof out->name);
     out->cv_rms = NAN;
-    out->predict_ms = out->features_ms = out->overlap_algo_ms = NAN;
+    out->predict_ms = out->features_ms = out->overlap_algo_ms = out->gpu_features_ms = NAN;
     tmap_status st = step_load(&x, manifest, err);
     if (!st) st = step_probe(&x, &probe_ms, err);
     if (!st) {

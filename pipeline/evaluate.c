@@ -34,7 +34,9 @@ typedef struct ctx {
     void **reference;     /* host copies of the output arrays after the original launch */
     uint64_t perm;        /* device buffer, u32 [threads] */
     tmap_predictor pred;  /* with a model: the predictor, and the input's features */
-    double *features;     /* [threads][pred.nfeatures] */
+    double *features;     /* [threads][pred.nfeatures], on the host (the BBVs, the plan) */
+    uint64_t features_dev; /* the same on the GPU (tmap_manifest_features_gpu): the GPU path's */
+    tmap_timer *features_timer; /* around the features kernel of a timed GPU launch */
 } ctx;
 
 static tmap_status step_static(ctx *x, tmap_error *err)
@@ -400,44 +402,54 @@ static const char *gpu_blocker(const ctx *x)
     return NULL;
 }
 
-/* One launch through the regrouper on the restored input, timed whole
- * when t is given. */
-static tmap_status gpu_launch(ctx *x, tmap_regrouper *r, uint64_t sig, tmap_timer *t, float *ms,
-                              tmap_error *err)
+/* One launch through the regrouper on the restored input, as for a new
+ * input: its features computed on the GPU (what the key reads), with
+ * overlap the next input announced (its features are these: the series
+ * restores one input), then the launch.  Timed whole when t is given, and
+ * the features kernel apart (*fms). */
+static tmap_status gpu_launch(ctx *x, tmap_regrouper *r, uint64_t sig, int overlap, tmap_timer *t,
+                              float *ms, float *fms, tmap_error *err)
 {
     int ready = 0;
+    tmap_timer *ft = t ? x->features_timer : NULL;
     tmap_status st = tmap_manifest_restore(x->m, err);
     if (!st && t) st = tmap_timer_start(t, NULL, err);
+    if (!st && ft) st = tmap_timer_start(ft, NULL, err);
+    if (!st) st = tmap_manifest_features_gpu(x->m, x->features_dev, NULL, err);
+    if (!st && ft) st = tmap_timer_stop(ft, NULL, err);
+    if (!st && overlap) st = tmap_regrouper_prepare(r, sig + 1, NULL, err);
     if (!st) st = tmap_regrouper_launch(r, x->original, sig, NULL, err);
     if (!st && t) st = tmap_timer_stop(t, NULL, err);
     if (!st) st = tmap_regrouper_poll(r, 1, NULL, err);
     if (!st && t) st = tmap_timer_poll(t, &ready, ms, err);
+    if (!st && ft) st = tmap_timer_poll(ft, &ready, fms, err);
     return st;
 }
 
 /* Median per-launch time over reps launches (after one untimed), each
- * launch timed alone on a new input signature, as the original is.  With
- * `overlap`, each next input is announced before the launch
- * (tmap_regrouper_prepare): its key and sort run on the side stream beside
- * this launch's kernel, and the next launch takes them. */
+ * launch timed alone on a new input signature, as the original is, and
+ * (features_ms not NULL) the median of its features kernel.  With `overlap`, each next input is
+ * announced before the launch (tmap_regrouper_prepare): its key and sort
+ * run on the side stream beside this launch's kernel, and the next launch
+ * takes them. */
 static tmap_status gpu_series(ctx *x, tmap_regrouper *r, tmap_timer *t, uint64_t *sig,
-                              int overlap, double *out, tmap_error *err)
+                              int overlap, double *out, double *features_ms, tmap_error *err)
 {
     int n = x->o->reps;
-    double *v = calloc((size_t)n, sizeof *v);
+    double *v = calloc(2 * (size_t)n, sizeof *v);
     tmap_status st = v ? TMAP_OK : tmap_fail(err, TMAP_ERR_NOMEM, "out of memory");
     for (int i = -1; !st && i < n; i++) {
-        float ms = 0;
+        float ms = 0, fms = 0;
         uint64_t now = ++*sig;
-        if (overlap)
-            st = tmap_regrouper_prepare(r, now + 1, NULL, err);
-        if (!st)
-            st = gpu_launch(x, r, now, i < 0 ? NULL : t, &ms, err);
+        st = gpu_launch(x, r, now, overlap, i < 0 ? NULL : t, &ms, &fms, err);
         if (i >= 0)
-            v[i] = ms;
+            v[i] = ms, v[n + i] = fms;
     }
-    if (!st)
+    if (!st) {
         *out = tmap_median(v, (size_t)n);
+        if (features_ms)
+            *features_ms = tmap_median(v + n, (size_t)n);
+    }
     free(v);
     return st;
 }
@@ -482,12 +494,12 @@ static tmap_status gpu_measure(ctx *x, tmap_regrouper *r, const tmap_launch *l, 
     uint64_t sig = 0;
     tmap_status st = TMAP_OK;
     for (int i = 0; !st && tmap_regrouper_chosen(r) < 0 && i < 64; i++)
-        st = gpu_launch(x, r, ++sig, NULL, NULL, err);
+        st = gpu_launch(x, r, ++sig, 0, NULL, NULL, NULL, err);
     if (!st && tmap_regrouper_chosen(r) < 0)
         st = tmap_fail(err, TMAP_ERR_CUDA, "the regrouper's trial did not finish");
     if (!st) e->gpu_outputs_equal = outputs_match(x);
-    if (!st) st = gpu_series(x, r, t, &sig, 0, &e->gpu_fresh_ms, err);
-    if (!st) st = gpu_series(x, r, t, &sig, 1, &e->gpu_overlap_ms, err);
+    if (!st) st = gpu_series(x, r, t, &sig, 0, &e->gpu_fresh_ms, &e->gpu_features_ms, err);
+    if (!st) st = gpu_series(x, r, t, &sig, 1, &e->gpu_overlap_ms, NULL, err);
     if (!st) tmap_regrouper_overlap_counts(r, &e->gpu_overlap_taken, &e->gpu_overlap_late);
     if (!st && !updates_an_input(x->m))
         st = back_to_back(x, r, l, sig, t, &e->gpu_cached_ms, err);
@@ -542,8 +554,8 @@ static tmap_status step_gpu(ctx *x, tmap_error *err)
         layout = 0;
     if (!st) st = fresh(x, &l, err);
     if (!st) st = tmap_cuda_alloc(x->cuda, bytes ? bytes : 8, &f, err);
-    if (!st) st = tmap_cuda_upload(x->cuda, f, x->features, bytes, err);
-    o.features = f;
+    if (!st) st = tmap_timer_create(x->cuda, &x->features_timer, err);
+    x->features_dev = o.features = f;
     if (!st) st = tmap_regrouper_create(x->cuda, &l, layout ? x->target.arrays : NULL,
                                         layout ? x->target.narrays : 0, &o, &r, err);
     if (st == TMAP_ERR_UNSUPPORTED) { /* built without nvcc: say so, go on */
@@ -554,6 +566,7 @@ static tmap_status step_gpu(ctx *x, tmap_error *err)
         if (!st) st = gpu_measure(x, r, &l, t, err);
     }
     tmap_timer_free(t);
+    tmap_timer_free(x->features_timer);
     tmap_regrouper_free(r);
     free(key_coef);
     if (f)
@@ -573,6 +586,7 @@ tmap_status tmap_evaluate(tmap_cuda *c, tmap_manifest *m, const tmap_eval_opts *
     for (int i = 0; i < TMAP_ALGO_COUNT; i++)
         out->measured_ms[i] = out->measured_apply_ms[i] = NAN, out->outputs_equal[i] = -1;
     out->gpu_fresh_ms = out->gpu_cached_ms = out->gpu_original_ms = out->gpu_overlap_ms = NAN;
+    out->gpu_features_ms = NAN;
     out->gpu_outputs_equal = -1;
     if (o->reps < 1 || o->warmup < 0)
         return tmap_fail(err, TMAP_ERR_INVALID, "evaluate: reps must be >= 1 and warmup >= 0");

@@ -90,6 +90,7 @@ static json_t *kernel_json(const tmap_bench_kernel *k)
     json_object_set_new(j, "reps", json_integer(k->reps));
     json_object_set_new(j, "predict_ms", num(k->predict_ms));
     json_object_set_new(j, "features_ms", num(k->features_ms));
+    json_object_set_new(j, "gpu_features_ms", num(k->gpu_features_ms));
     json_object_set_new(j, "gpu_overlap_algo_ms", num(k->overlap_algo_ms));
     json_object_set_new(j, "min_dram_bytes", num(k->bytes));
     json_object_set_new(j, "dram_gbps", num(k->gbps));

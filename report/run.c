@@ -18,7 +18,8 @@ static void gpu_path(const tmap_eval *e, char *buf, size_t size)
     }
     double t0 = e->original_ms, f = e->gpu_fresh_ms, c = e->gpu_cached_ms;
     int n = snprintf(buf, size, "%s kept; per launch, overhead counted: %.3f ms with a new "
-                     "input (%.2fx)", e->gpu_chosen, f, t0 / f);
+                     "input (%.2fx; its features on the GPU %.3f ms of it)", e->gpu_chosen, f,
+                     t0 / f, e->gpu_features_ms);
     if (n > 0 && (size_t)n < size && isfinite(c))
         n += snprintf(buf + n, size - (size_t)n, ", %.3f ms with the same input back to back "
                       "(%.2fx the original's %.3f ms back to back)", c, e->gpu_original_ms / c,

@@ -2,7 +2,9 @@
  * expr.h (runtime) -- per-thread expressions: the one grammar of a
  * manifest's features and of run mode's key (attach/key.c), parsed once
  * into a tree that a back end binds and walks: the host evaluator here
- * (over a manifest's arrays) and the CUDA emitter of attach/key.c.
+ * (over a manifest's arrays) and the CUDA emitter (expr_cuda.c), used by
+ * a manifest's features on the GPU (manifest_features.c) and by run mode's
+ * key (attach/key.c).
  *
  *   expr    := term (('+' | '-') term)*
  *   term    := primary (('*' | '/') primary)*
@@ -20,6 +22,7 @@
 #include <stddef.h>
 
 #include "threadmap/runtime.h"
+#include "runtime/manifest.h"
 
 enum { TMAP_EXPR_MAX_DEPTH = 256, TMAP_EXPR_MAX_NAME = 127 };
 #define TMAP_EXPR_MAX_OFFSET (1L << 40)
@@ -75,5 +78,31 @@ tmap_status tmap_expr_value(const tmap_manifest *m, const tmap_expr *x, size_t t
                             tmap_error *err);
 /* Parses and binds: the expression is a valid feature of m. */
 tmap_status tmap_expr_check(const tmap_manifest *m, const char *src, tmap_error *err);
+
+/* The CUDA back end (expr_cuda.c).  x[0..nexprs) with every REF bound to a
+ * slot (id < nslots, offset: its element's distance from t), slot i an
+ * array of type slot[i], as the CUDA C of one kernel
+ *   extern "C" __global__ void NAME(double *out, unsigned long long n,
+ *       then per slot i: const void *p<i>, long long lo<i>, long long hi<i>)
+ * that stores expression j of thread t < n at out[t * nexprs + j].  Every
+ * operand is a double and the tree keeps its shape, so C's precedence and
+ * left-to-right + - * / give the host evaluator's values bit for bit when
+ * compiled without contraction (tmap_expr_cuda_load); an element outside
+ * [lo, hi) of its slot reads as 0.  Launched with blocks of at most
+ * TMAP_EXPR_CUDA_BLOCK threads; up to TMAP_EXPR_CUDA_STAGED expressions a
+ * block's rows are written out coalesced through shared memory.  *source
+ * malloc'ed. */
+enum { TMAP_EXPR_CUDA_MAX_SLOTS = 64 };
+#define TMAP_EXPR_CUDA_BLOCK 256
+#define TMAP_EXPR_CUDA_STAGED 23 /* 256 rows of 23 (odd) doubles: 46 KiB, under 48 */
+tmap_status tmap_expr_cuda_source(const tmap_expr *x, size_t nexprs, const tmap_elem *slot,
+                                  size_t nslots, const char *name, char **source,
+                                  tmap_error *err);
+/* Compiles that source to PTX (NVRTC, --fmad=false, C++17, compute_75;
+ * `what` names it in messages); _load also loads kernel NAME. */
+tmap_status tmap_expr_cuda_compile(const char *source, const char *what, tmap_compiled *out,
+                                   tmap_error *err);
+tmap_status tmap_expr_cuda_load(tmap_cuda *c, const char *source, const char *name,
+                                const char *what, tmap_kernel **out, tmap_error *err);
 
 #endif

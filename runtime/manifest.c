@@ -33,32 +33,36 @@ enum { MAX_NAME = 128 };
  * stop at LLONG_MAX) and as doubles (dlo, dhi: the widest range of doubles
  * that converts without overflow). */
 static const struct {
-    const char *name;
+    const char *name, *ctype;
     tmap_elem kind;
     size_t size;
     long long lo, hi;
     double dlo, dhi;
 } types[] = {
-    {"i32", TMAP_I32, 4, INT32_MIN, INT32_MAX, -2147483648.0, 2147483647.0},
-    {"u32", TMAP_U32, 4, 0, UINT32_MAX, 0, 4294967295.0},
-    {"i64", TMAP_I64, 8, LLONG_MIN, LLONG_MAX, -9223372036854775808.0, 9223372036854774784.0},
-    {"u64", TMAP_U64, 8, 0, LLONG_MAX, 0, 18446744073709549568.0},
-    {"f32", TMAP_F32, 4, 0, 0, -FLT_MAX, FLT_MAX},
-    {"f64", TMAP_F64, 8, 0, 0, -DBL_MAX, DBL_MAX},
-    {"u8", TMAP_U8, 1, 0, UINT8_MAX, 0, 255.0},
-    {"i8", TMAP_I8, 1, INT8_MIN, INT8_MAX, -128.0, 127.0},
+    {"i32", "int", TMAP_I32, 4, INT32_MIN, INT32_MAX, -2147483648.0, 2147483647.0},
+    {"u32", "unsigned", TMAP_U32, 4, 0, UINT32_MAX, 0, 4294967295.0},
+    {"i64", "long long", TMAP_I64, 8, LLONG_MIN, LLONG_MAX, -9223372036854775808.0,
+     9223372036854774784.0},
+    {"u64", "unsigned long long", TMAP_U64, 8, 0, LLONG_MAX, 0, 18446744073709549568.0},
+    {"f32", "float", TMAP_F32, 4, 0, 0, -FLT_MAX, FLT_MAX},
+    {"f64", "double", TMAP_F64, 8, 0, 0, -DBL_MAX, DBL_MAX},
+    {"u8", "unsigned char", TMAP_U8, 1, 0, UINT8_MAX, 0, 255.0},
+    {"i8", "signed char", TMAP_I8, 1, INT8_MIN, INT8_MAX, -128.0, 127.0},
 };
 #define NTYPES (sizeof types / sizeof types[0])
 
-static int type_index(const char *name)
+int tmap_elem_find(const char *name)
 {
     for (size_t i = 0; i < NTYPES; i++)
-        if (!strcmp(types[i].name, name))
+        if (!strcmp(types[i].name, name)) {
+            assert(types[i].kind == (tmap_elem)i);
             return (int)i;
+        }
     return -1;
 }
 
 const char *tmap_elem_name(tmap_elem k) { return types[k].name; }
+const char *tmap_elem_ctype(tmap_elem k) { return types[k].ctype; }
 size_t tmap_elem_size(tmap_elem k) { return types[k].size; }
 
 double tmap_elem_get(tmap_elem k, const void *base, size_t i)
@@ -90,6 +94,7 @@ void tmap_manifest_free(tmap_manifest *m)
 {
     if (!m)
         return;
+    tmap_manifest_features_gpu_free(m);
     for (size_t i = 0; i < m->narrays; i++) {
         tmap_marray *a = &m->arrays[i];
         free(a->name), free(a->host), free(a->file);
@@ -292,9 +297,9 @@ static tmap_status parse_array(ctx *c, json_t *e, size_t i, tmap_manifest *m)
         return st;
     snprintf(field, sizeof field, "arrays.%s", a->name);
     json_t *t = json_object_get(e, "type"), *n = json_object_get(e, "count");
-    if (!json_is_string(t) || type_index(json_string_value(t)) < 0)
+    if (!json_is_string(t) || tmap_elem_find(json_string_value(t)) < 0)
         return bad(c, field, "type must be one of i8 u8 i32 u32 i64 u64 f32 f64");
-    a->kind = types[type_index(json_string_value(t))].kind;
+    a->kind = types[tmap_elem_find(json_string_value(t))].kind;
     if (json_is_string(n) && !strcmp(json_string_value(n), "threads"))
         a->count = m->threads;
     else if (json_is_integer(n) && json_integer_value(n) > 0 &&
@@ -389,7 +394,7 @@ static tmap_status parse_scalar(ctx *c, json_t *e, const tmap_manifest *m, tmap_
         return bad(c, field, "an argument is an array name or {\"TYPE\": value}");
     const char *key = json_object_iter_key(json_object_iter(e));
     json_t *v = json_object_iter_value(json_object_iter(e));
-    int ti = type_index(key);
+    int ti = tmap_elem_find(key);
     if (ti < 0)
         return bad(c, field, "scalar type must be one of i8 u8 i32 u32 i64 u64 f32 f64");
     g->kind = types[ti].kind;

@@ -1,7 +1,7 @@
 /*
  * manifest.h (runtime) -- the parsed form of a kernel manifest, shared by
  * its parser (manifest.c), the array generators and binding
- * (manifest_data.c) and the feature expressions (expr.c, expr.h).
+ * (manifest_data.c) and the features (manifest_features.c, expr.c, expr.h).
  */
 #ifndef TMAP_RUNTIME_MANIFEST_H
 #define TMAP_RUNTIME_MANIFEST_H
@@ -11,6 +11,10 @@
 typedef enum tmap_elem { TMAP_I32, TMAP_U32, TMAP_I64, TMAP_U64, TMAP_F32, TMAP_F64, TMAP_U8, TMAP_I8 } tmap_elem;
 
 const char *tmap_elem_name(tmap_elem k);
+/* The type named name ("i32" ... "i8", as tmap_elem_name), or -1. */
+int tmap_elem_find(const char *name);
+/* Its C type ("int" ... "signed char"). */
+const char *tmap_elem_ctype(tmap_elem k);
 size_t tmap_elem_size(tmap_elem k);
 double tmap_elem_get(tmap_elem k, const void *base, size_t i);
 /* v converts to type k without overflow: integers integral and in range,
@@ -78,6 +82,7 @@ struct tmap_manifest {
     const char **feature_names;
     size_t nfeatures;
     tmap_cuda *bound; /* the driver the device copies belong to */
+    struct tmap_mfeatures_gpu *fgpu; /* the features' kernel once compiled (manifest_features.c) */
     int saved;        /* the pristine copies hold this bind's arrays */
 };
 
@@ -90,6 +95,16 @@ const char *tmap_manifest_ptx_name(const tmap_manifest *m, char *buf, size_t siz
  * of the PTX text: count, sizes, pointers and scalars (manifest_params.c). */
 tmap_status tmap_manifest_params(const tmap_manifest *m, const char *ptx, const char *entry,
                                  tmap_error *err);
+
+/* The source of the features' kernel (tmap_expr_cuda_source, named
+ * tmap_features): slot s reads m->arrays[slot_array[s]] (slot_array has
+ * TMAP_EXPR_CUDA_MAX_SLOTS entries); *source malloc'ed.  An index outside
+ * its array for some thread fails, naming the first such thread, as the
+ * host does (manifest_features.c). */
+tmap_status tmap_manifest_features_source(const tmap_manifest *m, char **source,
+                                          size_t *slot_array, size_t *nslots, tmap_error *err);
+/* Frees the features' kernel (tmap_manifest_free). */
+void tmap_manifest_features_gpu_free(tmap_manifest *m);
 
 /* Before a launch of a series on one input: the first call after a bind
  * saves every array as bound (device copies, allocated once), each later

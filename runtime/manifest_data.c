@@ -1,7 +1,8 @@
 /*
  * manifest_data.c -- what a manifest does with its data: compile its kernel,
  * fill its arrays (generated from a seed, or read from files), put them on
- * the GPU with the argument list, fetch results, and compute features.
+ * the GPU with the argument list, and fetch results (the features:
+ * manifest_features.c).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -10,7 +11,6 @@
 #include "threadmap/runtime.h"
 #include "common/base.h"
 #include "runtime/cuda.h"
-#include "runtime/expr.h"
 #include "runtime/manifest.h"
 
 /* splitmix64: a small, well-mixed generator; the state is the caller's. */
@@ -329,52 +329,6 @@ tmap_status tmap_manifest_fetch(tmap_manifest *m, const char *array, tmap_error 
         return tmap_fail(err, TMAP_ERR_INVALID, "%s: arrays.%s is not on the GPU", m->path, array);
     return tmap_cuda_download(m->bound, a->host, a->device, a->count * tmap_elem_size(a->kind),
                               err);
-}
-
-/* Feature j of every thread: x[t * q + j], its expression parsed once. */
-static tmap_status feature_column(const tmap_manifest *m, size_t j, double *x, size_t q,
-                                  tmap_error *err)
-{
-    tmap_expr e;
-    tmap_status st = tmap_expr_parse(m->features[j].expr, &e, err);
-    if (st == TMAP_OK)
-        st = tmap_expr_bind(m, &e, err);
-    size_t t = 0;
-    for (; t < m->threads && st == TMAP_OK; t++)
-        st = tmap_expr_value(m, &e, t, &x[t * q + j], err);
-    tmap_expr_free(&e);
-    if (st != TMAP_OK)
-        tmap_error_prefix(err, "%s: features.%s, thread %zu", m->path, m->features[j].name,
-                          t ? t - 1 : 0);
-    return st;
-}
-
-tmap_status tmap_manifest_features(const tmap_manifest *m, double **f, size_t *nthreads,
-                                   size_t *p, const char *const **names, tmap_error *err)
-{
-    tmap_status absent = TMAP_NEED(err, m, f, nthreads, p);
-    if (absent)
-        return absent;
-    *f = NULL;
-    size_t n = m->threads, q = m->nfeatures;
-    if (q == 0)
-        return tmap_fail(err, TMAP_ERR_INVALID, "%s: no 'features' given", m->path);
-    double *x = malloc(n * q * sizeof *x);
-    if (!x)
-        return tmap_fail(err, TMAP_ERR_NOMEM, "out of memory for features");
-    for (size_t j = 0; j < q; j++) {
-        tmap_status st = feature_column(m, j, x, q, err);
-        if (st != TMAP_OK) {
-            free(x);
-            return st;
-        }
-    }
-    *f = x;
-    *nthreads = n;
-    *p = q;
-    if (names)
-        *names = m->feature_names;
-    return TMAP_OK;
 }
 
 tmap_status tmap_manifest_thread_arrays(const tmap_manifest *m, tmap_thread_array **out,

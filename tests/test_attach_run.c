@@ -10,6 +10,7 @@
 #include "tests/testutil.h"
 
 #include "attach/launch.h"
+#include "runtime/expr.h"
 
 static void key_code(void **state)
 {
@@ -21,9 +22,9 @@ static void key_code(void **state)
     assert_int_equal(k.slot[0].arg, 0);
     assert_int_equal(k.slot[0].elem_size, 4);
     assert_int_equal(k.nexprs, 1);
-    const char *want = "    out[t * 1ull + 0] = (double)(ld<int>(p0, (long long)t + 1LL, lo0, "
+    const char *want = "        v[0] = (double)(ld<int>(p0, (long long)t + 1LL, lo0, "
                        "hi0) - ld<int>(p0, (long long)t + 0LL, lo0, hi0));\n";
-    if (!strstr(k.source, want) ||
+    if (!strstr(k.source, want) || !strstr(k.source, "store_rows<1>(out, n, t, v);") ||
         !strstr(k.source, "tmap_key(double *out, unsigned long long n,\n    const void *p0, "
                           "long long lo0, long long hi0)"))
         fail_msg("%s", k.source);
@@ -58,9 +59,8 @@ static void key_compile(const char *const *e, size_t n)
 {
     tmap_attach_key k;
     TMAP_CHECK(tmap_attach_key_make(e, n, NULL, 0, &k, err));
-    tmap_compile_opts o = {.arch = "compute_75"};
     tmap_compiled out;
-    TMAP_CHECK(tmap_compile(k.source, "key.cu", &o, &out, err));
+    TMAP_CHECK(tmap_expr_cuda_compile(k.source, "key.cu", &out, err));
     assert_non_null(strstr(out.ptx, ".entry tmap_key("));
     tmap_compiled_free(&out);
     tmap_attach_key_free(&k);

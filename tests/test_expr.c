@@ -2,14 +2,17 @@
  * test_expr.c -- the one expression parser (runtime/expr.c) and its two
  * back ends: the tree it builds, its errors with their columns and bounds
  * (the same for a manifest's features and run mode's key), and the host
- * evaluator against the CUDA the key's emitter writes (attach/key.c),
- * that code compiled by the host's C++ compiler and run thread by thread
- * on the CPU: the same value, bit for bit, wherever the host has one.
+ * evaluator against the CUDA the emitter writes (runtime/expr_cuda.c) for
+ * run mode's key (attach/key.c) and for a manifest's features
+ * (runtime/manifest_features.c), that code compiled by the host's C++
+ * compiler and run thread by thread on the CPU: the same value, bit for
+ * bit, wherever the host has one.
  */
 #include <math.h>
 #include <stdint.h>
 
 #include "tests/testutil.h"
+#include "tests/testmanifest.h"
 
 #include "runtime/expr.h"
 #include "runtime/manifest.h"
@@ -205,55 +208,61 @@ static void long_chain(void **state)
     tmap_buf_free(&b);
 }
 
-/* Writes the key's kernel and a main that runs it for threads 0..N-1 on
- * the CPU (slot i: argument k.slot[i].arg of a b c) and prints out[] in
- * hex; compiles it with c++, reads the values.  0 without a compiler. */
-static int run_on_cpu(const tmap_attach_key *k, const arrays *d, double *out)
+/* An array a kernel's slot reads on the CPU. */
+typedef struct cpu_slot {
+    const void *host;
+    size_t bytes, count;
+} cpu_slot;
+
+/* Writes `source` (kernel `name`, nexprs expressions) and a main that runs
+ * it for threads 0..n-1 on the CPU (slot i: the bytes of slot[i], bounds
+ * [0, count)) and prints out[] in hex; compiles it with c++, reads the
+ * values.  0 without a compiler. */
+static int run_on_cpu(const char *source, const char *name, size_t nexprs, const cpu_slot *slot,
+                      size_t nslots, size_t n, double *out)
 {
     const char *dir = TMAP_BINARY_DIR "/expr_key";
     char path[512], cmd[2048];
     snprintf(cmd, sizeof cmd, "mkdir -p '%s'", dir);
     if (system(cmd) != 0)
         return 0;
-    snprintf(path, sizeof path, "%s/key.cpp", dir);
+    snprintf(path, sizeof path, "%s/%s.cpp", dir, name);
     FILE *f = fopen(path, "w");
     assert_non_null(f);
     fprintf(f, "#include <stdio.h>\n#define __device__\n#define __global__\n"
-               "static struct { unsigned x; } blockIdx, blockDim, threadIdx;\n%s\n", k->source);
-    fprintf(f, "static const double a[] = {");
-    for (int t = 0; t < N; t++)
-        fprintf(f, "%a,", d->a[t]);
-    fprintf(f, "};\nstatic const int b[] = {");
-    for (int t = 0; t < N; t++)
-        fprintf(f, "%d,", d->b[t]);
-    fprintf(f, "};\nstatic const unsigned char c[] = {");
-    for (int t = 0; t < N; t++)
-        fprintf(f, "%d,", d->c[t]);
-    fprintf(f, "};\nint main() {\n    static double out[%d * %zu];\n    blockDim.x = %d;\n"
-               "    for (threadIdx.x = 0; threadIdx.x < %d; threadIdx.x++)\n"
-               "        tmap_key(out, %d", N, k->nexprs, N, N, N);
-    for (size_t i = 0; i < k->nslots; i++)
-        fprintf(f, ", %c, 0, %d", "abc"[k->slot[i].arg], N);
-    fprintf(f, ");\n    for (int i = 0; i < %d * %zu; i++)\n"
-               "        printf(\"%%a\\n\", out[i]);\n}\n", N, k->nexprs);
+               "#define __launch_bounds__(n)\n"
+               "static struct { unsigned x; } blockIdx, blockDim, threadIdx;\n%s\n", source);
+    for (size_t i = 0; i < nslots; i++) {
+        fprintf(f, "alignas(8) static const unsigned char d%zu[] = {", i);
+        for (size_t b = 0; b < slot[i].bytes; b++)
+            fprintf(f, "%u,", ((const unsigned char *)slot[i].host)[b]);
+        fprintf(f, "};\n");
+    }
+    fprintf(f, "int main() {\n    static double out[%zu];\n    blockDim.x = %zu;\n"
+               "    for (threadIdx.x = 0; threadIdx.x < %zu; threadIdx.x++)\n"
+               "        %s(out, %zu", n * nexprs, n, n, name, n);
+    for (size_t i = 0; i < nslots; i++)
+        fprintf(f, ", d%zu, 0, %zu", i, slot[i].count);
+    fprintf(f, ");\n    for (int i = 0; i < %zu; i++)\n"
+               "        printf(\"%%a\\n\", out[i]);\n}\n", n * nexprs);
     fclose(f);
-    snprintf(cmd, sizeof cmd, "c++ -std=c++17 -O1 -ffp-contract=off -w -o '%s/key' '%s' "
-             ">'%s/cc.log' 2>&1", dir, path, dir);
+    snprintf(cmd, sizeof cmd, "c++ -std=c++17 -O1 -ffp-contract=off -fno-strict-aliasing -w "
+             "-o '%s/%s' '%s' >'%s/cc.log' 2>&1", dir, name, path, dir);
     if (system(cmd) != 0) {
         snprintf(cmd, sizeof cmd, "c++ --version >/dev/null 2>&1");
         if (system(cmd) != 0)
             return 0;
-        fail_msg("the key's kernel does not compile as C++: see %s/cc.log", dir);
+        fail_msg("the kernel %s does not compile as C++: see %s/cc.log", name, dir);
     }
-    snprintf(cmd, sizeof cmd, "'%s/key'", dir);
+    snprintf(cmd, sizeof cmd, "'%s/%s'", dir, name);
     FILE *p = popen(cmd, "r");
     assert_non_null(p);
     char line[128];
-    size_t n = 0;
-    while (n < N * k->nexprs && fgets(line, sizeof line, p))
-        out[n++] = strtod(line, NULL);
+    size_t got = 0;
+    while (got < n * nexprs && fgets(line, sizeof line, p))
+        out[got++] = strtod(line, NULL);
     assert_int_equal(pclose(p), 0);
-    assert_int_equal(n, N * k->nexprs);
+    assert_int_equal(got, n * nexprs);
     return 1;
 }
 
@@ -297,7 +306,11 @@ static void host_equals_emitted(void **state)
     tmap_attach_key k;
     TMAP_CHECK(tmap_attach_key_make(cases, M, f, 3, &k, err));
     static double dev[N * M];
-    if (!run_on_cpu(&k, &d, dev)) {
+    cpu_slot slot[TMAP_ATTACH_KEY_MAX_SLOTS];
+    const void *host[] = {d.a, d.b, d.c};
+    for (size_t i = 0; i < k.nslots; i++)
+        slot[i] = (cpu_slot){host[k.slot[i].arg], N * k.slot[i].elem_size, N};
+    if (!run_on_cpu(k.source, "tmap_key", k.nexprs, slot, k.nslots, N, dev)) {
         tmap_attach_key_free(&k);
         print_message("[  SKIPPED ] no C++ compiler (c++)\n");
         skip();
@@ -323,6 +336,96 @@ static void host_equals_emitted(void **state)
     tmap_attach_key_free(&k);
 }
 
+/* The features of tests/manifests/features_mixed.json (every element type,
+ * offsets, integer literals, chains, unary minus, hex, denormals) as the
+ * kernel tmap_manifest_features_gpu compiles, run on the CPU (where each
+ * thread stores its own row; the GPU's staged store is checked by
+ * test_gpu_features): every value equals tmap_manifest_features', bit for
+ * bit. */
+static void manifest_equals_emitted(void **state)
+{
+    (void)state;
+    tmap_manifest *m;
+    TMAP_CHECK(tmap_manifest_load(TMAP_SOURCE_DIR "/tests/manifests/features_mixed.json", &m, err));
+    TMAP_CHECK(tmap_manifest_generate(m, 7, err));
+    tmap_error e = {0};
+    assert_int_equal(tmap_manifest_features_gpu(m, 8, NULL, &e), TMAP_ERR_INVALID);
+    assert_non_null(strstr(e.message, "features_mixed.json: features on the GPU need the arrays "
+                                      "bound"));
+    double *host;
+    size_t n, q, array[TMAP_EXPR_CUDA_MAX_SLOTS], nslots;
+    char *src;
+    TMAP_CHECK(tmap_manifest_features(m, &host, &n, &q, NULL, err));
+    TMAP_CHECK(tmap_manifest_features_source(m, &src, array, &nslots, err));
+    assert_int_equal(q, 8);
+    assert_int_equal(nslots, 10); /* n x len big ubig y c s rowptr deg, each once */
+    assert_non_null(strstr(src, "ld<unsigned long long>(p4, (long long)t + 0LL, lo4, hi4) * "
+                                "0.001"));
+    assert_non_null(strstr(src, "1.0 / 3.0"));
+    /* NVRTC takes it as the GPU compiles it: rows staged in shared memory,
+     * no multiply-add contracted into an fma */
+    tmap_compiled ptx;
+    TMAP_CHECK(tmap_expr_cuda_compile(src, "features_mixed", &ptx, err));
+    assert_non_null(strstr(ptx.ptx, ".entry tmap_features("));
+    assert_non_null(strstr(ptx.ptx, ".shared .align 8 .b8"));
+    assert_non_null(strstr(ptx.ptx, "mul.rn.f64"));
+    assert_null(strstr(ptx.ptx, "fma.rn.f64"));
+    tmap_compiled_free(&ptx);
+    cpu_slot slot[TMAP_EXPR_CUDA_MAX_SLOTS];
+    for (size_t i = 0; i < nslots; i++) {
+        const tmap_marray *a = &m->arrays[array[i]];
+        slot[i] = (cpu_slot){a->host, a->count * tmap_elem_size(a->kind), a->count};
+    }
+    double *dev = malloc(n * q * sizeof *dev);
+    assert_non_null(dev);
+    if (!run_on_cpu(src, "tmap_features", q, slot, nslots, n, dev)) {
+        print_message("[  SKIPPED ] no C++ compiler (c++)\n");
+    } else {
+        for (size_t i = 0; i < n * q; i++)
+            if (!same(host[i], dev[i]))
+                fail_msg("features.%s, thread %zu: host %a, emitted %a", m->feature_names[i % q],
+                         i / q, host[i], dev[i]);
+    }
+    free(dev);
+    free(src);
+    free(host);
+    tmap_manifest_free(m);
+}
+
+/* An index outside its array: the GPU's kernel is refused before it runs,
+ * with the host's message (the feature, the first such thread, the
+ * column). */
+static void manifest_outside_refused(void **state)
+{
+    (void)state;
+    static const char *const bad[][2] = {
+        {"x[t+1] * 2", "features.f, thread 4095: expression 'x[t+1] * 2' at column 7: index out"},
+        {"1 + x[t + 9000]", "features.f, thread 0: expression '1 + x[t + 9000]' at column 16"},
+        {"x[t-2]", "features.f, thread 0: expression 'x[t-2]' at column 7"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char text[1024];
+        snprintf(text, sizeof text, "{\"source\": \"k.cu\", \"kernel\": \"k\", \"threads\": "
+                 "4096, \"block\": 128, \"arrays\": [{\"name\": \"x\", \"type\": \"f32\", "
+                 "\"count\": \"threads\"}], \"args\": [\"x\"], \"features\": [{\"name\": "
+                 "\"f\", \"expr\": \"%s\"}]}", bad[i][0]);
+        tmap_manifest *m;
+        TMAP_CHECK(test_load_text(text, &m, err));
+        TMAP_CHECK(tmap_manifest_generate(m, 1, err));
+        tmap_error host = {0}, gpu = {0};
+        double *f = NULL;
+        size_t n, q, array[TMAP_EXPR_CUDA_MAX_SLOTS], nslots;
+        char *src = NULL;
+        assert_int_not_equal(tmap_manifest_features(m, &f, &n, &q, NULL, &host), TMAP_OK);
+        assert_int_not_equal(tmap_manifest_features_source(m, &src, array, &nslots, &gpu), TMAP_OK);
+        assert_null(src);
+        if (!strstr(gpu.message, bad[i][1]))
+            fail_msg("'%s' not in '%s'", bad[i][1], gpu.message);
+        assert_string_equal(strchr(gpu.message, ':'), strchr(host.message, ':'));
+        tmap_manifest_free(m);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -331,6 +434,8 @@ int main(void)
         cmocka_unit_test(long_chain),
         cmocka_unit_test(back_end_errors),
         cmocka_unit_test(host_equals_emitted),
+        cmocka_unit_test(manifest_equals_emitted),
+        cmocka_unit_test(manifest_outside_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

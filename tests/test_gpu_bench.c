@@ -1,7 +1,8 @@
 /*
  * test_gpu_bench.c -- `threadmap bench` end to end on the GPU (skipped
  * without one): the bundled example (features: profiled on two seeds,
- * trained, predicted) and a small kernel without features (BBVs measured),
+ * trained, predicted; where the GPU path runs, its features computed on
+ * the GPU and timed) and a small kernel without features (BBVs measured),
  * then every output file checked: CSV rows, JSON read back with the device
  * and per-kernel data, the per-kernel folders, the report's sections.
  */
@@ -80,6 +81,15 @@ static void test_bench_end_to_end(void **state)
     json_t *div = json_array_get(ks, 0), *tr = json_object_get(div, "training");
     assert_true(json_array_size(json_object_get(tr, "r2_per_block")) > 0);
     assert_true(json_is_real(json_object_get(div, "predict_ms")));
+    /* the GPU path, where it ran, computed the features on the GPU, counted */
+    json_t *dopts = json_object_get(div, "options");
+    for (size_t i = 0; i < json_array_size(dopts); i++)
+        if (!strcmp(json_string_value(json_object_get(json_array_get(dopts, i), "name")),
+                    "gpu-path")) {
+            double fms = json_real_value(json_object_get(div, "gpu_features_ms"));
+            print_message("divergent: features on the GPU %.4f ms per input\n", fms);
+            assert_true(fms > 0 && fms < 1);
+        }
     const char *none = json_string_value(json_object_get(json_object_get(json_array_get(ks, 1), "training"), "model"));
     assert_true(!strncmp(none, "none", 4));
     json_decref(j);

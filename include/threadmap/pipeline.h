@@ -102,8 +102,10 @@ typedef struct tmap_eval {
     int gpu_ran;               /* 0: gpu_note says why not */
     char gpu_note[512];        /* the regrouper's decision, or why it did not run */
     char gpu_chosen[96];       /* the candidate kept (tmap_regrouper_chosen_name; as long as its name) */
-    double gpu_fresh_ms;       /* per launch, a new input each: key, sort, gather,
+    double gpu_fresh_ms;       /* per launch, a new input each: the features
+                                  (tmap_manifest_features_gpu), key, sort, gather,
                                   kernel, scatter (median) */
+    double gpu_features_ms;    /* of which the features kernel (median, CUDA events) */
     double gpu_cached_ms;      /* per launch, the same input again: the kernel and the
                                   scatter, reps launches back to back (one event pair,
                                   after warm-up); NAN when the kernel updates an input */
@@ -297,8 +299,12 @@ typedef struct tmap_bench_kernel {
                                of its time (what the side stream did not hide),
                                as the gpu-path option's algo_ms (NAN: none) */
     double features_ms;   /* CPU time to compute those features with the manifest's
-                             expressions: the application's work, reported, not in
-                             total_ms (NAN: none) */
+                             expressions (the CPU path's, for eq. 1 on the CPU):
+                             reported, not in total_ms (NAN: none) */
+    double gpu_features_ms; /* regroup() on the GPU: the same features computed by
+                               one kernel per new input (tmap_manifest_features_gpu,
+                               median, CUDA events), inside the gpu-path option's
+                               algo_ms and so its total (NAN: none) */
     double bytes;         /* minimum DRAM traffic: input + output arrays */
     double sm_clock_khz;  /* the SM clock the model's cycles are read at (0: none) */
     double wall_s;        /* the whole kernel's pipeline, wall clock */

@@ -229,6 +229,16 @@ tmap_status tmap_manifest_thread_arrays(const tmap_manifest *m, tmap_thread_arra
  * feature names (owned by the manifest), after generate. */
 tmap_status tmap_manifest_features(const tmap_manifest *m, double **f, size_t *nthreads,
                                    size_t *p, const char *const **names, tmap_error *err);
+/* The same matrix computed on the GPU, bit for bit: every feature in one
+ * kernel (NVRTC, compiled on the first call and kept in the manifest;
+ * later calls only launch), reading the arrays' device copies as they are
+ * (after tmap_manifest_bind or tmap_manifest_restore), writing device
+ * double [threads][p] at `out`, enqueued on `stream` (a CUstream; NULL:
+ * the legacy default stream) without waiting.  An index outside its array
+ * fails here, as on the host; a division by zero, which the host refuses,
+ * gives IEEE's inf or NaN. */
+tmap_status tmap_manifest_features_gpu(tmap_manifest *m, uint64_t out, void *stream,
+                                       tmap_error *err);
 
 /* ------------------------------------------------------ applying a regrouping */
 
