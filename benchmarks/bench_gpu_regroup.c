@@ -24,8 +24,18 @@
  *           (runtime/gpu_classes.cu): lam (LAM wholly on the GPU), table
  *           (classes, class sort, the sizes to the host: it waits),
  *           gmax and greedy (table, the host's runs, the expansion; their
- *           host step included; greedy only up to 10^6 threads, -1.0 past);
- *           floor: reading the key and writing the permutation once.
+ *           host step included); floor: reading the key and writing the
+ *           permutation once;
+ *   regrouper -- regroup() through tmap_regrouper, as the trial runs it: a
+ *           regrouper keyed by the worst-case model (grid scope, thread
+ *           blocks of 256, one 4-byte in/out array to gather and scatter)
+ *           with Sorting over the grid and per block and bin-and-deal,
+ *           launched in the trial's turns (original, grid, block, deal,
+ *           ...) with a new input signature at every launch, so that each
+ *           regrouped launch makes its key and sort; each begin..end (no
+ *           kernel between) timed from an idle GPU, its host work
+ *           included; the medians of the 14 turns after 2 of warm-up:
+ *           rg_orig (nothing to do), rg_grid, rg_block, rg_deal.
  * The other stages are timed from an idle GPU, so their times include the
  * host's enqueue (CUB's dispatch in the sorts; a graph launch in the
  * paths).
@@ -47,6 +57,9 @@ typedef struct stage_times {
     float sort_busy, path_busy;
     float lam, table, gmax, greedy;
 } stage_times;
+
+/* The regrouper's candidates, in its trial's turns. */
+enum { RG_CAND = 4, RG_TURNS = 16, RG_WARM = 2 };
 
 enum { R = 10 };
 
@@ -122,8 +135,7 @@ static tmap_status one_rep(tmap_gpu_regroup *g, tmap_gpu_regroup *gf, tmap_timer
 
 /* The value-class stages on the cost as key (see the top). */
 static tmap_status class_rep(tmap_gpu_regroup *g, tmap_gpu_classes *k, tmap_timer *t,
-                             uint64_t perm, uint32_t *runs, size_t n, stage_times *o,
-                             tmap_error *err)
+                             uint64_t perm, uint32_t *runs, stage_times *o, tmap_error *err)
 {
     uint64_t key = tmap_gpu_regroup_cost_ptr(g);
     uint32_t size[R];
@@ -137,15 +149,49 @@ static tmap_status class_rep(tmap_gpu_regroup *g, tmap_gpu_classes *k, tmap_time
     float *ms[2] = {&o->gmax, &o->greedy};
     for (int a = 0; a < 2 && !st; a++) {
         size_t nruns = 0;
-        *ms[a] = -1e-3f; /* not measured */
-        if (a && n > 1000000)
-            break;
         st = tmap_timer_start(t, NULL, err);
         if (!st) st = tmap_gpu_classes_table(k, key, R, size, NULL, err);
         if (!st) st = tmap_regroup_class_runs(algo[a], size, R, 32, runs, &nruns, err);
         if (!st) st = tmap_gpu_classes_expand(k, runs, nruns, perm, NULL, err);
         if (!st) st = stop(g, t, ms[a], err);
     }
+    return st;
+}
+
+/* rg[c]: the median begin..end time (ms) of the regrouper's candidate c
+ * (see the top). */
+static tmap_status regrouper_rep(tmap_cuda *c, tmap_gpu_regroup *g, tmap_timer *t, size_t n,
+                                 const tmap_predictor *model, const double *lat, uint64_t x,
+                                 float rg[RG_CAND], tmap_error *err)
+{
+    static const tmap_thread_array array = {0, 4, 1, 1, 1};
+    uint64_t arr = 0;
+    void *args[1] = {&arr};
+    tmap_launch l = {{(unsigned)(n / 256), 1, 1}, {256, 1, 1}, 0, args, 1};
+    tmap_regrouper_opts o = {.candidates = (1u << TMAP_REGROUPER_SORT_GRID) |
+                                           (1u << TMAP_REGROUPER_SORT_BLOCK) |
+                                           (1u << TMAP_REGROUPER_BIN_DEAL),
+                             .scope = TMAP_REGROUP_GRID, .trial_launches = RG_TURNS,
+                             .model = model, .lat = lat, .features = x};
+    tmap_regrouper *r = NULL;
+    float ms[RG_CAND][RG_TURNS - RG_WARM];
+    tmap_status st = tmap_cuda_alloc(c, n * sizeof(uint32_t), &arr, err);
+    if (!st) st = tmap_cuda_zero(c, arr, n * sizeof(uint32_t), err);
+    if (!st) st = tmap_regrouper_create(c, &l, &array, 1, &o, &r, err);
+    for (int j = 0; !st && j < RG_CAND * RG_TURNS; j++) {
+        float v = 0;
+        st = tmap_timer_start(t, NULL, err);
+        if (!st) st = tmap_regrouper_begin(r, (uint64_t)j + 1, NULL, err);
+        if (!st) st = tmap_regrouper_end(r, NULL, err);
+        if (!st) st = stop(g, t, &v, err);
+        if (j >= RG_CAND * RG_WARM)
+            ms[j % RG_CAND][j / RG_CAND - RG_WARM] = v;
+    }
+    for (int k = 0; !st && k < RG_CAND; k++)
+        rg[k] = bench_median(ms[k], RG_TURNS - RG_WARM);
+    tmap_regrouper_free(r);
+    if (arr)
+        tmap_cuda_free(c, arr);
     return st;
 }
 
@@ -197,16 +243,21 @@ static int measure(tmap_cuda *c, size_t n, size_t nb, int reps, double peak, tma
         stage_times o;
         st = one_rep(g, gf, t, x, perm, sorted, &o, &e);
         if (!st)
-            st = class_rep(g, k, t, perm, runs, n, &o, &e);
+            st = class_rep(g, k, t, perm, runs, &o, &e);
         if (i >= 0)
             r[i] = o;
     }
+    tmap_predictor model = {.nblocks = nb, .nfeatures = NFEAT, .coef = coef};
+    float rg[RG_CAND];
+    if (!st)
+        st = regrouper_rep(c, g, t, n, &model, lat, x, rg, &e);
     if (!st) {
         double cost_floor = (double)n * (NFEAT + 1) * 8 / (peak * 1e9) * 1e6;
         double sort_floor = (double)n * 8 * 2 / (peak * 1e9) * 1e6;
         double class_floor = (double)n * (8 + 4) / (peak * 1e9) * 1e6;
         printf("%9zu %5zu | %8.1f %7.1f %6.1f | %9.1f %10.1f %6.1f %6.1f | %8.1f %9.1f %11.1f "
-               "%8.1f | %9.1f %9.1f | %8.1f %8.1f %8.1f %9.1f %6.1f\n",
+               "%8.1f | %9.1f %9.1f | %8.1f %8.1f %8.1f %9.1f %6.1f | %7.1f %7.1f %8.1f "
+               "%7.1f\n",
                n, nb, median_of(r, reps, offsetof(stage_times, cost)) * 1e3,
                median_of(r, reps, offsetof(stage_times, folded)) * 1e3, cost_floor,
                median_of(r, reps, offsetof(stage_times, sort_grid)) * 1e3,
@@ -221,7 +272,8 @@ static int measure(tmap_cuda *c, size_t n, size_t nb, int reps, double peak, tma
                median_of(r, reps, offsetof(stage_times, lam)) * 1e3,
                median_of(r, reps, offsetof(stage_times, table)) * 1e3,
                median_of(r, reps, offsetof(stage_times, gmax)) * 1e3,
-               median_of(r, reps, offsetof(stage_times, greedy)) * 1e3, class_floor);
+               median_of(r, reps, offsetof(stage_times, greedy)) * 1e3, class_floor,
+               rg[0] * 1e3, rg[1] * 1e3, rg[2] * 1e3, rg[3] * 1e3);
     }
     tmap_gpu_regroup_free(g);
     tmap_gpu_regroup_free(gf);
@@ -254,9 +306,10 @@ int main(int argc, char **argv)
     printf("# peak DRAM bandwidth %.0f GB/s; %d features; medians of %d reps; times in us\n",
            peak, NFEAT, reps);
     printf("%9s %5s | %8s %7s %6s | %9s %10s %6s %6s | %8s %9s %11s %8s | %9s %9s | %8s %8s "
-           "%8s %9s %6s\n", "threads", "B", "cost", "folded", "floor", "sort_grid", "sort_block",
-           "deal", "floor", "path", "path_deal", "path_folded", "enqueue", "sort_busy",
-           "path_busy", "lam", "table", "gmax", "greedy", "floor");
+           "%8s %9s %6s | %7s %7s %8s %7s\n", "threads", "B", "cost", "folded", "floor",
+           "sort_grid", "sort_block", "deal", "floor", "path", "path_deal", "path_folded",
+           "enqueue", "sort_busy", "path_busy", "lam", "table", "gmax", "greedy", "floor",
+           "rg_orig", "rg_grid", "rg_block", "rg_deal");
     for (long n = 10000; n <= max_threads; n *= 10)
         for (size_t nb = 16; nb <= 256; nb *= 4)
             if (measure(c, (size_t)n / 256 * 256, nb, reps, peak, t)) /* whole 256-thread blocks */

@@ -6,7 +6,9 @@
  * events read later without waiting; the fastest is kept if it beats the
  * original by the threshold (trial.c decides).  A regrouped launch is key
  * (the caller's), device sort, fused gather, the kernel on the copies,
- * fused scatter, all on the caller's stream; the remap cache skips key and
+ * fused scatter, all on the caller's stream (with a model's key, Sorting
+ * and bin-and-deal make key, sort and deal one graph launch: by_graph);
+ * the remap cache skips key and
  * sort, and the persistent layout the gather, while the input's signature
  * is unchanged.  With overlap, the next input's key and sort run on the
  * GPU regroup path's own stream beside the current kernel (take_prepared,
@@ -321,10 +323,31 @@ static tmap_status by_table(tmap_regrouper *r, int i, uint64_t key, uint64_t out
     return st ? st : tmap_gpu_classes_expand(r->classes, r->runs, nruns, out, stream, err);
 }
 
+/* Sorting and bin-and-deal by the model's key: key and sort (and deal) as
+ * one graph launch of the key's own scratch (cached per argument set, so
+ * the trial's turns capture each once). */
+static tmap_status by_graph(tmap_regrouper *r, int i, uint64_t out, void *stream,
+                            tmap_error *err)
+{
+    tmap_gpu_regroup *m = r->cand[i].key ? r->alt : r->gpu;
+    if (r->cand[i].algo == TMAP_REGROUPER_BIN_DEAL)
+        return tmap_gpu_regroup_run_deal(m, r->opts.features, r->block_size, out, stream, err);
+    size_t scope = r->cand[i].algo == TMAP_REGROUPER_SORT_BLOCK ? r->block_size : 0;
+    return tmap_gpu_regroup_run(m, r->opts.features, 1, scope, out, stream, err);
+}
+
+static int sorting(tmap_regrouper_cand c)
+{
+    return c == TMAP_REGROUPER_SORT_GRID || c == TMAP_REGROUPER_SORT_BLOCK ||
+           c == TMAP_REGROUPER_BIN_DEAL;
+}
+
 /* The permutation for trial index i on the current input, into out. */
 static tmap_status permute(tmap_regrouper *r, int i, uint64_t out, void *stream, tmap_error *err)
 {
     uint64_t key = r->key;
+    if (r->opts.model && sorting(r->cand[i].algo))
+        return by_graph(r, i, out, stream, err);
     if (r->opts.model) {
         tmap_gpu_regroup *m = r->cand[i].key ? r->alt : r->gpu;
         tmap_status st = tmap_gpu_regroup_cost(m, r->opts.features, stream, err);

@@ -28,11 +28,15 @@
  *          for the rounded keys;
  *   deal   bin-and-deal: the warps of a grid-sorted order dealt
  *          round-robin to the thread blocks (see threadmap/runtime.h);
- *   run    cost and sort as one CUDA graph, captured on the first call for
- *          its arguments and relaunched after: one launch instead of the
- *          dozen kernels and the host work of CUB's dispatch; over the grid
- *          the cost kernel writes the sort keys too (no bits kernel), and
- *          the sort's values 0..n-1 are written once, at create.
+ *   run    cost and sort (and, for bin-and-deal, the deal) as one CUDA
+ *          graph: one launch instead of the dozen kernels and the host
+ *          work of CUB's dispatch; over the grid the cost kernel writes the
+ *          sort keys too (no bits kernel), and the sort's values 0..n-1 are
+ *          written once, at create.  A graph is captured on the first call
+ *          with its arguments and kept in a small cache (GRAPHS execs, the
+ *          least recently used replaced), so that a caller alternating
+ *          between a few (the regrouper's trial: grid, block, deal; the
+ *          overlap's second permutation) captures each once.
  *
  * Everything is enqueued on the caller's stream; the scratch is allocated
  * once, at create.
@@ -49,12 +53,25 @@
 #include "runtime/gpu_util.cuh"
 
 /* What a captured graph was made for: a call with other arguments
- * captures anew. */
+ * captures anew.  block_size: the sort's scope (0: the grid); deal: the
+ * thread blocks the grid order is dealt to (0: no deal). */
 typedef struct graph_key {
     uint64_t features, perm;
-    size_t block_size, model_version;
+    size_t block_size, deal, model_version;
     int descending;
 } graph_key;
+
+/* The graph cache: why a cache and not cudaGraphExecUpdate -- the
+ * candidates' graphs differ in topology (grid sort, block sort, grid sort
+ * and deal), which an update cannot bridge, and an update would still
+ * capture the stream anew (CUB's host dispatch) at every call. */
+enum { GRAPHS = 8 };
+
+typedef struct graph_slot {
+    cudaGraphExec_t exec; /* NULL: empty */
+    graph_key key;
+    unsigned long long used; /* the call that last launched it */
+} graph_slot;
 
 /* A sort key: the key rounded to bfloat16 (8 significant bits), ordered. */
 typedef unsigned short key_bits;
@@ -64,6 +81,8 @@ struct tmap_gpu_regroup {
     double *cost;                 /* [n] eq. 11 */
     key_bits *bits[2];            /* [n] keys in and out of the sort */
     unsigned *thread;             /* [n] 0..n-1 (set at create), the sort's values in */
+    unsigned *sorted;             /* [n] the grid order before the deal (allocated on the
+                                     first deal graph), or NULL */
     void *temp;                   /* CUB's scratch */
     size_t temp_bytes;
     double *model;                /* the compiled rows (compile_rows) */
@@ -74,8 +93,8 @@ struct tmap_gpu_regroup {
     cudaStream_t capture;         /* graphs are captured on this stream */
     cudaStream_t side;            /* work beside the caller's stream */
     cudaEvent_t fork, mark;       /* the caller's stream so far; the side's marked work */
-    cudaGraphExec_t graph;        /* cost + sort, or NULL */
-    graph_key made_for;
+    graph_slot graphs[GRAPHS];
+    unsigned long long calls;     /* graph launches so far */
 };
 
 /* ------------------------------------------------------------- kernels */
@@ -510,10 +529,11 @@ extern "C" void tmap_gpu_regroup_free(tmap_gpu_regroup *g)
 {
     if (!g)
         return;
-    void *bufs[] = {g->cost, g->bits[0], g->bits[1], g->thread, g->temp, g->model};
+    void *bufs[] = {g->cost, g->bits[0], g->bits[1], g->thread, g->temp, g->model, g->sorted};
     gpu_free_all(bufs, sizeof bufs / sizeof bufs[0]);
-    if (g->graph)
-        cudaGraphExecDestroy(g->graph);
+    for (int i = 0; i < GRAPHS; i++)
+        if (g->graphs[i].exec)
+            cudaGraphExecDestroy(g->graphs[i].exec);
     cudaStream_t streams[] = {g->capture, g->side};
     for (int i = 0; i < 2; i++)
         if (streams[i])
@@ -703,6 +723,26 @@ extern "C" tmap_status tmap_gpu_regroup_sort(tmap_gpu_regroup *g, uint64_t key, 
     return grid_sort(g, out, s, err);
 }
 
+/* Bin-and-deal's thread blocks: whole warps, dividing the threads. */
+static tmap_status deal_check(const tmap_gpu_regroup *g, size_t block_size, const char *fn,
+                              tmap_error *err)
+{
+    if (!block_size || block_size % 32 || g->n % block_size)
+        return tmap_fail(err, TMAP_ERR_INVALID, "%s: %zu threads in blocks of %zu: the block "
+                         "size must be a multiple of 32 dividing the threads", fn, g->n,
+                         block_size);
+    return TMAP_OK;
+}
+
+static tmap_status deal_launch(const tmap_gpu_regroup *g, const unsigned *sorted,
+                               size_t block_size, unsigned *perm, cudaStream_t s,
+                               tmap_error *err)
+{
+    deal_kernel<<<grid_of(g->n), 256, 0, s>>>(sorted, g->n, (unsigned)block_size, perm);
+    TMAP_CU(cudaGetLastError(), "deal kernel launch");
+    return TMAP_OK;
+}
+
 extern "C" tmap_status tmap_gpu_regroup_deal(tmap_gpu_regroup *g, uint64_t sorted,
                                              size_t block_size, uint64_t perm, void *stream,
                                              tmap_error *err)
@@ -711,23 +751,16 @@ extern "C" tmap_status tmap_gpu_regroup_deal(tmap_gpu_regroup *g, uint64_t sorte
         return tmap_fail(err, TMAP_ERR_INVALID, "tmap_gpu_regroup_deal: %s",
                          sorted == perm && perm ? "sorted and perm are the same array"
                                                 : "an argument is NULL");
-    if (!block_size || block_size % 32 || g->n % block_size)
-        return tmap_fail(err, TMAP_ERR_INVALID, "tmap_gpu_regroup_deal: %zu threads in blocks "
-                         "of %zu: the block size must be a multiple of 32 dividing the threads",
-                         g->n, block_size);
-    deal_kernel<<<grid_of(g->n), 256, 0, (cudaStream_t)stream>>>(
-        (const unsigned *)(uintptr_t)sorted, g->n, (unsigned)block_size,
-        (unsigned *)(uintptr_t)perm);
-    TMAP_CU(cudaGetLastError(), "deal kernel launch");
-    return TMAP_OK;
+    tmap_status st = deal_check(g, block_size, "tmap_gpu_regroup_deal", err);
+    return st ? st : deal_launch(g, (const unsigned *)(uintptr_t)sorted, block_size,
+                                 (unsigned *)(uintptr_t)perm, (cudaStream_t)stream, err);
 }
 
-/* Captures cost + sort for these arguments into g->graph. */
-static tmap_status capture(tmap_gpu_regroup *g, const graph_key *k, tmap_error *err)
+/* Captures cost, sort and deal for these arguments into *exec. */
+static tmap_status capture(tmap_gpu_regroup *g, const graph_key *k, cudaGraphExec_t *exec,
+                           tmap_error *err)
 {
-    if (g->graph)
-        cudaGraphExecDestroy(g->graph);
-    g->graph = NULL;
+    unsigned *perm = (unsigned *)(uintptr_t)k->perm;
     TMAP_CU(cudaStreamBeginCapture(g->capture, cudaStreamCaptureModeRelaxed),
             "cudaStreamBeginCapture");
     /* grid scope: the cost kernel writes the sort keys too */
@@ -737,18 +770,58 @@ static tmap_status capture(tmap_gpu_regroup *g, const graph_key *k, tmap_error *
         st = tmap_gpu_regroup_sort(g, (uint64_t)(uintptr_t)g->cost, k->descending,
                                    k->block_size, k->perm, g->capture, err);
     if (!st && !k->block_size)
-        st = grid_sort(g, (unsigned *)(uintptr_t)k->perm, g->capture, err);
+        st = grid_sort(g, k->deal ? g->sorted : perm, g->capture, err);
+    if (!st && k->deal)
+        st = deal_launch(g, g->sorted, k->deal, perm, g->capture, err);
     cudaGraph_t graph = NULL;
     cudaError_t e = cudaStreamEndCapture(g->capture, &graph);
     if (!st && e != cudaSuccess)
         st = cuda_fail(err, e, "cudaStreamEndCapture");
-    if (!st && (e = cudaGraphInstantiate(&g->graph, graph, 0)) != cudaSuccess)
+    if (!st && (e = cudaGraphInstantiate(exec, graph, 0)) != cudaSuccess)
         st = cuda_fail(err, e, "cudaGraphInstantiate");
     if (graph)
         cudaGraphDestroy(graph);
-    if (!st)
-        g->made_for = *k;
     return st;
+}
+
+/* The graph for k, from the cache or captured into the least recently
+ * used slot, launched on stream. */
+static tmap_status launch_graph(tmap_gpu_regroup *g, const graph_key *k, cudaStream_t stream,
+                                tmap_error *err)
+{
+    graph_slot *slot = &g->graphs[0];
+    for (int i = 0; i < GRAPHS; i++) {
+        graph_slot *h = &g->graphs[i];
+        if (h->exec && !memcmp(&h->key, k, sizeof *k)) {
+            slot = h;
+            break;
+        }
+        if (h->used < slot->used) /* an empty slot's is 0 */
+            slot = h;
+    }
+    if (!slot->exec || memcmp(&slot->key, k, sizeof *k)) {
+        if (slot->exec)
+            cudaGraphExecDestroy(slot->exec);
+        slot->exec = NULL;
+        tmap_status st = capture(g, k, &slot->exec, err);
+        if (st)
+            return st;
+        slot->key = *k;
+    }
+    slot->used = ++g->calls;
+    TMAP_CU(cudaGraphLaunch(slot->exec, stream), "cudaGraphLaunch");
+    return TMAP_OK;
+}
+
+/* A graph key, its padding zeroed (keys compare with memcmp). */
+static graph_key key_of(const tmap_gpu_regroup *g, uint64_t features, int descending,
+                        size_t block_size, size_t deal, uint64_t perm)
+{
+    graph_key k;
+    memset(&k, 0, sizeof k);
+    k.features = features, k.perm = perm, k.block_size = block_size, k.deal = deal;
+    k.model_version = g->model_version, k.descending = descending != 0;
+    return k;
 }
 
 extern "C" tmap_status tmap_gpu_regroup_run(tmap_gpu_regroup *g, uint64_t features,
@@ -757,17 +830,28 @@ extern "C" tmap_status tmap_gpu_regroup_run(tmap_gpu_regroup *g, uint64_t featur
 {
     if (!g || !perm)
         return tmap_fail(err, TMAP_ERR_INVALID, "tmap_gpu_regroup_run: an argument is NULL");
-    graph_key k;
-    memset(&k, 0, sizeof k); /* padding too: keys compare with memcmp */
-    k.features = features, k.perm = perm, k.block_size = block_size;
-    k.model_version = g->model_version, k.descending = descending != 0;
-    if (!g->graph || memcmp(&k, &g->made_for, sizeof k)) {
-        tmap_status st = capture(g, &k, err);
-        if (st)
-            return st;
+    graph_key k = key_of(g, features, descending, block_size, 0, perm);
+    return launch_graph(g, &k, (cudaStream_t)stream, err);
+}
+
+extern "C" tmap_status tmap_gpu_regroup_run_deal(tmap_gpu_regroup *g, uint64_t features,
+                                                 size_t block_size, uint64_t perm,
+                                                 void *stream, tmap_error *err)
+{
+    if (!g || !perm)
+        return tmap_fail(err, TMAP_ERR_INVALID, "tmap_gpu_regroup_run_deal: an argument is "
+                         "NULL");
+    tmap_status st = deal_check(g, block_size, "tmap_gpu_regroup_run_deal", err);
+    if (st)
+        return st;
+    cudaError_t e = g->sorted ? cudaSuccess
+                              : cudaMalloc((void **)&g->sorted, g->n * sizeof(unsigned));
+    if (e != cudaSuccess) {
+        g->sorted = NULL;
+        return cuda_fail(err, e, "tmap_gpu_regroup_run_deal: cudaMalloc");
     }
-    TMAP_CU(cudaGraphLaunch(g->graph, (cudaStream_t)stream), "cudaGraphLaunch");
-    return TMAP_OK;
+    graph_key k = key_of(g, features, 1, 0, block_size, perm);
+    return launch_graph(g, &k, (cudaStream_t)stream, err);
 }
 
 extern "C" tmap_status tmap_gpu_regroup_sync(tmap_gpu_regroup *g, void *stream,

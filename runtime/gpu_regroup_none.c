@@ -42,6 +42,12 @@ tmap_status tmap_gpu_regroup_run(tmap_gpu_regroup *g, uint64_t features, int des
     return none(err);
 }
 
+tmap_status tmap_gpu_regroup_run_deal(tmap_gpu_regroup *g, uint64_t features, size_t block_size,
+                                      uint64_t perm, void *stream, tmap_error *err)
+{
+    return none(err);
+}
+
 tmap_status tmap_gpu_regroup_sort(tmap_gpu_regroup *g, uint64_t key, int descending,
                                   size_t block_size, uint64_t perm, void *stream,
                                   tmap_error *err)

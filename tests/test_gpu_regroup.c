@@ -13,7 +13,9 @@
  * descending and ascending, with many ties; and the one-graph path (cost
  * then sort, the grid's sort keys written by the cost kernel) must give
  * the same permutation, per block and over the grid, also when relaunched
- * and when the model changes.
+ * and when the model changes; bin-and-deal's graph (sort and deal) too,
+ * and every graph when the calls alternate as the regrouper's trial makes
+ * them (the graph cache).
  */
 #include <math.h>
 #include <setjmp.h>
@@ -313,6 +315,18 @@ static void test_equal_to_cpu(void **state)
     tmap_cuda_close(c);
 }
 
+/* Features uniform in [0, 50), nb blocks of coefficients in [-3, 3] (the
+ * thread id's in [-1e-4, 1e-4]) and latencies in [1, 40]. */
+static void random_model(uint64_t *s, double *x, double *coef, double *lat, size_t nb)
+{
+    for (size_t i = 0; i < N * P; i++)
+        x[i] = uniform(s, 0, 50);
+    for (size_t i = 0; i < nb * W; i++)
+        coef[i] = uniform(s, -3, 3);
+    for (size_t b = 0; b < nb; b++)
+        coef[b * W + P + 1] = uniform(s, -1e-4, 1e-4), lat[b] = uniform(s, 1, 40);
+}
+
 /* A model of more U rows than one run of the cost tile's shared memory
  * (900 distinct blocks, most of them U in every tile: two runs of
  * single-precision terms per thread) gives the CPU's bits too. */
@@ -323,18 +337,85 @@ static void test_many_blocks(void **state)
     uint64_t s = 5, d_x;
     double *x = malloc(N * P * sizeof *x), *coef = malloc(NB * W * sizeof *coef);
     double *lat = malloc(NB * sizeof *lat);
-    for (size_t i = 0; i < N * P; i++)
-        x[i] = uniform(&s, 0, 50);
-    for (size_t i = 0; i < NB * W; i++)
-        coef[i] = uniform(&s, -3, 3);
-    for (size_t b = 0; b < NB; b++)
-        coef[b * W + P + 1] = uniform(&s, -1e-4, 1e-4), lat[b] = uniform(&s, 1, 40);
+    random_model(&s, x, coef, lat, NB);
     size_t classes[3];
     double *want = cpu_cost(x, coef, lat, NB, classes);
     assert_true(classes[U] > (N + TILE - 1) / TILE * RUN); /* some tile has two runs */
     tmap_gpu_regroup_free(expect_gpu_cost(c, x, &d_x, coef, lat, NB, want));
     tmap_cuda_free(c, d_x);
     free(x), free(coef), free(lat), free(want);
+    tmap_cuda_close(c);
+}
+
+/* The CPU's permutation of n keys as the device rounds them: sorted
+ * descending over the grid (deal 0), then dealt to blocks of deal threads;
+ * or sorted descending within blocks of block_size threads. */
+static uint32_t *cpu_order(const double *key, size_t n, size_t block_size, size_t deal)
+{
+    uint32_t *sorted = malloc(n * sizeof *sorted), *want = malloc(n * sizeof *want);
+    double *q = malloc(n * sizeof *q);
+    for (size_t t = 0; t < n; t++)
+        q[t] = bf16_round(key[t]);
+    tmap_regroup_opts o = {32, block_size ? TMAP_REGROUP_BLOCK : TMAP_REGROUP_GRID,
+                           block_size, 1};
+    TMAP_CHECK(tmap_regroup_sort_key(q, n, 1, &o, sorted, err));
+    if (deal)
+        TMAP_CHECK(tmap_regroup_deal(sorted, n, deal, 32, want, err));
+    else
+        memcpy(want, sorted, n * sizeof *want);
+    free(q), free(sorted);
+    return want;
+}
+
+/* The graph path in turns, as the regrouper's trial calls it: grid sort,
+ * block sort, bin-and-deal (sort and deal in one graph), into two output
+ * arrays, over three rounds (the cache keeps every graph); each
+ * permutation equals the CPU's.  The first ND threads of test_equal_to_cpu's
+ * features: whole tiles, so their keys are the same. */
+static void test_graphs_in_turns(void **state)
+{
+    enum { ND = N / 256 * 256 };
+    tmap_cuda *c = test_gpu_open();
+    uint64_t s = 3, d_x, d_perm[2];
+    double *x = malloc(N * P * sizeof *x), coef[B * W], lat[B];
+    random_model(&s, x, coef, lat, B);
+    size_t classes[3];
+    double *want = cpu_cost(x, coef, lat, B, classes);
+    tmap_gpu_regroup *g0 = expect_gpu_cost(c, x, &d_x, coef, lat, B, want), *g = NULL;
+    tmap_gpu_regroup_free(g0);
+    TMAP_CHECK(tmap_gpu_regroup_create(c, ND, &g, err));
+    TMAP_CHECK(tmap_gpu_regroup_model(g, coef, lat, B, P, err));
+    for (int k = 0; k < 2; k++)
+        TMAP_CHECK(tmap_cuda_alloc(c, ND * sizeof(uint32_t), &d_perm[k], err));
+    uint32_t *ref[3] = {cpu_order(want, ND, 0, 0), cpu_order(want, ND, 256, 0),
+                        cpu_order(want, ND, 0, 256)};
+    const char *what[3] = {"grid sort", "block sort", "bin-and-deal"};
+    for (int round = 0; round < 3; round++)
+        for (int m = 0; m < 3; m++)
+            for (int k = 0; k < 2; k++) {
+                TMAP_CHECK(tmap_cuda_zero(c, d_perm[k], ND * sizeof(uint32_t), err));
+                if (m == 2)
+                    TMAP_CHECK(tmap_gpu_regroup_run_deal(g, d_x, 256, d_perm[k], NULL, err));
+                else
+                    TMAP_CHECK(tmap_gpu_regroup_run(g, d_x, 1, m ? 256 : 0, d_perm[k], NULL,
+                                                    err));
+                TMAP_CHECK(tmap_gpu_regroup_sync(g, NULL, err));
+                char msg[96];
+                snprintf(msg, sizeof msg, "graph in turns, round %d, %s, output %d: perm", round,
+                         what[m], k);
+                test_expect_device_u32(c, d_perm[k], ref[m], ND, msg);
+            }
+    tmap_error e;
+    assert_int_equal(tmap_gpu_regroup_run_deal(g, d_x, 48, d_perm[0], NULL, &e),
+                     TMAP_ERR_INVALID);
+    assert_int_equal(tmap_gpu_regroup_run_deal(g, d_x, 256, 0, NULL, &e), TMAP_ERR_INVALID);
+    tmap_gpu_regroup_free(g);
+    tmap_cuda_free(c, d_x);
+    for (int k = 0; k < 2; k++)
+        tmap_cuda_free(c, d_perm[k]);
+    for (int m = 0; m < 3; m++)
+        free(ref[m]);
+    free(x), free(want);
     tmap_cuda_close(c);
 }
 
@@ -381,6 +462,7 @@ int main(void)
         cmocka_unit_test(test_equal_to_cpu),
         cmocka_unit_test(test_many_blocks),
         cmocka_unit_test(test_deal_equal_to_cpu),
+        cmocka_unit_test(test_graphs_in_turns),
     };
     return test_gpu_main(tests, NULL, NULL);
 }

@@ -2,9 +2,8 @@
  * test_lam.c -- LAM (regroup/lam.c): the value classes exactly; a
  * hand-worked example (exact permutation); properties on random inputs: a
  * permutation within the scope, threads of pure segments never move, pure
- * segments never fewer, moves at most the threads.  And the class runs
- * of Greedy and Greedy-Max (regroup/class_runs.c) expand to the
- * algorithms' own permutation of the class-sorted problem.
+ * segments never fewer, moves at most the threads.  (The class runs of
+ * Greedy and Greedy-Max: tests/test_class_runs.c.)
  */
 #include <math.h>
 #include <setjmp.h>
@@ -169,60 +168,6 @@ static void test_edges(void **state)
     assert_int_equal(tmap_regroup_lam(NULL, N, 10, &o, perm, &e), TMAP_ERR_INVALID);
 }
 
-/* Greedy-Max on 40 threads of class 0 and 24 of class 1 (positions
- * 40..63): the group starts at position 40 (count 2), takes class 1, then
- * the lowest positions of class 0 (every gain 0): slots 0..23 <- 40..63,
- * slots 24..63 <- 0..39. */
-static void test_runs_hand(void **state)
-{
-    (void)state;
-    uint32_t size[2] = {40, 24}, runs[2 * TMAP_REGROUP_MAX_RUNS];
-    size_t nruns = 0;
-    TMAP_CHECK(tmap_regroup_class_runs(TMAP_ALGO_GREEDY_MAX, size, 2, 32, runs, &nruns, err));
-    assert_int_equal(nruns, 2);
-    assert_int_equal(runs[0], 0), assert_int_equal(runs[1], 40);
-    assert_int_equal(runs[2], 24), assert_int_equal(runs[3], 0);
-}
-
-/* Runs expanded equal the algorithm's permutation on the class-sorted
- * problem (random sizes, some classes empty, partial last group, groups
- * of 32, 64 and 96). */
-static void test_runs_expand(void **state)
-{
-    (void)state;
-    static uint32_t runs[2 * TMAP_REGROUP_MAX_RUNS];
-    uint64_t s = 99;
-    for (int trial = 0; trial < 240; trial++) {
-        size_t R = 1 + (size_t)trial / 6 % 12, n = 0, gs = 32 * (1 + (size_t)trial / 2 % 3);
-        uint32_t size[12];
-        for (size_t c = 0; c < R; c++)
-            n += size[c] = uniform01(&s) < 0.2 ? 0 : (uint32_t)(uniform01(&s) * 300);
-        if (!n)
-            continue;
-        tmap_algo algo = trial % 2 ? TMAP_ALGO_GREEDY : TMAP_ALGO_GREEDY_MAX;
-        tmap_bbv b;
-        TMAP_CHECK(tmap_bbv_create(&b, n, 1, err));
-        for (size_t c = 0, j = 0; c < R; c++)
-            for (size_t i = 0; i < size[c]; i++)
-                b.counts[j++] = (uint32_t)c + 1;
-        uint32_t *want = malloc(n * sizeof *want), *got = malloc(n * sizeof *got);
-        double lat = 1;
-        tmap_regroup_opts o = {.groupsize = gs, .scope = TMAP_REGROUP_GRID};
-        TMAP_CHECK(tmap_algo_run(algo, &b, &lat, NULL, &o, want, err));
-        size_t nruns = 0;
-        TMAP_CHECK(tmap_regroup_class_runs(algo, size, R, gs, runs, &nruns, err));
-        assert_true(nruns >= 1 && nruns <= R + 2 * (n / gs + 1));
-        for (size_t r = 0; r < nruns; r++) {
-            size_t end = r + 1 < nruns ? runs[2 * r + 2] : n;
-            for (size_t j = runs[2 * r]; j < end; j++)
-                got[j] = runs[2 * r + 1] + (uint32_t)(j - runs[2 * r]);
-        }
-        assert_memory_equal(got, want, n * sizeof *got);
-        free(want), free(got);
-        tmap_bbv_free(&b);
-    }
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -230,8 +175,6 @@ int main(void)
         cmocka_unit_test(test_hand),
         cmocka_unit_test(test_random),
         cmocka_unit_test(test_edges),
-        cmocka_unit_test(test_runs_hand),
-        cmocka_unit_test(test_runs_expand),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -18,6 +18,7 @@ static void test_bad_arguments(void **state)
     assert_int_not_equal(tmap_gpu_regroup_cost(NULL, 1, NULL, &e), TMAP_OK);
     assert_int_not_equal(tmap_gpu_regroup_model(NULL, NULL, NULL, 1, 1, &e), TMAP_OK);
     assert_int_not_equal(tmap_gpu_regroup_run(NULL, 1, 1, 0, 1, NULL, &e), TMAP_OK);
+    assert_int_not_equal(tmap_gpu_regroup_run_deal(NULL, 1, 256, 1, NULL, &e), TMAP_OK);
 }
 
 /* The regrouper and the deal: checked before any device is touched. */

@@ -359,7 +359,9 @@ tmap_status tmap_algo_run(tmap_algo a, const tmap_bbv *bbv, const double *lat,
  * to runs[2r + 2] (or the end) take the consecutive positions from
  * runs[2r + 1]; runs has room for 2 * TMAP_REGROUP_MAX_RUNS entries.
  * TMAP_ERR_UNSUPPORTED when more runs are needed.  Greedy-Max: O(R), the
- * classes highest first; Greedy: O(N), the CPU algorithm on the rows. */
+ * classes highest first; Greedy: O(R log R + runs), from the sizes alone
+ * (docs/regroup.md); both equal the CPU algorithms on the rows.
+ * groupsize: a multiple of 32. */
 #define TMAP_REGROUP_MAX_RUNS 65536
 tmap_status tmap_regroup_class_runs(tmap_algo algo, const uint32_t *size, size_t nclasses,
                                     size_t groupsize, uint32_t *runs, size_t *nruns,

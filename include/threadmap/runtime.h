@@ -344,9 +344,15 @@ uint64_t tmap_layout_copy_ptr(const tmap_layout *y, size_t i);
  * threads: tmap_regroup_sort_key's permutation of the rounded keys.
  *
  * tmap_gpu_regroup_run: cost then sort by it (descending: the heaviest
- * threads first), as one CUDA graph launch on `stream`; the graph is
- * captured on the first call and again when an argument or the model
- * changes.
+ * threads first), as one CUDA graph launch on `stream`.
+ * tmap_gpu_regroup_run_deal: bin-and-deal as one graph launch: cost, the
+ * grid sort descending, then tmap_gpu_regroup_deal's dealing to thread
+ * blocks of block_size threads (into g's own grid-order buffer, allocated
+ * on the first call).  A graph is captured on the first call with its
+ * arguments (features, perm, scope, deal, the model) and kept: g caches 8
+ * graphs, the least recently used replaced, so alternating between a few
+ * argument sets captures each once.  g's scratch is shared: two launches
+ * on different streams must be ordered by the caller.
  */
 typedef struct tmap_gpu_regroup tmap_gpu_regroup;
 
@@ -364,6 +370,8 @@ tmap_status tmap_gpu_regroup_sort(tmap_gpu_regroup *g, uint64_t key, int descend
 tmap_status tmap_gpu_regroup_run(tmap_gpu_regroup *g, uint64_t features, int descending,
                                  size_t block_size, uint64_t perm, void *stream,
                                  tmap_error *err);
+tmap_status tmap_gpu_regroup_run_deal(tmap_gpu_regroup *g, uint64_t features, size_t block_size,
+                                      uint64_t perm, void *stream, tmap_error *err);
 tmap_status tmap_gpu_regroup_sync(tmap_gpu_regroup *g, void *stream, tmap_error *err);
 
 /* Bin-and-deal on the GPU: `sorted` (device u32 [nthreads], a grid-scope
