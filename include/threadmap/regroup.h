@@ -240,6 +240,16 @@ tmap_status tmap_memre_share_sectors(const tmap_memref *r, const tmap_memre *m,
  * threads (a multiple of the warp). */
 tmap_status tmap_memre_swap(const tmap_memref *r, const uint32_t *index, size_t block_size,
                             tmap_memre *out, tmap_error *err);
+/* Job swapping as a sort (what tmap_gpu_memre_swap builds on the GPU):
+ * the jobs sorted by category (the tuple of segments, as above; ties by
+ * job), then, stably, each category's whole warps before the residues,
+ * so that the residues lie together in category order.  Unlike
+ * tmap_memre_swap, the residues are not packed largest first and topped
+ * up from the smallest, buckets are not matched to the warps they share
+ * most jobs with, and jobs do not keep their slots: all three are
+ * sequential greedy steps.  Data does not move; block_size as above. */
+tmap_status tmap_memre_swap_sorted(const tmap_memref *r, const uint32_t *index,
+                                   size_t block_size, tmap_memre *out, tmap_error *err);
 /* The hybrid (zhang2011 sec. 3.2.3): data reordering for swapping (an
  * element whose accesses, all k of each thread counted, make up the
  * remainder of its segment's accesses beyond whole warps moves, by exchange with an element nobody
