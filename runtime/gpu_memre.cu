@@ -582,8 +582,9 @@ static cudaError_t swap_steps(const unsigned *index, size_t n, size_t k, size_t 
     void *temp = p.take(temp_bytes);
     int cur = 0, seg_bits = bits_for((ne - 1) / seg | 1), final_bits = bits_for(2 * nb - 1);
     iota_kernel<<<blocks_for(n), THREADS>>>(id[0], n);
-    /* LSD: the last access first, then (within blocks) the block */
-    for (size_t j = k + (bs < n); e == cudaSuccess && j-- > 0;) {
+    /* LSD: the last access first; the block (most significant) last */
+    for (size_t pass = 0; e == cudaSuccess && pass < k + (bs < n); pass++) {
+        size_t j = pass < k ? k - 1 - pass : k;
         swap_key_kernel<<<blocks_for(n), THREADS>>>(index, id[cur], n, k, j, seg, bs, key[0]);
         e = cub::DeviceRadixSort::SortPairs(temp, sort_bytes, key[0], key[1], id[cur],
                                             id[1 - cur], (int)n, 0,
