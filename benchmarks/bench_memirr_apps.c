@@ -883,27 +883,20 @@ static int spmv_app(gpu *g, mi_app *a, int cg_iters, tmap_error *e)
     return rc;
 }
 
-static int spmv_size(gpu *g, uint32_t n, int cg_iters, uint64_t seed, tmap_error *e)
+/* SpMV and CG on power-law rows (n rows) or on the permuted stencil (side
+ * n). */
+static int matrix_size(gpu *g, int stencil, uint32_t n, int cg_iters, uint64_t seed,
+                       tmap_error *e)
 {
     mi_app a;
     double t0 = tmap_clock_seconds();
-    if (mi_spmv_make(n, seed, &a))
+    if (stencil ? mi_stencil_make(n, seed, &a) : mi_spmv_make(n, seed, &a))
         return tmap_fail(e, TMAP_ERR_NOMEM, "spmv: out of memory"), -1;
-    heading(&a, "spmv, power-law rows, %u rows", n);
-    took("generated", t0);
-    int rc = spmv_app(g, &a, cg_iters, e);
-    mi_free(&a);
-    return rc;
-}
-
-static int stencil_size(gpu *g, uint32_t side, int cg_iters, uint64_t seed, tmap_error *e)
-{
-    mi_app a;
-    double t0 = tmap_clock_seconds();
-    if (mi_stencil_make(side, seed, &a))
-        return tmap_fail(e, TMAP_ERR_NOMEM, "stencil: out of memory"), -1;
-    heading(&a, "spmv, 7-point Laplacian of %u^3 under a random permutation, %u rows", side,
-            a.nv);
+    if (stencil)
+        heading(&a, "spmv, 7-point Laplacian of %u^3 under a random permutation, %u rows", n,
+                a.nv);
+    else
+        heading(&a, "spmv, power-law rows, %u rows", n);
     took("generated", t0);
     int rc = spmv_app(g, &a, cg_iters, e);
     mi_free(&a);
@@ -1002,9 +995,9 @@ int main(int argc, char **argv)
     for (int i = 0; !rc && i < nbfs; i++)
         rc = bfs_scale(&g, (unsigned)bfs[i], seed + (uint64_t)i, &e);
     for (int i = 0; !rc && i < nsp; i++)
-        rc = spmv_size(&g, (uint32_t)sp[i], cg_iters, seed + (uint64_t)i, &e);
+        rc = matrix_size(&g, 0, (uint32_t)sp[i], cg_iters, seed + (uint64_t)i, &e);
     for (int i = 0; !rc && i < nst; i++)
-        rc = stencil_size(&g, (uint32_t)st[i], cg_iters, seed + (uint64_t)i, &e);
+        rc = matrix_size(&g, 1, (uint32_t)st[i], cg_iters, seed + (uint64_t)i, &e);
     if (rc)
         fprintf(stderr, "bench_memirr_apps: %s\n", e.message);
     tmap_timer_free(g.timer);
