@@ -53,6 +53,7 @@ typedef struct gpu {
  * blocks stage from (q, from index into it). */
 typedef struct dev_layout {
     uint64_t q, perm, from, ap, start;
+    uint64_t aux, val; /* bfs, spmv: the per-thread arrays moved with the threads */
     size_t nout, head;
     unsigned smem;
     int borrowed_q; /* q is the original's (swapping: data does not move) */
@@ -89,8 +90,12 @@ static void layout_free(gpu *g, dev_layout *d)
         tmap_cuda_free(g->c, d->q);
     tmap_cuda_free(g->c, d->perm), tmap_cuda_free(g->c, d->from);
     tmap_cuda_free(g->c, d->ap), tmap_cuda_free(g->c, d->start);
+    tmap_cuda_free(g->c, d->aux), tmap_cuda_free(g->c, d->val);
     memset(d, 0, sizeof *d);
 }
+
+/* The layout's own copy of a per-thread array, else the app's. */
+static uint64_t own(uint64_t mine, uint64_t app) { return mine ? mine : app; }
 
 /* A build's GPU part: CUDA events on the legacy stream around it (the
  * host's calls between them included); ev_stop adds its time to *ms. */
@@ -182,7 +187,7 @@ static int cg(gpu *g, const mi_app *a, const dev_layout *d, dev_app *da, tmap_er
         return -1;
     for (int it = 0; it < da->cg_iters && rr > 0; it++) {
         double rr2;
-        if (spmv(g, a, d, da->p, da->aux, da->val, da->ap, e) ||
+        if (spmv(g, a, d, da->p, own(d->aux, da->aux), own(d->val, da->val), da->ap, e) ||
             dot(g, da->p, da->ap, n, da->scalar, &pap, e) ||
             axpy(g, da->x, da->p, rr / pap, 1, n, e) || axpy(g, da->r, da->ap, -rr / pap, 1, n, e) ||
             dot(g, da->r, da->r, n, da->scalar, &rr2, e) || axpy(g, da->p, da->r, 1, rr2 / rr, n, e))
@@ -200,7 +205,7 @@ static int run_once(gpu *g, const mi_app *a, const dev_layout *d, dev_app *da, t
     if (da->cg_iters)
         return cg(g, a, d, da, e);
     if (a->kind == MI_SPMV)
-        return spmv(g, a, d, da->a, da->aux, da->val, da->out, e);
+        return spmv(g, a, d, da->a, own(d->aux, da->aux), own(d->val, da->val), da->out, e);
     if (a->kind == MI_MD && d->start) { /* sharing: A' of `under`, staged by blocks */
         void *args[] = {&ar, (void *)&d->from, (void *)&d->start, (void *)&d->q,
                         (void *)&d->perm, &da->a, &da->out, &n, &k};
@@ -216,8 +221,9 @@ static int run_once(gpu *g, const mi_app *a, const dev_layout *d, dev_app *da, t
     }
     if (tmap_cuda_copy(g->c, da->a, da->level0, (size_t)a->nv * 4, e))
         return -1;
+    uint64_t dst = own(d->aux, da->aux);
     for (unsigned step = 0; step < da->depth; step++) {
-        void *args[] = {&ar, (void *)&d->q, (void *)&d->perm, &da->aux, &da->a, &n, &step};
+        void *args[] = {&ar, (void *)&d->q, (void *)&d->perm, &dst, &da->a, &n, &step};
         tmap_launch l = grid(args, 7, n);
         if (gathered(d, da->a, 4, &ar, e) || tmap_kernel_enqueue(g->bfs, &l, NULL, e))
             return -1;
@@ -471,6 +477,35 @@ static int build_share(gpu *g, const mi_app *a, const dev_layout *loc, dev_layou
     return 1;
 }
 
+/* bfs and spmv: a layout that reorders threads (slot s runs thread
+ * perm[s]) moves their per-thread arrays with them once, at build time,
+ * as their owner would (the matrix and the graph do not change between
+ * launches; only A does): dst/row, val and Q gathered through perm, and
+ * the kernel then runs in slot order (perm dropped).  Timed into the
+ * build.  md's own positions change every step and stay read through
+ * perm. */
+static int move_threads(gpu *g, const mi_app *a, const dev_app *da, dev_layout *x,
+                        tmap_error *e)
+{
+    size_t n = a->ref.nthreads;
+    uint64_t q = 0;
+    if (a->kind == MI_MD || !x->perm || a->ref.per_thread != 1)
+        return 0;
+    int rc = tmap_cuda_alloc(g->c, n * 4, &x->aux, e) || tmap_cuda_alloc(g->c, n * 4, &q, e) ||
+             (da->val && tmap_cuda_alloc(g->c, n * 8, &x->val, e)) || ev_start(g, e) ||
+             tmap_gpu_memre_gather(x->perm, n, da->aux, 4, x->aux, NULL, e) ||
+             (da->val && tmap_gpu_memre_gather(x->perm, n, da->val, 8, x->val, NULL, e)) ||
+             tmap_gpu_memre_gather(x->perm, n, x->q, 4, q, NULL, e) ||
+             ev_stop(g, &x->build_ms, e) ? -1 : 0;
+    if (rc)
+        return tmap_cuda_free(g->c, q), -1;
+    if (!x->borrowed_q)
+        tmap_cuda_free(g->c, x->q);
+    tmap_cuda_free(g->c, x->perm);
+    x->q = q, x->borrowed_q = 0, x->perm = 0;
+    return 0;
+}
+
 /* Builds layout k into d[k] (d[0], the original, first; sharing after the
  * locality order); 1 built, 0 does not apply or skipped (said so), -1 on
  * error.  Counts its sectors and its gather's. */
@@ -522,7 +557,8 @@ static int build_kind(gpu *g, mi_app *a, dev_app *da, tmap_memre_kind k, dev_lay
     default:
         rc = 0;
     }
-    if (rc == 1 && x->from && tmap_cuda_alloc(g->c, x->nout * a->ref.elem_bytes, &x->ap, e))
+    if (rc == 1 && ((x->from && tmap_cuda_alloc(g->c, x->nout * a->ref.elem_bytes, &x->ap, e)) ||
+                    move_threads(g, a, da, x, e)))
         rc = -1;
     if (rc == 1 && (layout_counts(g, a, x, e) || (x->from && gather_counts(g, a, x, e))))
         rc = -1;
@@ -701,9 +737,37 @@ static void targets(const dev_layout *d, const double *amort, tmap_memre_kind ch
            amort[0] / bt, amort[chosen] <= 1.05 * bt ? "MET" : "MISSED");
 }
 
+/* tmap_memchooser over real launches among v[0..n) (the original first),
+ * the decision printed after `what`; the kind kept, -1 on error. */
+static int choose(gpu *g, const mi_app *a, dev_app *da, const dev_layout *d,
+                  const tmap_memre_choice *v, size_t n, const tmap_memre_costs *c,
+                  const char *what, tmap_error *e)
+{
+    tmap_memchooser *ch = NULL;
+    if (tmap_memchooser_create(v, n, 3, c->threshold, c->launches, &ch, e))
+        return -1;
+    int rc = 0;
+    while (!rc && tmap_memchooser_chosen(ch) < 0) {
+        int timed, cand = tmap_memchooser_next(ch, &timed);
+        float t = timed_run(g, a, &d[v[cand].kind], da, e);
+        if (t < 0)
+            rc = -1;
+        else if (timed) /* per launch */
+            tmap_memchooser_record(ch, cand, (float)(t / per_run(a, da)));
+    }
+    int kind = rc ? -1 : (int)v[tmap_memchooser_chosen(ch)].kind;
+    if (!rc)
+        printf("%s: %s (%s)\n", what, tmap_memre_kind_name((tmap_memre_kind)kind),
+               tmap_memchooser_why(ch));
+    tmap_memchooser_free(ch);
+    return kind;
+}
+
 /* Measures every built layout, then partial duplication with the adaptive
  * fraction, cuSPARSE (spmv), then the model's proposal over the built
- * layouts and the measured choice among it; 0 when every output matched. */
+ * layouts and the measured choice among it, then the measured choice among
+ * every built layout (what the model's pruning costs); 0 when every output
+ * matched. */
 static int bench_layouts(gpu *g, const mi_app *a, dev_app *da, const reference *ref,
                          const dev_layout *d, tmap_error *e)
 {
@@ -729,7 +793,7 @@ static int bench_layouts(gpu *g, const mi_app *a, dev_app *da, const reference *
     if (!rc && a->kind == MI_SPMV && !da->cg_iters)
         rc = bench_cusparse(g, a, da, ref, ms[0], e);
 #endif
-    tmap_memre_choice v[TMAP_MEMRE_KINDS];
+    tmap_memre_choice v[TMAP_MEMRE_KINDS], all[TMAP_MEMRE_KINDS];
     size_t n = 0;
     for (int k = 0; k < TMAP_MEMRE_KINDS && !rc; k++)
         if (d[k].built) {
@@ -737,28 +801,22 @@ static int bench_layouts(gpu *g, const mi_app *a, dev_app *da, const reference *
                                        .build_ms = d[k].build_ms};
             tmap_memre_score(&a->ref, &c, d[k].gather, &v[n++]);
         }
-    tmap_memchooser *ch = NULL;
+    size_t nall = n;
+    memcpy(all, v, n * sizeof *v);
     n = rc ? 0 : tmap_memre_rank(v, n, &c);
-    rc = rc || tmap_memchooser_create(v, n, 3, c.threshold, c.launches, &ch, e) ? -1 : 0;
     printf("  model (%g launches per layout, the layouts above), per launch: ", c.launches);
     for (size_t i = 0; !rc && i < n; i++)
         printf("%s%s %.4f ms", i ? ", " : "", tmap_memre_kind_name(v[i].kind),
                v[i].total_ms / c.launches);
-    while (!rc && tmap_memchooser_chosen(ch) < 0) {
-        int timed, cand = tmap_memchooser_next(ch, &timed);
-        float t = timed_run(g, a, &d[v[cand].kind], da, e);
-        if (t < 0)
-            rc = -1;
-        else if (timed) /* per launch */
-            tmap_memchooser_record(ch, cand, (float)(t / per_run(a, da)));
-    }
-    if (!rc) {
-        tmap_memre_kind chosen = v[tmap_memchooser_chosen(ch)].kind;
-        printf("\n  measured choice: %s (%s)\n", tmap_memre_kind_name(chosen),
-               tmap_memchooser_why(ch));
-        targets(d, amort, chosen, pam);
-    }
-    tmap_memchooser_free(ch);
+    int chosen = rc ? -1 : choose(g, a, da, d, v, n, &c, "\n  measured choice", e);
+    if (chosen >= 0)
+        targets(d, amort, (tmap_memre_kind)chosen, pam);
+    chosen = chosen < 0 ? -1 : choose(g, a, da, d, all, nall, &c,
+                                      "  measured choice among every layout built (the model "
+                                      "not pruning)", e);
+    if (chosen >= 0)
+        targets(d, amort, (tmap_memre_kind)chosen, pam);
+    rc = chosen < 0 ? -1 : rc;
     return rc ? -1 : bad ? (tmap_fail(e, TMAP_ERR_INVALID, "a layout's output differs"), -1) : 0;
 }
 

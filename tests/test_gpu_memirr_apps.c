@@ -19,8 +19,8 @@ static void small_inputs(void **state)
         (void)system(cmd);
         fail_msg("bench_memirr_apps exited %d", rc);
     }
-    snprintf(cmd, sizeof cmd, "test $(grep -c 'measured choice' %s/memirr_apps.out) = 6 && "
-             "test $(grep -c '  targets' %s/memirr_apps.out) = 6 && grep -q '^  share ' "
+    snprintf(cmd, sizeof cmd, "test $(grep -c 'measured choice:' %s/memirr_apps.out) = 6 && "
+             "test $(grep -c '  targets' %s/memirr_apps.out) = 12 && grep -q '^  share ' "
              "%s/memirr_apps.out && grep -q '^  swap ' %s/memirr_apps.out", TMAP_BINARY_DIR,
              TMAP_BINARY_DIR, TMAP_BINARY_DIR, TMAP_BINARY_DIR);
     assert_int_equal(system(cmd), 0);
