@@ -733,7 +733,8 @@ static void targets(const dev_layout *d, const double *amort, tmap_memre_kind ch
            d[0].spr, d[0].spr > 2 ? ", over 2" : "", tmap_memre_kind_name(chosen), sp,
            d[0].spr <= 2 ? "n/a" : sp >= 1.3 ? "MET" : "MISSED", sp >= 0.97 ? "MET" : "MISSED",
            loc ? amort[0] / amort[TMAP_MEMRE_LOCALITY] : 0,
-           !loc ? "n/a" : amort[chosen] < amort[TMAP_MEMRE_LOCALITY] ? "MET" : "MISSED", bn,
+           !loc ? "n/a" : chosen == TMAP_MEMRE_LOCALITY ? "n/a (chosen: the baseline itself)"
+           : amort[chosen] < amort[TMAP_MEMRE_LOCALITY] ? "MET" : "MISSED", bn,
            amort[0] / bt, amort[chosen] <= 1.05 * bt ? "MET" : "MISSED");
 }
 
