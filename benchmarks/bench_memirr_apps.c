@@ -1,24 +1,30 @@
 /*
  * bench_memirr_apps.c -- issue 19's other kernels on the GPU (inputs and CPU
  * references in bench_memirr_apps.h): MD forces over neighbour lists, BFS
- * on a Kronecker graph, SpMV on power-law rows, and CG on that matrix.  For
- * each input and each layout that applies (tmap_memre_build; the locality
- * order is Morton for MD, RCM otherwise): the sectors per request of the
- * irregular reference, the launch time (the gather of A' included: the
- * data changes between launches in all four), the CPU time of the build
- * and the time per launch with the build spread over `launches` launches
- * that reuse the layout; then partial duplication with zhang2011's adaptive
- * fraction (tmap_memfrac over real launches, each step the median of 3
- * runs), sharing on MD (md_force_shared; its sec/rq: the staged loads'
- * sectors per request of the reference), cuSPARSE's CSR SpMV (where linked);
- * then the model's proposal (tmap_memre_propose) and the measured choice
- * (tmap_memchooser over real launches).  Every
- * layout's output is checked against the CPU reference: MD bit for bit,
- * BFS levels exactly, SpMV and CG within rounding (atomics).
- * Times are medians of --reps runs (CUDA events) after one warm-up; a BFS
- * run is a whole search, a CG run the whole solve.
+ * on a Kronecker graph, SpMV on power-law rows and on a randomly permuted
+ * 3-D stencil, and CG on those matrices.  Each layout is built ONCE, on the
+ * GPU where it has a GPU build (duplication, reordering, padding, swapping
+ * as a sort, the locality order's relabeling and Morton order, sharing,
+ * partial duplication; build_ms by CUDA events), its CPU part timed on the
+ * host and added (RCM's order and the threads following their rows; the
+ * hybrid, zhang2011's sequential greedy, only up to --cpu-limit accesses,
+ * else skipped and said so).  For each input and layout: the sectors per
+ * request of the irregular reference (counted on the GPU), the launch time
+ * (the gather of A' included: the data changes between launches in all),
+ * the build and the time per launch with the build spread over the
+ * launches that reuse the layout; then partial duplication with
+ * zhang2011's adaptive fraction (tmap_memfrac over real launches, each step
+ * the median of 3 runs), cuSPARSE's CSR SpMV (where linked); then the
+ * model's proposal over the same built layouts (tmap_memre_score, _rank:
+ * nothing rebuilt) and the measured choice (tmap_memchooser over real
+ * launches), and the issue's targets.  Every layout's output is checked
+ * against the CPU reference: MD bit for bit, BFS levels exactly, SpMV and
+ * CG within rounding (atomics).  Times are medians of --reps runs (CUDA
+ * events) after one warm-up; a BFS run is a whole search, a CG run the
+ * whole solve.
  * Usage: bench_memirr_apps [--md N,..] [--bfs SCALE,..] [--spmv N,..]
- *        [--cg-iters I] [--reps R] [--seed S]   (an empty list skips an app)
+ *        [--stencil SIDE,..] [--cg-iters I] [--reps R] [--seed S]
+ *        [--cpu-limit ACCESSES]   (an empty list skips an app)
  * Exits 3 without a GPU.
  */
 #include <math.h>
@@ -34,9 +40,10 @@
 
 typedef struct gpu {
     tmap_cuda *c;
-    tmap_kernel *md, *md_shared, *bfs, *spmv, *dot, *axpy;
+    tmap_kernel *md, *md_shared, *bfs, *spmv, *dot, *axpy, *unpad;
     tmap_timer *timer;
     int reps;
+    size_t cpu_limit; /* accesses up to which a CPU-only layout is built */
 } gpu;
 
 /* A layout on the device (q the index; perm, from 0 when absent; ap: A').
@@ -46,10 +53,17 @@ typedef struct gpu {
  * blocks stage from (q, from index into it). */
 typedef struct dev_layout {
     uint64_t q, perm, from, ap, start;
+    uint64_t aux, val; /* bfs, spmv: the per-thread arrays moved with the threads */
     size_t nout, head;
     unsigned smem;
+    int borrowed_q; /* q is the original's (swapping: data does not move) */
     const struct dev_layout *under;
-    double build_ms;
+    double build_ms; /* the one-time cost: GPU (CUDA events) + CPU parts */
+    double cpu_ms;   /* of which on the CPU */
+    tmap_sector_counts counts; /* the reference's sectors (sharing: the staged loads') */
+    double spr;      /* sectors per request of the reference */
+    uint64_t gather; /* sectors of one gather of A' (reads and writes) */
+    int built;
 } dev_layout;
 
 /* The app's own device arrays: A, aux, val, out (md: forces; bfs: the
@@ -72,21 +86,27 @@ static uint64_t up(gpu *g, const void *h, size_t bytes, tmap_error *e)
 
 static void layout_free(gpu *g, dev_layout *d)
 {
-    tmap_cuda_free(g->c, d->q), tmap_cuda_free(g->c, d->perm), tmap_cuda_free(g->c, d->from);
+    if (!d->borrowed_q)
+        tmap_cuda_free(g->c, d->q);
+    tmap_cuda_free(g->c, d->perm), tmap_cuda_free(g->c, d->from);
     tmap_cuda_free(g->c, d->ap), tmap_cuda_free(g->c, d->start);
+    tmap_cuda_free(g->c, d->aux), tmap_cuda_free(g->c, d->val);
     memset(d, 0, sizeof *d);
 }
 
-/* m NULL: the original. */
-static int layout_up(gpu *g, const mi_app *a, const tmap_memre *m, dev_layout *d, tmap_error *e)
+/* The layout's own copy of a per-thread array, else the app's. */
+static uint64_t own(uint64_t mine, uint64_t app) { return mine ? mine : app; }
+
+/* A build's GPU part: CUDA events on the legacy stream around it (the
+ * host's calls between them included); ev_stop adds its time to *ms. */
+static int ev_start(gpu *g, tmap_error *e) { return tmap_timer_start(g->timer, NULL, e) ? -1 : 0; }
+
+static int ev_stop(gpu *g, double *ms, tmap_error *e)
 {
-    size_t n = a->ref.nthreads * a->ref.per_thread;
-    d->q = up(g, m ? m->index : a->index, n * 4, e);
-    if (!d->q || (m && m->perm && !(d->perm = up(g, m->perm, a->ref.nthreads * 4, e))) ||
-        (m && m->from && !(d->from = up(g, m->from, m->nout * 4, e))) ||
-        (m && m->from && tmap_cuda_alloc(g->c, m->nout * a->ref.elem_bytes, &d->ap, e)))
+    float f = 0;
+    if (tmap_timer_stop(g->timer, NULL, e) || tmap_timer_wait(g->timer, &f, e))
         return -1;
-    d->nout = m ? m->nout : a->ref.nelems;
+    *ms += f;
     return 0;
 }
 
@@ -167,7 +187,7 @@ static int cg(gpu *g, const mi_app *a, const dev_layout *d, dev_app *da, tmap_er
         return -1;
     for (int it = 0; it < da->cg_iters && rr > 0; it++) {
         double rr2;
-        if (spmv(g, a, d, da->p, da->aux, da->val, da->ap, e) ||
+        if (spmv(g, a, d, da->p, own(d->aux, da->aux), own(d->val, da->val), da->ap, e) ||
             dot(g, da->p, da->ap, n, da->scalar, &pap, e) ||
             axpy(g, da->x, da->p, rr / pap, 1, n, e) || axpy(g, da->r, da->ap, -rr / pap, 1, n, e) ||
             dot(g, da->r, da->r, n, da->scalar, &rr2, e) || axpy(g, da->p, da->r, 1, rr2 / rr, n, e))
@@ -185,7 +205,7 @@ static int run_once(gpu *g, const mi_app *a, const dev_layout *d, dev_app *da, t
     if (da->cg_iters)
         return cg(g, a, d, da, e);
     if (a->kind == MI_SPMV)
-        return spmv(g, a, d, da->a, da->aux, da->val, da->out, e);
+        return spmv(g, a, d, da->a, own(d->aux, da->aux), own(d->val, da->val), da->out, e);
     if (a->kind == MI_MD && d->start) { /* sharing: A' of `under`, staged by blocks */
         void *args[] = {&ar, (void *)&d->from, (void *)&d->start, (void *)&d->q,
                         (void *)&d->perm, &da->a, &da->out, &n, &k};
@@ -201,8 +221,9 @@ static int run_once(gpu *g, const mi_app *a, const dev_layout *d, dev_app *da, t
     }
     if (tmap_cuda_copy(g->c, da->a, da->level0, (size_t)a->nv * 4, e))
         return -1;
+    uint64_t dst = own(d->aux, da->aux);
     for (unsigned step = 0; step < da->depth; step++) {
-        void *args[] = {&ar, (void *)&d->q, (void *)&d->perm, &da->aux, &da->a, &n, &step};
+        void *args[] = {&ar, (void *)&d->q, (void *)&d->perm, &dst, &da->a, &n, &step};
         tmap_launch l = grid(args, 7, n);
         if (gathered(d, da->a, 4, &ar, e) || tmap_kernel_enqueue(g->bfs, &l, NULL, e))
             return -1;
@@ -269,22 +290,42 @@ static double reuse(const mi_app *a, const dev_app *da)
     return runs * per_run(a, da);
 }
 
-static double spr(const tmap_memref *r, const tmap_memre *m, const uint32_t *index)
+/* The reference's sectors through d (on the GPU; sharing sets its own). */
+static int layout_counts(gpu *g, const mi_app *a, dev_layout *d, tmap_error *e)
 {
-    tmap_memref q = *r;
+    tmap_memref q = a->ref;
+    q.nelems = d->nout;
+    if (tmap_sectors_count_gpu(g->c, &q, d->q, d->perm, &d->counts, NULL, e))
+        return -1;
+    d->spr = tmap_sectors_per_request(&d->counts);
+    return 0;
+}
+
+/* One gather of A' in sectors: its reads (A[from[x]], padding read as
+ * element 0, counted on the GPU) and its writes. */
+static int gather_counts(gpu *g, const mi_app *a, dev_layout *d, tmap_error *e)
+{
+    uint64_t idx = 0;
+    unsigned n = (unsigned)d->nout;
+    void *args[] = {(void *)&d->from, &n, &idx};
+    tmap_launch l = grid(args, 3, n);
+    tmap_memref r = a->ref;
+    r.nthreads = d->nout, r.per_thread = 1, r.write = 0;
     tmap_sector_counts s = {0};
-    tmap_error e = {0};
-    q.nelems = m ? m->nout : r->nelems;
-    tmap_sectors_count(&q, m ? m->index : index, m ? m->perm : NULL, &s, &e);
-    return tmap_sectors_per_request(&s);
+    int rc = tmap_cuda_alloc(g->c, d->nout * 4, &idx, e) ||
+             tmap_kernel_enqueue(g->unpad, &l, NULL, e) ||
+             tmap_sectors_count_gpu(g->c, &r, idx, 0, &s, NULL, e) ? -1 : 0;
+    tmap_cuda_free(g->c, idx);
+    d->gather = s.sectors + (d->nout * a->ref.elem_bytes + 31) / 32;
+    return rc;
 }
 
 /* One row: d's median run over --reps (after a warm-up), its output
  * checked; *amort: the run with the build spread over `launches`.
  * Returns -1 on a CUDA error, else 1 when the output matched, 0 if not. */
 static int measure(gpu *g, const mi_app *a, dev_app *da, const reference *ref,
-                   const dev_layout *d, const char *name, double spr, double launches,
-                   float *ms, double *amort, float ms0, tmap_error *e)
+                   const dev_layout *d, const char *name, double launches, float *ms,
+                   double *amort, float ms0, tmap_error *e)
 {
     float *rep = malloc((size_t)g->reps * sizeof *rep);
     if (!rep || timed_run(g, a, d, da, e) < 0)
@@ -296,19 +337,251 @@ static int measure(gpu *g, const mi_app *a, dev_app *da, const reference *ref,
     free(rep);
     int same = output_ok(g, a, da, ref, e);
     *amort = *ms + d->build_ms * per_run(a, da) / launches;
-    printf("  %-9s | %6.2f | %9.3f %9.1f %9.3f | %6.2fx | %s\n", name, spr, *ms, d->build_ms,
-           *amort, (ms0 ? ms0 : *ms) / *amort, same ? "yes" : "NO");
+    printf("  %-10s | %6.2f | %9.3f %9.2f %8.1f %9.3f | %6.2fx | %s\n", name, d->spr, *ms,
+           d->build_ms, d->cpu_ms, *amort, (ms0 ? ms0 : *ms) / *amort, same ? "yes" : "NO");
     return same;
 }
 
-/* Sectors per request of the reference through a device layout. */
-static double spr_gpu(gpu *g, const tmap_memref *r, const dev_layout *d, tmap_error *e)
+/* ---------------------------------------------------------- the builds */
+
+/* Allocations of a layout's arrays (0 bytes: none). */
+static int alloc_layout(gpu *g, dev_layout *d, size_t from, size_t q, size_t perm, tmap_error *e)
 {
-    tmap_memref q = *r;
-    tmap_sector_counts s = {0};
-    q.nelems = d->nout;
-    return tmap_sectors_count_gpu(g->c, &q, d->q, d->perm, &s, NULL, e) ? -1
-                                                                         : tmap_sectors_per_request(&s);
+    return (from && tmap_cuda_alloc(g->c, from * 4, &d->from, e)) ||
+                   (q && tmap_cuda_alloc(g->c, q * 4, &d->q, e)) ||
+                   (perm && tmap_cuda_alloc(g->c, perm * 4, &d->perm, e))
+               ? -1 : 0;
+}
+
+/* Padding (k = 1): the slots used come back through a device word. */
+static int build_pad(gpu *g, const mi_app *a, const dev_layout *o, dev_layout *x, tmap_error *e)
+{
+    size_t n = a->ref.nthreads, eb = a->ref.elem_bytes, seg = eb < 32 ? 32 / eb : 1;
+    uint64_t dn = 0;
+    uint32_t nout = 0;
+    int rc = alloc_layout(g, x, (n + 31) / 32 * (32 + seg), n, n, e) ||
+             tmap_cuda_alloc(g->c, 4, &dn, e) || ev_start(g, e) ||
+             tmap_gpu_memre_pad(o->q, n, a->ref.nelems, eb, 32, x->from, x->q, x->perm, dn, NULL,
+                                e) ||
+             ev_stop(g, &x->build_ms, e) || tmap_cuda_download(g->c, &nout, dn, 4, e) ? -1 : 0;
+    tmap_cuda_free(g->c, dn);
+    x->nout = nout;
+    return rc;
+}
+
+/* The locality order: md's Morton order on the GPU (threads follow their
+ * particles); otherwise RCM on the CPU with the threads following their
+ * rows (mi_follow_rows), uploaded; then the relabeling on the GPU. */
+static int build_locality(gpu *g, mi_app *a, dev_app *da, const dev_layout *o, dev_layout *x,
+                          tmap_error *e)
+{
+    size_t n = a->ref.nthreads, ne = a->ref.nelems, k = a->ref.per_thread;
+    uint32_t *perm = NULL;
+    if (alloc_layout(g, x, ne, n * k, n, e))
+        return -1;
+    x->nout = ne;
+    if (a->kind == MI_MD)
+        return ev_start(g, e) || tmap_gpu_memre_morton(da->a, 4, n, x->from, NULL, e) ||
+                       tmap_gpu_memre_relabel(o->q, n, k, x->from, ne, x->q, NULL, e) ||
+                       tmap_cuda_copy(g->c, x->perm, x->from, n * 4, e) ||
+                       ev_stop(g, &x->build_ms, e) ? -1 : 0;
+    double t0 = tmap_clock_seconds();
+    int rc = !(perm = malloc(n * 4)) || mi_app_order(a) || mi_follow_rows(a, a->order, perm);
+    x->cpu_ms = 1e3 * (tmap_clock_seconds() - t0);
+    if (rc)
+        tmap_fail(e, TMAP_ERR_NOMEM, "locality order: out of memory");
+    rc = rc || ev_start(g, e) || tmap_cuda_upload(g->c, x->from, a->order, ne * 4, e) ||
+         tmap_cuda_upload(g->c, x->perm, perm, n * 4, e) ||
+         tmap_gpu_memre_relabel(o->q, n, k, x->from, ne, x->q, NULL, e) ||
+         ev_stop(g, &x->build_ms, e);
+    x->build_ms += x->cpu_ms;
+    free(perm);
+    return rc ? -1 : 0;
+}
+
+/* A layout built on the CPU only (the hybrid), when the reference has at
+ * most --cpu-limit accesses; its upload counted.  1 built, 0 not. */
+static int build_cpu(gpu *g, const mi_app *a, tmap_memre_kind k, dev_layout *x, tmap_error *e)
+{
+    size_t n = a->ref.nthreads, m = n * a->ref.per_thread;
+    const char *name = tmap_memre_kind_name(k);
+    if (m > g->cpu_limit) {
+        printf("  %-10s | not built: zhang2011's greedy is sequential and has no GPU build; "
+               "its CPU build is run up to --cpu-limit %zu accesses (here %zu)\n", name,
+               g->cpu_limit, m);
+        return 0;
+    }
+    tmap_memre_costs c = {0};
+    tmap_memre mm = {0};
+    tmap_error be = {0};
+    double t0 = tmap_clock_seconds();
+    tmap_status st = tmap_memre_build(k, &a->ref, a->index, &c, &mm, &be);
+    x->cpu_ms = 1e3 * (tmap_clock_seconds() - t0);
+    if (st == TMAP_ERR_UNSUPPORTED || st == TMAP_ERR_INVALID)
+        return 0;
+    if (st)
+        return *e = be, -1;
+    x->nout = mm.from ? mm.nout : a->ref.nelems;
+    int rc = ev_start(g, e) || !(x->q = up(g, mm.index, m * 4, e)) ||
+             (mm.perm && !(x->perm = up(g, mm.perm, n * 4, e))) ||
+             (mm.from && !(x->from = up(g, mm.from, mm.nout * 4, e))) ||
+             ev_stop(g, &x->build_ms, e);
+    x->build_ms += x->cpu_ms;
+    tmap_memre_free(&mm);
+    return rc ? -1 : 1;
+}
+
+/* Sharing (md): the 256-thread blocks of the locality layout `loc` stage
+ * their working sets of its A' in shared memory (48 KiB at most; not built
+ * where a block's does not fit).  Its one-time cost includes loc's build;
+ * its sectors are the staged loads', its gather loc's.  1 built, 0 not. */
+static int build_share(gpu *g, const mi_app *a, const dev_layout *loc, dev_layout *x,
+                       tmap_error *e)
+{
+    size_t n = a->ref.nthreads, m = n * a->ref.per_thread, nb = (n + 255) / 256;
+    size_t requests = (n + 31) / 32 * a->ref.per_thread, most = 0;
+    uint32_t *start = malloc((nb + 1) * 4), *from = malloc(m * 4);
+    x->under = loc;
+    int rc = !start || !from || alloc_layout(g, x, m, m, n, e) ||
+             tmap_cuda_alloc(g->c, (nb + 1) * 4, &x->start, e) || ev_start(g, e) ||
+             tmap_gpu_memre_share(loc->q, loc->perm, n, a->ref.per_thread, 256, x->from, x->q,
+                                  x->start, &x->nout, e) ||
+             tmap_cuda_copy(g->c, x->perm, loc->perm, n * 4, e) ||
+             ev_stop(g, &x->build_ms, e) ||
+             tmap_cuda_download(g->c, start, x->start, (nb + 1) * 4, e) ||
+             tmap_cuda_download(g->c, from, x->from, x->nout * 4, e) ? -1 : 0;
+    for (size_t b = 0; !rc && b < nb; b++)
+        most = start[b + 1] - start[b] > most ? start[b + 1] - start[b] : most;
+    tmap_memre lists = {from, x->nout, NULL, NULL};
+    tmap_memref r = a->ref;
+    r.write = 0, r.nelems = loc->nout;
+    if (!rc && (rc = tmap_memre_share_sectors(&r, &lists, start, 256, &x->counts, e) ? -1 : 0) == 0)
+        printf("  (sharing: blocks of 256 stage %zu elements, %.1f per block, at most %zu: %llu "
+               "staged requests of %.2f sectors, %llu sectors against the reference's %zu "
+               "requests; built in %.2f ms on the GPU over the locality layout)\n", x->nout,
+               (double)x->nout / nb, most, (unsigned long long)x->counts.requests,
+               tmap_sectors_per_request(&x->counts), (unsigned long long)x->counts.sectors,
+               requests, x->build_ms);
+    free(start), free(from);
+    if (rc)
+        return -1;
+    if (most * a->ref.elem_bytes > 48 * 1024) {
+        printf("  share      | not built: a block's working set (%zu elements) exceeds 48 KiB\n",
+               most);
+        return 0;
+    }
+    x->smem = (unsigned)(most * a->ref.elem_bytes);
+    x->spr = (double)x->counts.sectors / (double)requests; /* per request of the reference */
+    x->build_ms += loc->build_ms, x->cpu_ms = loc->cpu_ms;
+    x->gather = loc->gather;
+    return 1;
+}
+
+/* bfs and spmv: a layout that reorders threads (slot s runs thread
+ * perm[s]) moves their per-thread arrays with them once, at build time,
+ * as their owner would (the matrix and the graph do not change between
+ * launches; only A does): dst/row, val and Q gathered through perm, and
+ * the kernel then runs in slot order (perm dropped).  Timed into the
+ * build.  md's own positions change every step and stay read through
+ * perm. */
+static int move_threads(gpu *g, const mi_app *a, const dev_app *da, dev_layout *x,
+                        tmap_error *e)
+{
+    size_t n = a->ref.nthreads;
+    uint64_t q = 0;
+    if (a->kind == MI_MD || !x->perm || a->ref.per_thread != 1)
+        return 0;
+    int rc = tmap_cuda_alloc(g->c, n * 4, &x->aux, e) || tmap_cuda_alloc(g->c, n * 4, &q, e) ||
+             (da->val && tmap_cuda_alloc(g->c, n * 8, &x->val, e)) || ev_start(g, e) ||
+             tmap_gpu_memre_gather(x->perm, n, da->aux, 4, x->aux, NULL, e) ||
+             (da->val && tmap_gpu_memre_gather(x->perm, n, da->val, 8, x->val, NULL, e)) ||
+             tmap_gpu_memre_gather(x->perm, n, x->q, 4, q, NULL, e) ||
+             ev_stop(g, &x->build_ms, e) ? -1 : 0;
+    if (rc)
+        return tmap_cuda_free(g->c, q), -1;
+    if (!x->borrowed_q)
+        tmap_cuda_free(g->c, x->q);
+    tmap_cuda_free(g->c, x->perm);
+    x->q = q, x->borrowed_q = 0, x->perm = 0;
+    return 0;
+}
+
+/* Builds layout k into d[k] (d[0], the original, first; sharing after the
+ * locality order); 1 built, 0 does not apply or skipped (said so), -1 on
+ * error.  Counts its sectors and its gather's. */
+static int build_kind(gpu *g, mi_app *a, dev_app *da, tmap_memre_kind k, dev_layout *d,
+                      tmap_error *e)
+{
+    const dev_layout *o = &d[TMAP_MEMRE_ORIGINAL];
+    dev_layout *x = &d[k];
+    size_t n = a->ref.nthreads, kk = a->ref.per_thread, m = n * kk, ne = a->ref.nelems;
+    int rc = 1;
+    switch (k) {
+    case TMAP_MEMRE_ORIGINAL:
+        x->nout = ne;
+        rc = (x->q = up(g, a->index, m * 4, e)) ? 1 : -1;
+        break;
+    case TMAP_MEMRE_DUPLICATE:
+        x->nout = m;
+        rc = alloc_layout(g, x, m, m, 0, e) || ev_start(g, e) ||
+             tmap_gpu_memre_duplicate(o->q, n, kk, x->from, x->q, NULL, e) ||
+             ev_stop(g, &x->build_ms, e) ? -1 : 1;
+        break;
+    case TMAP_MEMRE_REORDER:
+        x->nout = ne;
+        rc = alloc_layout(g, x, ne, m, 0, e) || ev_start(g, e) ||
+             tmap_gpu_memre_reorder(o->q, n, kk, ne, x->from, x->q, e) ||
+             ev_stop(g, &x->build_ms, e) ? -1 : 1;
+        break;
+    case TMAP_MEMRE_PAD:
+        rc = kk != 1 ? 0 : build_pad(g, a, o, x, e) ? -1 : 1;
+        break;
+    case TMAP_MEMRE_SWAP:
+        x->q = o->q, x->borrowed_q = 1, x->nout = ne;
+        rc = alloc_layout(g, x, 0, 0, n, e) || ev_start(g, e) ||
+             tmap_gpu_memre_swap(o->q, n, kk, ne, a->ref.elem_bytes, 0, x->perm, e) ||
+             ev_stop(g, &x->build_ms, e) ? -1 : 1;
+        break;
+    case TMAP_MEMRE_HYBRID:
+        rc = build_cpu(g, a, k, x, e);
+        break;
+    case TMAP_MEMRE_LOCALITY:
+        rc = build_locality(g, a, da, o, x, e) ? -1 : 1;
+        break;
+    case TMAP_MEMRE_SHARE:
+        rc = a->kind != MI_MD || !d[TMAP_MEMRE_LOCALITY].built ? 0
+             : build_share(g, a, &d[TMAP_MEMRE_LOCALITY], x, e);
+        if (rc != 1)
+            layout_free(g, x);
+        return (x->built = rc == 1), rc; /* counted in build_share */
+    default:
+        rc = 0;
+    }
+    if (rc == 1 && ((x->from && tmap_cuda_alloc(g->c, x->nout * a->ref.elem_bytes, &x->ap, e)) ||
+                    move_threads(g, a, da, x, e)))
+        rc = -1;
+    if (rc == 1 && (layout_counts(g, a, x, e) || (x->from && gather_counts(g, a, x, e))))
+        rc = -1;
+    if (rc != 1 && k != TMAP_MEMRE_SHARE)
+        layout_free(g, x);
+    x->built = rc == 1;
+    return rc;
+}
+
+/* Every layout of the app, once; -1 on error. */
+static int build_all(gpu *g, mi_app *a, dev_app *da, dev_layout *d, tmap_error *e)
+{
+    for (int k = 0; k < TMAP_MEMRE_KINDS; k++)
+        if (build_kind(g, a, da, (tmap_memre_kind)k, d, e) < 0)
+            return -1;
+    return 0;
+}
+
+static void free_all(gpu *g, dev_layout *d)
+{
+    for (int k = TMAP_MEMRE_KINDS; k-- > 0;)
+        if (d[k].built)
+            layout_free(g, &d[k]);
 }
 
 /* The kernel's launches with A' gathered, one run: the transform (the
@@ -328,17 +601,18 @@ static int split_run(gpu *g, const mi_app *a, const dev_layout *d, dev_app *da, 
 }
 
 /* Builds partial duplication at fraction r on the GPU into p (sized for
- * r = 1); its time is p->build_ms. */
+ * r = 1); its time (CUDA events) is p->build_ms. */
 static int partial_build(gpu *g, const mi_app *a, uint64_t index, double r, dev_layout *p,
                          tmap_error *e)
 {
-    double t0 = tmap_clock_seconds();
     size_t eb = a->ref.elem_bytes, seg = eb < 32 ? 32 / eb : 1;
-    if (tmap_gpu_memre_partial(index, a->ref.nthreads, a->ref.per_thread, a->ref.nelems, eb, r,
-                               p->from, p->q, &p->nout, e))
+    p->build_ms = 0;
+    if (ev_start(g, e) ||
+        tmap_gpu_memre_partial(index, a->ref.nthreads, a->ref.per_thread, a->ref.nelems, eb, r,
+                               p->from, p->q, &p->nout, e) ||
+        ev_stop(g, &p->build_ms, e))
         return -1;
     p->head = (a->ref.nelems + seg - 1) / seg * seg;
-    p->build_ms = 1e3 * (tmap_clock_seconds() - t0);
     return 0;
 }
 
@@ -377,61 +651,13 @@ static int bench_partial(gpu *g, const mi_app *a, dev_app *da, const reference *
     if (!rc && r > 0) {
         char name[32];
         snprintf(name, sizeof name, "partial%.1f", r);
-        double s = spr_gpu(g, &a->ref, &p, e);
-        rc = s < 0 ? -1 : measure(g, a, da, ref, &p, name, s, launches, ms, amort, ms0, e);
+        rc = layout_counts(g, a, &p, e) ? -1
+                                         : measure(g, a, da, ref, &p, name, launches, ms, amort,
+                                                   ms0, e);
         rc = rc < 0 ? -1 : rc ? 0 : 1;
     } else if (!rc)
         *ms = ms0, *amort = ms0;
     tmap_memfrac_free(f), layout_free(g, &p);
-    return rc;
-}
-
-/* Sharing (MD): the blocks of the locality layout `loc` stage their
- * working sets of its A' in shared memory (48 KiB at most); skipped,
- * said so, where a block's does not fit. */
-static int bench_share(gpu *g, const mi_app *a, dev_app *da, const reference *ref,
-                       const dev_layout *loc, double launches, float ms0, float *ms,
-                       double *amort, tmap_error *e)
-{
-    size_t n = a->ref.nthreads, m = n * a->ref.per_thread, nb = (n + 255) / 256;
-    dev_layout d = {.under = loc};
-    uint32_t *start = malloc((nb + 1) * 4), *from = malloc(m * 4);
-    double t0 = tmap_clock_seconds();
-    int rc = !start || !from || tmap_cuda_alloc(g->c, m * 4, &d.q, e) ||
-                     tmap_cuda_alloc(g->c, m * 4, &d.from, e) ||
-                     tmap_cuda_alloc(g->c, (nb + 1) * 4, &d.start, e) ||
-                     tmap_gpu_memre_share(loc->q, loc->perm, n, a->ref.per_thread, 256, d.from,
-                                          d.q, d.start, &d.nout, e) ||
-                     tmap_cuda_download(g->c, start, d.start, (nb + 1) * 4, e) ||
-                     tmap_cuda_download(g->c, from, d.from, d.nout * 4, e)
-                 ? -1 : 0;
-    d.build_ms = loc->build_ms + 1e3 * (tmap_clock_seconds() - t0);
-    size_t most = 0;
-    for (size_t b = 0; !rc && b < nb; b++)
-        most = start[b + 1] - start[b] > most ? start[b + 1] - start[b] : most;
-    tmap_sector_counts st = {0};
-    tmap_memre lists = {from, d.nout, NULL, NULL};
-    tmap_memref r = a->ref;
-    r.write = 0;
-    if (!rc && (rc = tmap_memre_share_sectors(&r, &lists, start, 256, &st, e) ? -1 : 0) == 0)
-        printf("  sharing: blocks of 256 stage %zu elements (%.1f per block, at most %zu): %llu "
-               "staged requests, %.2f sectors each; %llu sectors against the reference's "
-               "%zu requests\n", d.nout, (double)d.nout / nb, most,
-               (unsigned long long)st.requests, tmap_sectors_per_request(&st),
-               (unsigned long long)st.sectors, (n + 31) / 32 * a->ref.per_thread);
-    if (!rc && most * a->ref.elem_bytes > 48 * 1024) {
-        printf("  sharing: a block's working set (%zu elements) exceeds 48 KiB: not run\n", most);
-        *ms = ms0, *amort = ms0;
-    } else if (!rc) {
-        d.smem = (unsigned)(most * a->ref.elem_bytes);
-        if (loc->perm && !(rc = tmap_cuda_alloc(g->c, n * 4, &d.perm, e) ? -1 : 0))
-            rc = tmap_cuda_copy(g->c, d.perm, loc->perm, n * 4, e) ? -1 : 0;
-        /* sec/rq: the staged loads' sectors per request of the reference */
-        double s = (double)st.sectors / (double)((n + 31) / 32 * a->ref.per_thread);
-        rc = rc ? rc : measure(g, a, da, ref, &d, "share", s, launches, ms, amort, ms0, e);
-        rc = rc < 0 ? -1 : rc ? 0 : 1;
-    }
-    layout_free(g, &d), free(start), free(from);
     return rc;
 }
 
@@ -488,62 +714,40 @@ static int bench_cusparse(gpu *g, const mi_app *a, dev_app *da, const reference 
 }
 #endif
 
-/* Measures every layout, then partial duplication with the adaptive
- * fraction and sharing (MD), then the model's proposal and the measured
- * choice among it; 0 when every output matched. */
-static int bench_layouts(gpu *g, const mi_app *a, dev_app *da, const reference *ref,
-                         tmap_error *e)
+/* The issue's targets for one kernel: the chosen layout against the
+ * original, the locality baseline and the best measured (amortized). */
+static void targets(const dev_layout *d, const double *amort, tmap_memre_kind chosen,
+                    double partial_amort)
 {
-    tmap_memre_costs c = {.order = a->order, .permute_threads = a->permute_threads,
-                          .launches = reuse(a, da), .data_changes = 1, .threshold = 0.03};
-    dev_layout d[TMAP_MEMRE_KINDS] = {{0}};
-    float ms[TMAP_MEMRE_KINDS] = {0};
-    double amort[TMAP_MEMRE_KINDS] = {0};
-    int have[TMAP_MEMRE_KINDS] = {0}, bad = 0, best = 0, rc = 0;
-    printf("  %-9s | %6s | %9s %9s %9s | %7s | %s\n", "layout", "sec/rq", "run_ms", "build_ms",
-           "amort_ms", "speedup", "same");
-    for (int k = 0; k < TMAP_MEMRE_KINDS && !rc; k++) {
-        tmap_memre m = {0};
-        double t0 = tmap_clock_seconds();
-        tmap_error be = {0};
-        tmap_status st = k ? tmap_memre_build((tmap_memre_kind)k, &a->ref, a->index, &c, &m, &be)
-                           : TMAP_OK;
-        if (st == TMAP_ERR_UNSUPPORTED || st == TMAP_ERR_INVALID)
-            continue;
-        if (st)
-            return *e = be, -1;
-        d[k].build_ms = k ? 1e3 * (tmap_clock_seconds() - t0) : 0;
-        c.build_ms[k] = d[k].build_ms; /* the proposal weighs the same build times */
-        double s = spr(&a->ref, k ? &m : NULL, a->index);
-        rc = layout_up(g, a, k ? &m : NULL, &d[k], e);
-        int same = rc ? -1 : measure(g, a, da, ref, &d[k], tmap_memre_kind_name((tmap_memre_kind)k),
-                                     s, c.launches, &ms[k], &amort[k], ms[0], e);
-        rc = same < 0 ? -1 : 0, have[k] = !rc, bad |= same == 0;
-        if (!rc && amort[k] < amort[best])
+    int best = 0;
+    for (int k = 1; k < TMAP_MEMRE_KINDS; k++)
+        if (d[k].built && amort[k] < amort[best])
             best = k;
-        tmap_memre_free(&m);
-    }
-    float pms = 0, sms = 0;
-    double pam = 0, sam = 0;
-    int pr = rc ? rc : bench_partial(g, a, da, ref, &d[0], c.launches, ms[0], &pms, &pam, e);
-    int sr = pr < 0 || !have[TMAP_MEMRE_LOCALITY] || a->kind != MI_MD
-                 ? 0 : bench_share(g, a, da, ref, &d[TMAP_MEMRE_LOCALITY], c.launches, ms[0],
-                                   &sms, &sam, e);
-    rc = pr < 0 || sr < 0 ? -1 : rc;
-    bad |= pr > 0 || sr > 0;
-#ifdef TMAP_HAVE_CUSPARSE
-    if (!rc && a->kind == MI_SPMV && !da->cg_iters)
-        rc = bench_cusparse(g, a, da, ref, ms[0], e);
-#endif
-    tmap_memre_choice v[TMAP_MEMRE_KINDS];
-    size_t n = 0;
+    double bt = amort[best], sp = amort[0] / amort[chosen];
+    const char *bn = tmap_memre_kind_name((tmap_memre_kind)best);
+    if (partial_amort > 0 && partial_amort < bt)
+        bt = partial_amort, bn = "partial";
+    int loc = d[TMAP_MEMRE_LOCALITY].built;
+    printf("  targets (original %.2f sectors/request%s): chosen %s %.2fx: >= 1.3x %s, >= 0.97x "
+           "%s; ahead of locality (%.2fx) %s; within 5%% of the best measured (%s %.2fx) %s\n",
+           d[0].spr, d[0].spr > 2 ? ", over 2" : "", tmap_memre_kind_name(chosen), sp,
+           d[0].spr <= 2 ? "n/a" : sp >= 1.3 ? "MET" : "MISSED", sp >= 0.97 ? "MET" : "MISSED",
+           loc ? amort[0] / amort[TMAP_MEMRE_LOCALITY] : 0,
+           !loc ? "n/a" : chosen == TMAP_MEMRE_LOCALITY ? "n/a (chosen: the baseline itself)"
+           : amort[chosen] < amort[TMAP_MEMRE_LOCALITY] ? "MET" : "MISSED", bn,
+           amort[0] / bt, amort[chosen] <= 1.05 * bt ? "MET" : "MISSED");
+}
+
+/* tmap_memchooser over real launches among v[0..n) (the original first),
+ * the decision printed after `what`; the kind kept, -1 on error. */
+static int choose(gpu *g, const mi_app *a, dev_app *da, const dev_layout *d,
+                  const tmap_memre_choice *v, size_t n, const tmap_memre_costs *c,
+                  const char *what, tmap_error *e)
+{
     tmap_memchooser *ch = NULL;
-    rc = rc || tmap_memre_propose(&a->ref, a->index, &c, v, &n, e) ||
-                 tmap_memchooser_create(v, n, 3, c.threshold, c.launches, &ch, e) ? -1 : 0;
-    printf("  model (%g launches per layout), per launch: ", c.launches);
-    for (size_t i = 0; !rc && i < n; i++)
-        printf("%s%s %.4f ms", i ? ", " : "", tmap_memre_kind_name(v[i].kind),
-               v[i].total_ms / c.launches);
+    if (tmap_memchooser_create(v, n, 3, c->threshold, c->launches, &ch, e))
+        return -1;
+    int rc = 0;
     while (!rc && tmap_memchooser_chosen(ch) < 0) {
         int timed, cand = tmap_memchooser_next(ch, &timed);
         float t = timed_run(g, a, &d[v[cand].kind], da, e);
@@ -552,19 +756,68 @@ static int bench_layouts(gpu *g, const mi_app *a, dev_app *da, const reference *
         else if (timed) /* per launch */
             tmap_memchooser_record(ch, cand, (float)(t / per_run(a, da)));
     }
-    if (!rc) {
-        const char *bn = tmap_memre_kind_name((tmap_memre_kind)best);
-        double bt = amort[best];
-        bn = pam && pam < bt ? (bt = pam, "partial") : bn;
-        bn = sam && sam < bt ? (bt = sam, "share") : bn;
-        printf("\n  measured choice: %s (%s); best measured: %s (of all rows: %s, %.3f ms)\n",
-               tmap_memre_kind_name(v[tmap_memchooser_chosen(ch)].kind), tmap_memchooser_why(ch),
-               tmap_memre_kind_name((tmap_memre_kind)best), bn, bt);
+    int kind = rc ? -1 : (int)v[tmap_memchooser_chosen(ch)].kind;
+    if (!rc)
+        printf("%s: %s (%s)\n", what, tmap_memre_kind_name((tmap_memre_kind)kind),
+               tmap_memchooser_why(ch));
+    tmap_memchooser_free(ch);
+    return kind;
+}
+
+/* Measures every built layout, then partial duplication with the adaptive
+ * fraction, cuSPARSE (spmv), then the model's proposal over the built
+ * layouts and the measured choice among it, then the measured choice among
+ * every built layout (what the model's pruning costs); 0 when every output
+ * matched. */
+static int bench_layouts(gpu *g, const mi_app *a, dev_app *da, const reference *ref,
+                         const dev_layout *d, tmap_error *e)
+{
+    tmap_memre_costs c = {.launches = reuse(a, da), .data_changes = 1, .threshold = 0.03};
+    float ms[TMAP_MEMRE_KINDS] = {0};
+    double amort[TMAP_MEMRE_KINDS] = {0};
+    int bad = 0, rc = 0;
+    printf("  %-10s | %6s | %9s %9s %8s %9s | %7s | %s\n", "layout", "sec/rq", "run_ms",
+           "build_ms", "cpu_ms", "amort_ms", "speedup", "same");
+    for (int k = 0; k < TMAP_MEMRE_KINDS && !rc; k++) {
+        if (!d[k].built)
+            continue;
+        int same = measure(g, a, da, ref, &d[k], tmap_memre_kind_name((tmap_memre_kind)k),
+                           c.launches, &ms[k], &amort[k], ms[0], e);
+        rc = same < 0 ? -1 : 0, bad |= same == 0;
     }
-    tmap_memchooser_free(ch), tmap_memre_choices_free(v, n);
-    for (int k = 0; k < TMAP_MEMRE_KINDS; k++)
-        if (have[k])
-            layout_free(g, &d[k]);
+    float pms = 0;
+    double pam = 0;
+    int pr = rc ? rc : bench_partial(g, a, da, ref, &d[0], c.launches, ms[0], &pms, &pam, e);
+    rc = pr < 0 ? -1 : rc;
+    bad |= pr > 0;
+#ifdef TMAP_HAVE_CUSPARSE
+    if (!rc && a->kind == MI_SPMV && !da->cg_iters)
+        rc = bench_cusparse(g, a, da, ref, ms[0], e);
+#endif
+    tmap_memre_choice v[TMAP_MEMRE_KINDS], all[TMAP_MEMRE_KINDS];
+    size_t n = 0;
+    for (int k = 0; k < TMAP_MEMRE_KINDS && !rc; k++)
+        if (d[k].built) {
+            v[n] = (tmap_memre_choice){.kind = (tmap_memre_kind)k, .counts = d[k].counts,
+                                       .build_ms = d[k].build_ms};
+            tmap_memre_score(&a->ref, &c, d[k].gather, &v[n++]);
+        }
+    size_t nall = n;
+    memcpy(all, v, n * sizeof *v);
+    n = rc ? 0 : tmap_memre_rank(v, n, &c);
+    printf("  model (%g launches per layout, the layouts above), per launch: ", c.launches);
+    for (size_t i = 0; !rc && i < n; i++)
+        printf("%s%s %.4f ms", i ? ", " : "", tmap_memre_kind_name(v[i].kind),
+               v[i].total_ms / c.launches);
+    int chosen = rc ? -1 : choose(g, a, da, d, v, n, &c, "\n  measured choice", e);
+    if (chosen >= 0)
+        targets(d, amort, (tmap_memre_kind)chosen, pam);
+    chosen = chosen < 0 ? -1 : choose(g, a, da, d, all, nall, &c,
+                                      "  measured choice among every layout built (the model "
+                                      "not pruning)", e);
+    if (chosen >= 0)
+        targets(d, amort, (tmap_memre_kind)chosen, pam);
+    rc = chosen < 0 ? -1 : rc;
     return rc ? -1 : bad ? (tmap_fail(e, TMAP_ERR_INVALID, "a layout's output differs"), -1) : 0;
 }
 
@@ -590,22 +843,34 @@ static void heading(const mi_app *a, const char *fmt, ...)
            a->ref.per_thread, bytes / 1048576.0, bytes <= (50ull << 20) ? "fits" : "exceeds");
 }
 
+/* Seconds since t0, printed after what. */
+static double took(const char *what, double t0)
+{
+    double s = tmap_clock_seconds() - t0;
+    printf("  %s: %.2f s (host, every CPU)\n", what, s);
+    return s;
+}
+
 static int md_size(gpu *g, uint32_t n, uint64_t seed, tmap_error *e)
 {
     mi_app a;
     dev_app da = {0};
+    dev_layout d[TMAP_MEMRE_KINDS] = {{0}};
+    double t0 = tmap_clock_seconds();
     if (mi_md_make(n, seed, &a))
         return tmap_fail(e, TMAP_ERR_NOMEM, "md: out of memory"), -1;
     heading(&a, "md, %u particles", n);
+    took("generated", t0);
     float *f = malloc((size_t)n * 12);
     reference ref = {f, (size_t)n * 12, 0, NULL, NULL, 0};
-    int rc = !f || mi_cpu_run(&a, NULL, 0, f) ||
-                     !(da.a = up_room(g, a.data, (size_t)n * 16, with_room(&a), e)) ||
-                     tmap_cuda_alloc(g->c, (size_t)n * 12, &da.out, e)
-                 ? -1 : 0;
+    t0 = tmap_clock_seconds();
+    int rc = !f || mi_cpu_run(&a, NULL, 0, f) ? -1 : 0;
+    took("CPU reference", t0);
+    rc = rc || !(da.a = up_room(g, a.data, (size_t)n * 16, with_room(&a), e)) ||
+                 tmap_cuda_alloc(g->c, (size_t)n * 12, &da.out, e) ? -1 : 0;
     ref.from = da.out;
-    rc = rc ? rc : bench_layouts(g, &a, &da, &ref, e);
-    release(g, &da), free(f), mi_free(&a);
+    rc = rc || build_all(g, &a, &da, d, e) ? -1 : bench_layouts(g, &a, &da, &ref, d, e);
+    free_all(g, d), release(g, &da), free(f), mi_free(&a);
     return rc;
 }
 
@@ -613,11 +878,16 @@ static int bfs_scale(gpu *g, unsigned scale, uint64_t seed, tmap_error *e)
 {
     mi_app a;
     dev_app da = {0};
+    dev_layout d[TMAP_MEMRE_KINDS] = {{0}};
+    double t0 = tmap_clock_seconds();
     if (mi_bfs_make(scale, seed, &a))
         return tmap_fail(e, TMAP_ERR_NOMEM, "bfs: out of memory"), -1;
     heading(&a, "bfs, Kronecker scale %u (%u vertices)", scale, a.nv);
+    took("generated", t0);
     uint32_t *want = malloc((size_t)a.nv * 4);
+    t0 = tmap_clock_seconds();
     da.depth = want ? mi_bfs_reference(&a, want) : 0;
+    took("CPU reference (queue BFS)", t0);
     reference ref = {want, (size_t)a.nv * 4, 0, NULL, NULL, 0};
     int rc = !da.depth || !(da.a = up_room(g, NULL, 0, with_room(&a), e)) ||
                      !(da.aux = up(g, a.aux, a.ref.nthreads * 4, e)) ||
@@ -625,47 +895,70 @@ static int bfs_scale(gpu *g, unsigned scale, uint64_t seed, tmap_error *e)
                  ? -1 : 0;
     ref.from = da.a;
     printf("  %u levels from vertex %u\n", da.depth, a.source);
-    rc = rc ? rc : bench_layouts(g, &a, &da, &ref, e);
-    release(g, &da), free(want), mi_free(&a);
+    rc = rc || build_all(g, &a, &da, d, e) ? -1 : bench_layouts(g, &a, &da, &ref, d, e);
+    free_all(g, d), release(g, &da), free(want), mi_free(&a);
     return rc;
 }
 
-/* SpMV, then CG of cg_iters iterations on the same matrix. */
-static int spmv_size(gpu *g, uint32_t n, int cg_iters, uint64_t seed, tmap_error *e)
+/* SpMV on the matrix of `a` (made by the caller), then CG of cg_iters
+ * iterations on it, both through the same built layouts. */
+static int spmv_app(gpu *g, mi_app *a, int cg_iters, tmap_error *e)
 {
-    mi_app a;
     dev_app da = {0};
-    if (mi_spmv_make(n, seed, &a))
-        return tmap_fail(e, TMAP_ERR_NOMEM, "spmv: out of memory"), -1;
-    heading(&a, "spmv, power-law rows, %u rows", n);
+    dev_layout d[TMAP_MEMRE_KINDS] = {{0}};
+    uint32_t n = a->nv;
     double *y = malloc((size_t)n * 8), *scale = calloc(n, 8), *x = malloc((size_t)n * 8);
-    const double *xa = a.data;
+    const double *xa = a->data;
     int rc = y && scale && x ? 0 : -1;
+    double t0 = tmap_clock_seconds();
     if (!rc) {
-        mi_spmv_cpu(&a, a.data, y);
-        for (size_t i = 0; i < a.ref.nthreads; i++)
-            scale[a.aux[i]] += fabs(a.val[i] * xa[a.index[i]]);
+        mi_spmv_cpu(a, a->data, y);
+        for (size_t i = 0; i < a->ref.nthreads; i++)
+            scale[a->aux[i]] += fabs(a->val[i] * xa[a->index[i]]);
     }
+    took("CPU reference", t0);
     reference ref = {NULL, 0, 0, y, scale, 0};
     size_t vb = (size_t)n * 8;
-    rc = rc || !(da.a = up_room(g, a.data, vb, with_room(&a), e)) ||
-                 !(da.aux = up(g, a.aux, a.ref.nthreads * 4, e)) ||
-                 !(da.val = up(g, a.val, a.ref.nthreads * 8, e)) ||
+    rc = rc || !(da.a = up_room(g, a->data, vb, with_room(a), e)) ||
+                 !(da.aux = up(g, a->aux, a->ref.nthreads * 4, e)) ||
+                 !(da.val = up(g, a->val, a->ref.nthreads * 8, e)) ||
                  tmap_cuda_alloc(g->c, vb, &da.out, e)
              ? -1 : 0;
-    rc = rc ? rc : bench_layouts(g, &a, &da, &ref, e);
+    rc = rc || build_all(g, a, &da, d, e) ? -1 : bench_layouts(g, a, &da, &ref, d, e);
     if (!rc && cg_iters > 0) {
-        ref.cg_res = mi_cg_cpu(&a, cg_iters, x);
+        t0 = tmap_clock_seconds();
+        ref.cg_res = mi_cg_cpu(a, cg_iters, x);
         da.cg_iters = cg_iters;
-        printf("\ncg, %d iterations on that matrix (a run: the solve; CPU residual %.2g)\n",
-               cg_iters, ref.cg_res);
+        printf("\ncg, %d iterations on that matrix (a run: the solve; CPU residual %.2g; the "
+               "layouts built above, not again)\n", cg_iters, ref.cg_res);
+        took("CPU reference", t0);
         rc = tmap_cuda_alloc(g->c, vb, &da.x, e) || tmap_cuda_alloc(g->c, vb, &da.r, e) ||
-                     !(da.p = up_room(g, NULL, 0, with_room(&a), e)) ||
+                     !(da.p = up_room(g, NULL, 0, with_room(a), e)) ||
                      tmap_cuda_alloc(g->c, vb, &da.ap, e) ||
                      tmap_cuda_alloc(g->c, 8, &da.scalar, e)
-                 ? -1 : bench_layouts(g, &a, &da, &ref, e);
+                 ? -1 : bench_layouts(g, a, &da, &ref, d, e);
     }
-    release(g, &da), free(y), free(scale), free(x), mi_free(&a);
+    free_all(g, d), release(g, &da), free(y), free(scale), free(x);
+    return rc;
+}
+
+/* SpMV and CG on power-law rows (n rows) or on the permuted stencil (side
+ * n). */
+static int matrix_size(gpu *g, int stencil, uint32_t n, int cg_iters, uint64_t seed,
+                       tmap_error *e)
+{
+    mi_app a;
+    double t0 = tmap_clock_seconds();
+    if (stencil ? mi_stencil_make(n, seed, &a) : mi_spmv_make(n, seed, &a))
+        return tmap_fail(e, TMAP_ERR_NOMEM, "spmv: out of memory"), -1;
+    if (stencil)
+        heading(&a, "spmv, 7-point Laplacian of %u^3 under a random permutation, %u rows", n,
+                a.nv);
+    else
+        heading(&a, "spmv, power-law rows, %u rows", n);
+    took("generated", t0);
+    int rc = spmv_app(g, &a, cg_iters, e);
+    mi_free(&a);
     return rc;
 }
 
@@ -691,6 +984,7 @@ static int open_gpu(gpu *g, tmap_compiled *out, tmap_error *e)
         tmap_kernel_load(g->c, out->ptx, "spmv_coo", &g->spmv, e) ||
         tmap_kernel_load(g->c, out->ptx, "dot", &g->dot, e) ||
         tmap_kernel_load(g->c, out->ptx, "axpy", &g->axpy, e) ||
+        tmap_kernel_load(g->c, out->ptx, "unpad", &g->unpad, e) ||
         tmap_timer_create(g->c, &g->timer, e))
         return -1;
     bench_banner(stdout, &d, "# ");
@@ -699,9 +993,9 @@ static int open_gpu(gpu *g, tmap_compiled *out, tmap_error *e)
 
 int main(int argc, char **argv)
 {
-    gpu g = {.reps = 11};
-    long md[8] = {1000000}, bfs[8] = {20}, sp[8] = {1000000};
-    int nmd = 1, nbfs = 1, nsp = 1, cg_iters = 50;
+    gpu g = {.reps = 11, .cpu_limit = 1u << 21};
+    long md[8] = {1000000}, bfs[8] = {20}, sp[8] = {1000000}, st[8] = {128};
+    int nmd = 1, nbfs = 1, nsp = 1, nst = 1, cg_iters = 50;
     uint64_t seed = 1;
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i];
@@ -711,15 +1005,20 @@ int main(int argc, char **argv)
             nbfs = list(argv[++i], bfs);
         else if (i + 1 < argc && !strcmp(o, "--spmv"))
             nsp = list(argv[++i], sp);
+        else if (i + 1 < argc && !strcmp(o, "--stencil"))
+            nst = list(argv[++i], st);
         else if (i + 1 < argc && !strcmp(o, "--cg-iters"))
             cg_iters = atoi(argv[++i]);
         else if (i + 1 < argc && !strcmp(o, "--reps"))
             g.reps = atoi(argv[++i]);
         else if (i + 1 < argc && !strcmp(o, "--seed"))
             seed = strtoull(argv[++i], NULL, 10);
+        else if (i + 1 < argc && !strcmp(o, "--cpu-limit"))
+            g.cpu_limit = strtoull(argv[++i], NULL, 10);
         else {
             fprintf(stderr, "usage: bench_memirr_apps [--md N,..] [--bfs SCALE,..] [--spmv N,..] "
-                            "[--cg-iters I] [--reps R] [--seed S]\n");
+                            "[--stencil SIDE,..] [--cg-iters I] [--reps R] [--seed S] "
+                            "[--cpu-limit ACCESSES]\n");
             return strcmp(o, "--help") ? 2 : 0;
         }
     }
@@ -729,6 +1028,9 @@ int main(int argc, char **argv)
     for (int i = 0; i < nmd + nsp; i++)
         if ((i < nmd ? md[i] : sp[i - nmd]) < 64 || (i < nmd ? md[i] : sp[i - nmd]) > 100000000)
             return fprintf(stderr, "bench_memirr_apps: sizes are in [64, 1e8]\n"), 2;
+    for (int i = 0; i < nst; i++)
+        if (st[i] < 4 || st[i] > 512)
+            return fprintf(stderr, "bench_memirr_apps: stencil sides are in [4, 512]\n"), 2;
     if (g.reps < 1 || g.reps > 1000 || cg_iters < 0)
         return fprintf(stderr, "bench_memirr_apps: --reps in [1, 1000], --cg-iters >= 0\n"), 2;
     tmap_error e = {0};
@@ -739,21 +1041,27 @@ int main(int argc, char **argv)
         return bench_gpu_failed("bench_memirr_apps", &e);
     printf("# issue 19's kernels (seed %llu), medians of %d runs; sec/rq: sectors per warp\n"
            "# request of the irregular reference; run_ms: one run, A' gathered before each\n"
-           "# launch (the data changes between launches); build_ms: the layout on the CPU;\n"
+           "# launch (the data changes between launches); build_ms: the layout's one-time\n"
+           "# cost, once per input (GPU builds by CUDA events, plus cpu_ms: its CPU part);\n"
            "# amort_ms: run_ms + build_ms over the runs that reuse the layout; speedup: the\n"
            "# original's run_ms over amort_ms; the model's and the chooser's times are per\n"
-           "# kernel launch (bfs: per level, cg: per SpMV)\n", (unsigned long long)seed, g.reps);
+           "# kernel launch (bfs: per level, cg: per SpMV).  swap is built on the GPU as a\n"
+           "# sort (tmap_gpu_memre_swap: whole warps of each category, then the residues in\n"
+           "# category order), not the CPU's greedy packing; the hybrid only on the CPU, up\n"
+           "# to --cpu-limit %zu accesses\n", (unsigned long long)seed, g.reps, g.cpu_limit);
     for (int i = 0; !rc && i < nmd; i++)
         rc = md_size(&g, (uint32_t)md[i], seed + (uint64_t)i, &e);
     for (int i = 0; !rc && i < nbfs; i++)
         rc = bfs_scale(&g, (unsigned)bfs[i], seed + (uint64_t)i, &e);
     for (int i = 0; !rc && i < nsp; i++)
-        rc = spmv_size(&g, (uint32_t)sp[i], cg_iters, seed + (uint64_t)i, &e);
+        rc = matrix_size(&g, 0, (uint32_t)sp[i], cg_iters, seed + (uint64_t)i, &e);
+    for (int i = 0; !rc && i < nst; i++)
+        rc = matrix_size(&g, 1, (uint32_t)st[i], cg_iters, seed + (uint64_t)i, &e);
     if (rc)
         fprintf(stderr, "bench_memirr_apps: %s\n", e.message);
     tmap_timer_free(g.timer);
-    tmap_kernel *k[] = {g.md, g.md_shared, g.bfs, g.spmv, g.dot, g.axpy};
-    for (int i = 0; i < 6; i++)
+    tmap_kernel *k[] = {g.md, g.md_shared, g.bfs, g.spmv, g.dot, g.axpy, g.unpad};
+    for (int i = 0; i < 7; i++)
         tmap_kernel_free(k[i]);
     tmap_compiled_free(&out);
     tmap_cuda_close(g.c);

@@ -4,8 +4,10 @@
  * profiling at r0, an estimate of r, then r adjusted from measured
  * launches: lowered a step on each failure, raised a step after two
  * successes while it has never been lowered, fixed after two successes
- * once it has been.
+ * once it has been.  Serial: a launch fails when it is slower than the
+ * best launch at a lower fraction (the original included).
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -13,14 +15,15 @@
 #include "threadmap/pipeline.h"
 
 enum phase { ORIGINAL, PROFILE, ADJUST, DONE };
+enum { SEEN = 64 }; /* fractions remembered (beyond: the launch is not remembered) */
 
 struct tmap_memfrac {
     double r0, step, r;
     int overlap, lowered, successes;
     enum phase phase;
-    double t_org;     /* the original kernel */
-    double prev_best; /* serial: the least launch at the fractions before r */
-    double here_best; /* serial: the least launch at r */
+    double t_org;                     /* the original kernel */
+    double seen_r[SEEN], seen_ms[SEEN]; /* serial: each fraction tried, its least launch */
+    int nseen;
     char why[256];
 };
 
@@ -62,12 +65,33 @@ static void finish(tmap_memfrac *f, double r, const char *fmt, double a, double 
     snprintf(f->why + len, sizeof f->why - (size_t)len, fmt, a, b);
 }
 
-/* Moves to fraction r (the serial bests follow). */
+/* Serial: the launch at fraction r remembered (the least per fraction). */
+static void remember(tmap_memfrac *f, double r, double launch)
+{
+    int i = 0;
+    while (i < f->nseen && fabs(f->seen_r[i] - r) > 1e-9)
+        i++;
+    if (i == SEEN)
+        return;
+    if (i == f->nseen)
+        f->seen_r[f->nseen] = r, f->seen_ms[f->nseen++] = launch;
+    else if (launch < f->seen_ms[i])
+        f->seen_ms[i] = launch;
+}
+
+/* Serial: the least launch at the fractions below r (the original: 0). */
+static double best_below(const tmap_memfrac *f, double r)
+{
+    double best = 1e300;
+    for (int i = 0; i < f->nseen; i++)
+        if (f->seen_r[i] < r - 1e-9 && f->seen_ms[i] < best)
+            best = f->seen_ms[i];
+    return best;
+}
+
 static void move(tmap_memfrac *f, double r)
 {
-    if (f->here_best < f->prev_best)
-        f->prev_best = f->here_best;
-    f->here_best = 1e300, f->successes = 0;
+    f->successes = 0;
     f->r = r > 1 ? 1 : r;
 }
 
@@ -87,9 +111,8 @@ static void profile(tmap_memfrac *f, double kernel_ms, double transform_ms)
     double est = f->overlap ? f->r0 * f->t_org / (t_tr + (t_sav > 0 ? t_sav : 0))
                             : f->r0 + f->step;
     est = est < f->step ? f->step : est;
-    f->prev_best = f->t_org, f->here_best = 1e300;
-    f->prev_best = f->overlap || kernel_ms + t_tr > f->prev_best ? f->prev_best
-                                                                 : kernel_ms + t_tr;
+    remember(f, 0, f->t_org);
+    remember(f, f->r0, kernel_ms + t_tr);
     f->phase = ADJUST;
     move(f, est);
     snprintf(f->why, sizeof f->why, "adjusting from r' = %.3g (T_org %.4g, T_tr %.4g, T_sav "
@@ -106,20 +129,21 @@ void tmap_memfrac_record(tmap_memfrac *f, float kernel_ms, float transform_ms)
     }
     if (f->phase == PROFILE)
         return profile(f, kernel_ms, transform_ms);
-    double launch = (double)kernel_ms + transform_ms;
-    int fail = f->overlap ? transform_ms > kernel_ms : launch > f->prev_best;
+    double launch = (double)kernel_ms + transform_ms, below = best_below(f, f->r);
+    int fail = f->overlap ? transform_ms > kernel_ms : launch > below;
     if (fail) {
         f->lowered = 1;
         if (f->r - f->step <= 1e-9)
             return finish(f, 0, "every fraction failed (the last launch %.4g ms, the best "
-                          "before %.4g ms)", launch, f->overlap ? kernel_ms : f->prev_best);
+                          "below %.4g ms)", launch, f->overlap ? kernel_ms : below);
         return move(f, f->r - f->step);
     }
-    f->here_best = launch < f->here_best ? launch : f->here_best;
+    if (!f->overlap)
+        remember(f, f->r, launch);
     if (++f->successes < 2)
         return;
     if (f->lowered || f->r >= 1 - 1e-9)
-        return finish(f, f->r, "two successes (the launch %.4g ms, the best before %.4g ms)",
-                      launch, f->prev_best);
+        return finish(f, f->r, "two successes (the launch %.4g ms, the best below %.4g ms)",
+                      launch, below);
     move(f, f->r + f->step);
 }

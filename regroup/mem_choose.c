@@ -6,6 +6,7 @@
  * of A' and the build spread over the launches that reuse the layout
  * (threadmap/regroup.h, docs/memory.md).
  */
+#include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,7 +22,7 @@
 #define DRAM_SECTOR_NS 0.0235
 
 static const char *const kind_names[TMAP_MEMRE_KINDS] = {
-    "original", "duplicate", "reorder", "pad", "swap", "hybrid", "locality"};
+    "original", "duplicate", "reorder", "pad", "swap", "hybrid", "locality", "share"};
 
 const char *tmap_memre_kind_name(tmap_memre_kind k)
 {
@@ -29,6 +30,33 @@ const char *tmap_memre_kind_name(tmap_memre_kind k)
 }
 
 static double pick(double v, double dflt) { return v > 0 ? v : dflt; }
+
+/* Sharing over the locality layout *loc (empty without an order: over A):
+ * *lists holds the blocks' lists as positions in loc's A', *start where
+ * each begins. */
+static tmap_status share_build(const tmap_memref *r, const uint32_t *index,
+                               const tmap_memre_costs *c, tmap_memre *loc, tmap_memre *lists,
+                               uint32_t **start, tmap_error *err)
+{
+    memset(loc, 0, sizeof *loc);
+    if (!c->share_block)
+        return tmap_fail(err, TMAP_ERR_UNSUPPORTED, "no share_block given");
+    tmap_status st = c->order ? tmap_memre_relabel(r, index, c->order, c->permute_threads, loc,
+                                                   err) : TMAP_OK;
+    if (st)
+        return st;
+    if ((st = tmap_memre_share(r, c->order ? loc->index : index, loc->perm, c->share_block,
+                               c->smem_bytes, lists, start, err)))
+        tmap_memre_free(loc);
+    return st;
+}
+
+/* The lists' positions in loc's A' as elements of A. */
+static void share_compose(tmap_memre *lists, const tmap_memre *loc)
+{
+    for (size_t x = 0; loc->from && x < lists->nout; x++)
+        lists->from[x] = loc->from[lists->from[x]];
+}
 
 tmap_status tmap_memre_build(tmap_memre_kind kind, const tmap_memref *r, const uint32_t *index,
                          const tmap_memre_costs *c, tmap_memre *m, tmap_error *err)
@@ -40,6 +68,15 @@ tmap_status tmap_memre_build(tmap_memre_kind kind, const tmap_memref *r, const u
     case TMAP_MEMRE_SWAP: return tmap_memre_swap(r, index, c->block_size, m, err);
     case TMAP_MEMRE_HYBRID: return tmap_memre_hybrid(r, index, c->block_size, m, err);
     case TMAP_MEMRE_ORIGINAL: return tmap_fail(err, TMAP_ERR_INVALID, "the original is no layout");
+    case TMAP_MEMRE_SHARE: {
+        tmap_memre loc;
+        uint32_t *start = NULL;
+        tmap_status st = share_build(r, index, c, &loc, m, &start, err);
+        if (st == TMAP_OK)
+            share_compose(m, &loc), tmap_memre_free(&loc);
+        free(start);
+        return st;
+    }
     case TMAP_MEMRE_LOCALITY:
         if (!c->order)
             return tmap_fail(err, TMAP_ERR_UNSUPPORTED, "no locality order given");
@@ -73,6 +110,20 @@ static tmap_status gather_sectors(const tmap_memref *r, const tmap_memre *m, uin
     return st;
 }
 
+void tmap_memre_score(const tmap_memref *r, const tmap_memre_costs *c, uint64_t gather_sectors,
+                      tmap_memre_choice *v)
+{
+    uint64_t l2 = c->l2_bytes ? c->l2_bytes : L2_BYTES;
+    double dram = pick(c->dram_sector_ns, DRAM_SECTOR_NS);
+    v->fits_l2 = tmap_sectors_fit_l2(&v->counts, r, l2);
+    v->launch_ms = 1e-6 * (double)v->counts.sectors *
+                   (v->fits_l2 ? pick(c->l2_sector_ns, L2_SECTOR_NS) : dram);
+    double gather_ms = 1e-6 * (double)gather_sectors * dram;
+    v->once_ms = v->build_ms + (c->data_changes ? 0 : gather_ms);
+    v->launch_ms += c->data_changes ? gather_ms : 0;
+    v->total_ms = v->launch_ms * (c->launches > 1 ? c->launches : 1) + v->once_ms;
+}
+
 /* The model's times for a built layout (kind ORIGINAL: m->index NULL). */
 static tmap_status score(const tmap_memref *r, const uint32_t *index, const tmap_memre_costs *c,
                          tmap_memre_choice *v, tmap_error *err)
@@ -85,15 +136,22 @@ static tmap_status score(const tmap_memref *r, const uint32_t *index, const tmap
     uint64_t gather = 0;
     if (st || (st = gather_sectors(r, m, &gather, err)))
         return st;
-    uint64_t l2 = c->l2_bytes ? c->l2_bytes : L2_BYTES;
-    double dram = pick(c->dram_sector_ns, DRAM_SECTOR_NS);
-    v->fits_l2 = tmap_sectors_fit_l2(&v->counts, &q, l2);
-    v->launch_ms = 1e-6 * (double)v->counts.sectors *
-                   (v->fits_l2 ? pick(c->l2_sector_ns, L2_SECTOR_NS) : dram);
-    double gather_ms = 1e-6 * (double)gather * dram;
-    v->once_ms = v->build_ms + (c->data_changes ? 0 : gather_ms);
-    v->launch_ms += c->data_changes ? gather_ms : 0;
-    v->total_ms = v->launch_ms * (c->launches > 1 ? c->launches : 1) + v->once_ms;
+    tmap_memre_score(r, c, gather, v);
+    return TMAP_OK;
+}
+
+/* Sharing's times: the staged loads' sectors, the locality layout's
+ * gather; then its lists composed to elements of A. */
+static tmap_status score_share(const tmap_memref *r, const tmap_memre_costs *c,
+                               const tmap_memre *loc, tmap_memre_choice *v, tmap_error *err)
+{
+    uint64_t gather = 0;
+    tmap_status st = tmap_memre_share_sectors(r, &v->layout, v->start, c->share_block,
+                                              &v->counts, err);
+    if (st || (st = gather_sectors(r, loc, &gather, err)))
+        return st;
+    share_compose(&v->layout, loc);
+    tmap_memre_score(r, c, gather, v);
     return TMAP_OK;
 }
 
@@ -106,27 +164,31 @@ static tmap_status candidate(tmap_memre_kind kind, const tmap_memref *r, const u
     v->kind = kind;
     *applies = 1;
     double t0 = tmap_clock_seconds();
-    if (kind != TMAP_MEMRE_ORIGINAL) {
-        tmap_error e = {0};
-        tmap_status st = tmap_memre_build(kind, r, index, c, &v->layout, &e);
-        if (st == TMAP_ERR_UNSUPPORTED || st == TMAP_ERR_INVALID)
-            return *applies = 0, TMAP_OK;
-        if (st)
-            return err ? (*err = e, st) : st;
-    }
+    tmap_memre loc = {0};
+    tmap_error e = {0};
+    tmap_status st = TMAP_OK;
+    if (kind == TMAP_MEMRE_SHARE)
+        st = share_build(r, index, c, &loc, &v->layout, &v->start, &e);
+    else if (kind != TMAP_MEMRE_ORIGINAL)
+        st = tmap_memre_build(kind, r, index, c, &v->layout, &e);
+    if (st == TMAP_ERR_UNSUPPORTED || st == TMAP_ERR_INVALID)
+        return *applies = 0, TMAP_OK;
+    if (st)
+        return err ? (*err = e, st) : st;
     v->build_ms = c->build_ms[kind] > 0 ? c->build_ms[kind] : 1e3 * (tmap_clock_seconds() - t0);
     if (kind == TMAP_MEMRE_ORIGINAL)
         v->build_ms = 0;
-    tmap_status st = score(r, index, c, v, err);
+    st = kind == TMAP_MEMRE_SHARE ? score_share(r, c, &loc, v, err) : score(r, index, c, v, err);
+    tmap_memre_free(&loc);
     if (st)
-        tmap_memre_free(&v->layout);
+        tmap_memre_choices_free(v, 1);
     return st;
 }
 
 void tmap_memre_choices_free(tmap_memre_choice *v, size_t n)
 {
     for (size_t i = 0; v && i < n; i++)
-        tmap_memre_free(&v[i].layout);
+        tmap_memre_free(&v[i].layout), free(v[i].start), v[i].start = NULL;
 }
 
 static int by_total(const void *a, const void *b)
@@ -160,14 +222,21 @@ tmap_status tmap_memre_propose(const tmap_memref *r, const uint32_t *index,
         *n += applies;
         bar = k ? bar : out[0].total_ms * (1 - c->threshold); /* out[0]: the original */
     }
-    size_t kept = 1;
-    for (size_t i = 1; i < *n; i++) {
-        if (out[i].total_ms < bar)
-            out[kept++] = out[i];
-        else
-            tmap_memre_free(&out[i].layout);
-    }
-    qsort(out + 1, kept - 1, sizeof *out, by_total);
-    *n = kept;
+    *n = tmap_memre_rank(out, *n, c);
     return TMAP_OK;
+}
+
+size_t tmap_memre_rank(tmap_memre_choice *v, size_t n, const tmap_memre_costs *c)
+{
+    assert(n >= 1 && v[0].kind == TMAP_MEMRE_ORIGINAL);
+    double bar = v[0].total_ms * (1 - c->threshold);
+    size_t kept = 1;
+    for (size_t i = 1; i < n; i++) {
+        if (v[i].total_ms < bar)
+            v[kept++] = v[i];
+        else
+            tmap_memre_choices_free(&v[i], 1);
+    }
+    qsort(v + 1, kept - 1, sizeof *v, by_total);
+    return kept;
 }

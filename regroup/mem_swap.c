@@ -285,6 +285,51 @@ tmap_status tmap_memre_swap(const tmap_memref *r, const uint32_t *index, size_t 
     return st;
 }
 
+/* One block's m jobs by category (ties by job): each category's whole
+ * warps first, then the residues, both in category order. */
+static tmap_status sorted_block(const tmap_memref *r, const uint32_t *index, size_t m,
+                                uint32_t *perm, tmap_error *err)
+{
+    size_t w = tmap_memre_warp(r), f = 0;
+    uint64_t *key = malloc(m * sizeof *key);
+    tmap_memre_keyed *jobs = malloc(m * sizeof *jobs);
+    tmap_status st = key && jobs ? categories(r, index, m, key, err)
+                                 : tmap_fail(err, TMAP_ERR_NOMEM, "out of memory");
+    for (size_t j = 0; st == TMAP_OK && j < m; j++)
+        jobs[j] = (tmap_memre_keyed){key[j], (uint32_t)j};
+    if (st == TMAP_OK)
+        tmap_memre_sort(jobs, m);
+    for (int residues = 0; st == TMAP_OK && residues < 2; residues++)
+        for (size_t a = 0, e; a < m; a = e) {
+            for (e = a; e < m && jobs[e].key == jobs[a].key; e++)
+                ;
+            size_t full = a + (e - a) / w * w;
+            for (size_t i = residues ? full : a; i < (residues ? e : full); i++)
+                perm[f++] = jobs[i].id;
+        }
+    free(key), free(jobs);
+    return st;
+}
+
+tmap_status tmap_memre_swap_sorted(const tmap_memref *r, const uint32_t *index,
+                                   size_t block_size, tmap_memre *out, tmap_error *err)
+{
+    tmap_status st = swap_begin(r, index, block_size, "tmap_memre_swap_sorted", 0, out, err);
+    if (st)
+        return st;
+    size_t n = r->nthreads, k = r->per_thread, bs = block_size ? block_size : n;
+    memcpy(out->index, index, n * k * sizeof *index);
+    for (size_t lo = 0; st == TMAP_OK && lo < n; lo += bs) {
+        size_t m = n - lo < bs ? n - lo : bs;
+        st = sorted_block(r, index + lo * k, m, out->perm + lo, err);
+        for (size_t s = 0; st == TMAP_OK && s < m; s++)
+            out->perm[lo + s] += (uint32_t)lo;
+    }
+    if (st)
+        tmap_memre_free(out);
+    return st;
+}
+
 /* ------------------------------------------------------------ the hybrid */
 
 /* Segments by the remainder of their accesses beyond whole warps: a stack

@@ -10,7 +10,11 @@
  * duplication: one warp per request counts its sectors (gpu_warp.cuh), a
  * CUB radix sort ranks the requests, a scan places the chosen ones'
  * copies.  Sharing: the accesses sorted by (block, element), the distinct
- * pairs numbered by a scan.
+ * pairs numbered by a scan.  Job swapping as a sort (regroup's
+ * tmap_memre_swap_sorted): one stable radix sort of the jobs per access
+ * on the segment it reads, last access first (then the block), the
+ * categories' starts by a maximum scan, and a last stable sort puts each
+ * category's residue (beyond its whole warps) after the whole warps.
  */
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
@@ -493,5 +497,127 @@ extern "C" tmap_status tmap_gpu_memre_share(uint64_t index, uint64_t perm, size_
     cudaError_t e = share_steps((const unsigned *)index, (const unsigned *)perm, nthreads,
                                 per_thread, block_size, (unsigned *)from, (unsigned *)q,
                                 (unsigned *)start, nout);
+    return e == cudaSuccess ? TMAP_OK : cuda_fail(err, e, fn, "the build");
+}
+
+/* ------------------------------------------------------------- swapping */
+
+__global__ void iota_kernel(unsigned *id, unsigned long long n)
+{
+    unsigned long long i = blockIdx.x * (unsigned long long)THREADS + threadIdx.x;
+    if (i < n)
+        id[i] = (unsigned)i;
+}
+
+/* key[i]: the segment that job id[i]'s access j reads; j = k: its block. */
+__global__ void swap_key_kernel(const unsigned *index, const unsigned *id, unsigned long long n,
+                                unsigned long long k, unsigned long long j, unsigned seg,
+                                unsigned long long bs, unsigned *key)
+{
+    unsigned long long i = blockIdx.x * (unsigned long long)THREADS + threadIdx.x;
+    if (i < n)
+        key[i] = j < k ? index[id[i] * k + j] / seg : (unsigned)(id[i] / bs);
+}
+
+/* run[i] = i where sorted job i starts a category (its block or one of its
+ * segments differs from the job before), else 0. */
+__global__ void swap_head_kernel(const unsigned *index, const unsigned *id, unsigned long long n,
+                                 unsigned long long k, unsigned seg, unsigned long long bs,
+                                 unsigned *run)
+{
+    unsigned long long i = blockIdx.x * (unsigned long long)THREADS + threadIdx.x;
+    if (i >= n)
+        return;
+    unsigned long long a = id[i], b = i ? id[i - 1] : 0;
+    bool head = i == 0 || a / bs != b / bs;
+    for (unsigned long long j = 0; !head && j < k; j++)
+        head = index[a * k + j] / seg != index[b * k + j] / seg;
+    run[i] = head ? (unsigned)i : 0;
+}
+
+/* After the maximum scan run[i] is where job i's category starts: its
+ * last job writes the category's length there. */
+__global__ void swap_len_kernel(const unsigned *run, unsigned long long n, unsigned *len)
+{
+    unsigned long long i = blockIdx.x * (unsigned long long)THREADS + threadIdx.x;
+    if (i < n && (i + 1 == n || run[i + 1] != run[i]))
+        len[run[i]] = (unsigned)(i + 1 - run[i]);
+}
+
+/* key[i] = job i's block x 2 + whether it is beyond its category's whole
+ * warps (a residue). */
+__global__ void swap_residue_kernel(const unsigned *id, const unsigned *run, const unsigned *len,
+                                    unsigned long long n, unsigned long long bs, unsigned *key)
+{
+    unsigned long long i = blockIdx.x * (unsigned long long)THREADS + threadIdx.x;
+    if (i < n) {
+        unsigned r = (unsigned)i - run[i], whole = len[run[i]] / WARP * WARP;
+        key[i] = (unsigned)(id[i] / bs) * 2 + (r >= whole);
+    }
+}
+
+struct max_op {
+    __device__ unsigned operator()(unsigned a, unsigned b) const { return a > b ? a : b; }
+};
+
+static cudaError_t swap_steps(const unsigned *index, size_t n, size_t k, size_t ne, unsigned seg,
+                              size_t bs, unsigned *perm)
+{
+    size_t sort_bytes = 0, scan_bytes = 0, nb = (n + bs - 1) / bs;
+    cudaError_t e = cub::DeviceRadixSort::SortPairs(NULL, sort_bytes, (unsigned *)NULL,
+                                                    (unsigned *)NULL, (unsigned *)NULL,
+                                                    (unsigned *)NULL, (int)n, 0, 32);
+    if (e == cudaSuccess)
+        e = cub::DeviceScan::InclusiveScan(NULL, scan_bytes, (unsigned *)NULL, (unsigned *)NULL,
+                                           max_op(), (int)n);
+    pool p = {NULL, 0};
+    size_t temp_bytes = sort_bytes > scan_bytes ? sort_bytes : scan_bytes;
+    if (e == cudaSuccess)
+        e = cudaMalloc(&p.base, 6 * n * 4 + temp_bytes + 7 * 64);
+    if (e != cudaSuccess)
+        return e;
+    unsigned *key[2] = {(unsigned *)p.take(n * 4), (unsigned *)p.take(n * 4)};
+    unsigned *id[2] = {(unsigned *)p.take(n * 4), (unsigned *)p.take(n * 4)};
+    unsigned *run = (unsigned *)p.take(n * 4), *len = (unsigned *)p.take(n * 4);
+    void *temp = p.take(temp_bytes);
+    int cur = 0, seg_bits = bits_for((ne - 1) / seg | 1), final_bits = bits_for(2 * nb - 1);
+    iota_kernel<<<blocks_for(n), THREADS>>>(id[0], n);
+    /* LSD: the last access first; the block (most significant) last */
+    for (size_t pass = 0; e == cudaSuccess && pass < k + (bs < n); pass++) {
+        size_t j = pass < k ? k - 1 - pass : k;
+        swap_key_kernel<<<blocks_for(n), THREADS>>>(index, id[cur], n, k, j, seg, bs, key[0]);
+        e = cub::DeviceRadixSort::SortPairs(temp, sort_bytes, key[0], key[1], id[cur],
+                                            id[1 - cur], (int)n, 0,
+                                            j < k ? seg_bits : bits_for(nb - 1));
+        cur = 1 - cur;
+    }
+    if (e == cudaSuccess) {
+        swap_head_kernel<<<blocks_for(n), THREADS>>>(index, id[cur], n, k, seg, bs, run);
+        e = cub::DeviceScan::InclusiveScan(temp, scan_bytes, run, key[1], max_op(), (int)n);
+    }
+    if (e == cudaSuccess) {
+        swap_len_kernel<<<blocks_for(n), THREADS>>>(key[1], n, len);
+        swap_residue_kernel<<<blocks_for(n), THREADS>>>(id[cur], key[1], len, n, bs, key[0]);
+        e = cub::DeviceRadixSort::SortPairs(temp, sort_bytes, key[0], run, id[cur], perm, (int)n,
+                                            0, final_bits);
+    }
+    return p.release(e);
+}
+
+extern "C" tmap_status tmap_gpu_memre_swap(uint64_t index, size_t nthreads, size_t per_thread,
+                                           size_t nelems, size_t elem_bytes, size_t block_size,
+                                           uint64_t perm, tmap_error *err)
+{
+    const char *fn = "tmap_gpu_memre_swap";
+    tmap_status st = check(nthreads, per_thread, nelems, fn, err);
+    if (st)
+        return st;
+    if (!elem_bytes || elem_bytes & (elem_bytes - 1) || block_size % WARP)
+        return tmap_fail(err, TMAP_ERR_INVALID, "%s: element bytes %zu (a power of two), blocks "
+                         "of %zu threads (0 or a multiple of 32)", fn, elem_bytes, block_size);
+    unsigned seg = elem_bytes < 32 ? (unsigned)(32 / elem_bytes) : 1;
+    cudaError_t e = swap_steps((const unsigned *)index, nthreads, per_thread, nelems, seg,
+                               block_size && block_size < nthreads ? block_size : nthreads,
+                               (unsigned *)perm);
     return e == cudaSuccess ? TMAP_OK : cuda_fail(err, e, fn, "the build");
 }

@@ -42,3 +42,10 @@ tmap_status tmap_gpu_memre_share(uint64_t index, uint64_t perm, size_t nthreads,
 {
     return none("tmap_gpu_memre_share", err);
 }
+
+tmap_status tmap_gpu_memre_swap(uint64_t index, size_t nthreads, size_t per_thread,
+                                size_t nelems, size_t elem_bytes, size_t block_size,
+                                uint64_t perm, tmap_error *err)
+{
+    return none("tmap_gpu_memre_swap", err);
+}

@@ -5,7 +5,10 @@
  * on random references with partial warps, unread elements and more
  * accesses than elements, k = 1 and 3; partial duplication at several
  * fractions and sharing with and without a clustering perm
- * (tmap_gpu_memre_partial, tmap_gpu_memre_share); and the gather that
+ * (tmap_gpu_memre_partial, tmap_gpu_memre_share); job swapping as a sort
+ * over the grid and within blocks, on the random references and on
+ * clustered ones with whole warps (tmap_gpu_memre_swap against
+ * tmap_memre_swap_sorted); and the gather that
  * builds A' (elements of 4, 8, 16 and 12 bytes, padding slots zero).
  */
 #include "tests/testutil.h"
@@ -52,6 +55,28 @@ static void partial_and_share_equal_cpu(tmap_cuda *c, const tmap_memref *r, cons
     tmap_cuda_free(c, dstart), free(perm);
 }
 
+/* Swapping as a sort, over the grid and in blocks of 256, on p and on a
+ * clustered index (37 consecutive threads of a scattered order share an
+ * element: whole warps and residues): the GPU's thread order is the CPU's. */
+static void swap_equal_cpu(tmap_cuda *c, const tmap_memref *r, const uint32_t *p, uint64_t dp)
+{
+    size_t n = r->nthreads, m = n * r->per_thread;
+    uint32_t *clustered = malloc(m * 4);
+    for (size_t i = 0; i < m; i++)
+        clustered[i] = (uint32_t)((i / r->per_thread * 2654435761u % n) / 37 % r->nelems);
+    uint64_t dc = test_device_copy(c, clustered, m * 4), dperm = test_device_alloc(c, n * 4);
+    for (int which = 0; which < 2; which++)
+        for (size_t bs = 0; bs <= 256; bs += 256) {
+            tmap_memre cpu;
+            TMAP_CHECK(tmap_memre_swap_sorted(r, which ? clustered : p, bs, &cpu, err));
+            TMAP_CHECK(tmap_gpu_memre_swap(which ? dc : dp, n, r->per_thread, r->nelems,
+                                           r->elem_bytes, bs, dperm, err));
+            test_expect_device_u32(c, dperm, cpu.perm, n, "swapping's perm");
+            tmap_memre_free(&cpu);
+        }
+    tmap_cuda_free(c, dc), tmap_cuda_free(c, dperm), free(clustered);
+}
+
 static void layouts_equal_cpu(void **state)
 {
     tmap_cuda *c = test_gpu_open();
@@ -83,6 +108,7 @@ static void layouts_equal_cpu(void **state)
                 test_expect_device_u32(c, dq, cpu.index, m, "reordering's Q");
                 tmap_memre_free(&cpu);
                 partial_and_share_equal_cpu(c, &r, p, dp);
+                swap_equal_cpu(c, &r, p, dp);
                 tmap_cuda_free(c, dp), tmap_cuda_free(c, dq), tmap_cuda_free(c, df);
                 free(p);
             }

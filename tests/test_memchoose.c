@@ -3,7 +3,10 @@
  * (tmap_memre_propose: exact sector counts of each layout on zhang2011's
  * Fig. 4, the order by predicted total, the build spread over launches, the
  * L2, layouts that do not apply, nothing paying) and the measured choice
- * over the first launches (tmap_memchooser, with stand-in times).
+ * over the first launches (tmap_memchooser, with stand-in times); sharing
+ * as a kind of both (exact staged sectors, the lists composed through the
+ * locality order, chosen when its launches are fastest); scoring layouts
+ * built elsewhere (tmap_memre_score, tmap_memre_rank).
  */
 #include <math.h>
 
@@ -221,6 +224,100 @@ static void chooser_amortizes(void **state)
     assert_non_null(strstr(e.message, "the original first"));
 }
 
+/* 8 threads x 2 accesses of 16 elements, 4 to a 16-byte sector: the
+ * original reads 8 sectors; one block of 8 stages all 16 elements in 4
+ * requests of one sector each. */
+static const uint32_t k2_p[16] = {0, 8, 4, 12, 1, 9, 5, 13, 6, 14, 2, 10, 7, 15, 3, 11};
+
+static tmap_memref k2_ref(void)
+{
+    tmap_memref k2 = fig4;
+    k2.per_thread = 2, k2.nelems = 16;
+    return k2;
+}
+
+static void propose_share(void **state)
+{
+    tmap_memref k2 = k2_ref();
+    tmap_memre_costs c = unit_costs(1000);
+    c.share_block = 8, c.smem_bytes = 64;
+    tmap_memre_choice v[TMAP_MEMRE_KINDS];
+    size_t n;
+    TMAP_CHECK(tmap_memre_propose(&k2, k2_p, &c, v, &n, err));
+    assert_int_equal(v[0].counts.sectors, 8);
+    const tmap_memre_choice *sh = find(v, n, TMAP_MEMRE_SHARE);
+    assert_non_null(sh);
+    assert_int_equal(sh->counts.sectors, 4);
+    assert_int_equal(sh->counts.requests, 4);
+    assert_int_equal(sh->layout.nout, 16);
+    assert_int_equal(sh->start[0], 0), assert_int_equal(sh->start[1], 16);
+    for (size_t i = 0; i < 16; i++) /* A'[Q[i]] is the element the original read */
+        assert_int_equal(sh->layout.from[sh->layout.index[i]], k2_p[i]);
+    tmap_memre_choices_free(v, n);
+    /* through a locality order: the staged list is that layout's A' in
+     * order, so from, composed, is the order itself; its gather is the
+     * locality layout's */
+    static const uint32_t order[16] = {0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 12, 13, 14, 15};
+    c.order = order;
+    TMAP_CHECK(tmap_memre_propose(&k2, k2_p, &c, v, &n, err));
+    sh = find(v, n, TMAP_MEMRE_SHARE);
+    assert_non_null(sh);
+    assert_memory_equal(sh->layout.from, order, sizeof order);
+    assert_int_equal(sh->counts.sectors, 4);
+    /* the gather once: 4 read sectors (the order's runs of 4) and 4 written */
+    assert_true(fabs(sh->once_ms - (8e-6 + 1e-12)) < 1e-15);
+    tmap_memre_choices_free(v, n);
+    /* a working set beyond the shared memory: no sharing */
+    c.smem_bytes = 60, c.order = NULL;
+    TMAP_CHECK(tmap_memre_propose(&k2, k2_p, &c, v, &n, err));
+    assert_null(find(v, n, TMAP_MEMRE_SHARE));
+    tmap_memre_choices_free(v, n);
+    tmap_memre m;
+    tmap_error e = {0};
+    assert_int_equal(tmap_memre_build(TMAP_MEMRE_SHARE, &k2, k2_p, &c, &m, &e),
+                     TMAP_ERR_UNSUPPORTED);
+    assert_non_null(strstr(e.message, "shared memory"));
+    assert_string_equal(tmap_memre_kind_name(TMAP_MEMRE_SHARE), "share");
+}
+
+/* Sharing on trial: kept when its launches, its once cost spread, are
+ * the fastest; not when that cost outweighs what it saves. */
+static void chooser_shares(void **state)
+{
+    tmap_memre_choice v[3] = {{.kind = TMAP_MEMRE_ORIGINAL},
+                              {.kind = TMAP_MEMRE_LOCALITY, .once_ms = 10},
+                              {.kind = TMAP_MEMRE_SHARE, .once_ms = 20}};
+    const float ms[3] = {1.2f, 0.75f, 0.63f};
+    tmap_memchooser *m;
+    assert_int_equal(run_trial(v, 3, ms, 1000, 0.03), 2); /* 0.63 + 0.02 < 0.75 + 0.01 */
+    assert_int_equal(run_trial(v, 3, ms, 20, 0.03), 0);   /* 0.63 + 1 > 1.2 */
+    TMAP_CHECK(tmap_memchooser_create(v, 3, 1, 0.03, 1000, &m, err));
+    for (int i = 0; i < 3; i++)
+        tmap_memchooser_record(m, tmap_memchooser_next(m, &(int){0}), ms[i]);
+    assert_int_equal(tmap_memchooser_chosen(m), 2);
+    assert_non_null(strstr(tmap_memchooser_why(m), "share kept"));
+    tmap_memchooser_free(m);
+}
+
+/* Layouts built elsewhere: scored from their counts, ranked. */
+static void score_and_rank(void **state)
+{
+    tmap_memre_costs c = unit_costs(10);
+    c.data_changes = 1, c.threshold = 0.1;
+    tmap_memre_choice v[3] = {{.kind = TMAP_MEMRE_ORIGINAL, .counts = {.sectors = 100}},
+                              {.kind = TMAP_MEMRE_DUPLICATE, .counts = {.sectors = 40},
+                               .build_ms = 1e-4},
+                              {.kind = TMAP_MEMRE_SWAP, .counts = {.sectors = 95}}};
+    uint64_t gather[3] = {0, 30, 0};
+    for (int i = 0; i < 3; i++)
+        tmap_memre_score(&fig4, &c, gather[i], &v[i]);
+    assert_true(fabs(v[0].total_ms - 1e-3) < 1e-15);
+    assert_true(fabs(v[1].launch_ms - 70e-6) < 1e-15); /* the gather before each launch */
+    assert_true(fabs(v[1].total_ms - 8e-4) < 1e-15);
+    assert_int_equal(tmap_memre_rank(v, 3, &c), 2); /* swapping saves 5%: below the threshold */
+    assert_int_equal(v[1].kind, TMAP_MEMRE_DUPLICATE);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -230,6 +327,9 @@ int main(void)
         cmocka_unit_test(propose_l2),
         cmocka_unit_test(propose_applicable),
         cmocka_unit_test(chooser_amortizes),
+        cmocka_unit_test(propose_share),
+        cmocka_unit_test(chooser_shares),
+        cmocka_unit_test(score_and_rank),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -5,7 +5,9 @@
  * the BFS run level by level through a layout reaches the queue BFS's
  * levels; the MD forces sum to zero (Newton's third law over symmetric
  * neighbour lists); CG converges on the power-law matrix; the locality
- * orders cut the sectors per request of the random inputs.
+ * orders cut the sectors per request of the random inputs; the permuted
+ * 3-D stencil (its shape, RCM with the threads following their rows, CG);
+ * generation draws each item from its own stream.
  */
 #include "tests/testutil.h"
 #include "benchmarks/bench_memirr_apps.h"
@@ -13,7 +15,8 @@
 
 static tmap_memre_costs costs_of(const mi_app *a)
 {
-    return (tmap_memre_costs){.order = a->order, .permute_threads = a->permute_threads};
+    return (tmap_memre_costs){.order = a->order, .permute_threads = a->permute_threads,
+                              .share_block = 256, .smem_bytes = 48 * 1024};
 }
 
 static double sectors_per_request(const tmap_memref *r, const uint32_t *index,
@@ -61,9 +64,10 @@ static void md(void **state)
 {
     mi_app a;
     assert_int_equal(mi_md_make(3000, 7, &a), 0);
+    assert_int_equal(mi_app_order(&a), 0);
     assert_true(a.ref.per_thread >= 20 && a.ref.per_thread < 100); /* ~27 neighbours on average */
     double loc = 0, orig = sectors_per_request(&a.ref, a.index, NULL, a.ref.nelems);
-    assert_int_equal(layouts_keep_outputs(&a, 0, &loc), 5); /* all but padding (k > 1) */
+    assert_int_equal(layouts_keep_outputs(&a, 0, &loc), 6); /* all but padding (k > 1) */
     /* Morton: 24.6 to 19.3 (the j-th neighbours of a warp's particles stay
      * spread: the lists are in cell-scan order, not relabeled) */
     assert_true(loc < 0.85 * orig);
@@ -83,6 +87,7 @@ static void bfs(void **state)
 {
     mi_app a;
     assert_int_equal(mi_bfs_make(10, 3, &a), 0);
+    assert_int_equal(mi_app_order(&a), 0);
     assert_int_equal(a.ref.nthreads, 2 * 16 * 1024);
     uint32_t nv = a.nv, *want = malloc(nv * 4), *level = a.data;
     uint32_t depth = mi_bfs_reference(&a, want), reached = 0;
@@ -99,7 +104,7 @@ static void bfs(void **state)
     for (uint32_t step = 0; step < depth; step++) { /* the edge-parallel BFS through swapping */
         double loc = 0;
         if (step == 1)
-            assert_int_equal(layouts_keep_outputs(&a, step, &loc), 6);
+            assert_int_equal(layouts_keep_outputs(&a, step, &loc), 7);
         assert_int_equal(mi_cpu_run(&a, &m, step, prop), 0);
         for (size_t e = 0; e < a.ref.nthreads; e++)
             if (prop[e] != MI_NONE && level[a.aux[e]] == MI_NONE)
@@ -114,6 +119,7 @@ static void spmv_and_cg(void **state)
 {
     mi_app a;
     assert_int_equal(mi_spmv_make(4000, 5, &a), 0);
+    assert_int_equal(mi_app_order(&a), 0);
     size_t n = a.nv, nnz = a.ref.nthreads, longest = 0, *len = calloc(n, sizeof *len);
     for (size_t e = 0; e < nnz; e++) {
         assert_true(e == 0 || a.aux[e - 1] <= a.aux[e]); /* by row */
@@ -121,11 +127,65 @@ static void spmv_and_cg(void **state)
     }
     assert_true(longest > 10 * nnz / n); /* a heavy tail */
     double loc = 0, orig = sectors_per_request(&a.ref, a.index, NULL, n);
-    assert_int_equal(layouts_keep_outputs(&a, 0, &loc), 6);
+    assert_int_equal(layouts_keep_outputs(&a, 0, &loc), 7);
     assert_true(orig > 6); /* uniform columns: most lanes their own sector */
     double *x = malloc(n * 8);
     assert_true(mi_cg_cpu(&a, 100, x) < 1e-9); /* 1.7e-8 after 80 */
     free(x), free(len), mi_free(&a);
+}
+
+/* The permuted 7-point Laplacian: 7 entries in interior rows, symmetric,
+ * rows sum to the boundary's missing neighbours; RCM restores locality;
+ * CG converges; the layouts keep the products. */
+static void stencil(void **state)
+{
+    mi_app a;
+    assert_int_equal(mi_stencil_make(12, 9, &a), 0);
+    assert_int_equal(mi_app_order(&a), 0);
+    size_t n = a.nv, nnz = a.ref.nthreads;
+    assert_int_equal(n, 12 * 12 * 12);
+    assert_int_equal(nnz, n + 6 * 11 * 12 * 12); /* the diagonal + 2 per grid edge */
+    double *rowsum = calloc(n, 8), *x = malloc(n * 8);
+    for (size_t e = 0; e < nnz; e++) {
+        assert_true(e == 0 || a.aux[e - 1] < a.aux[e] ||
+                    (a.aux[e - 1] == a.aux[e] && a.index[e - 1] < a.index[e]));
+        rowsum[a.aux[e]] += a.val[e];
+    }
+    size_t corner = 0;
+    for (size_t r = 0; r < n; r++)
+        corner += rowsum[r] == 3.0; /* three neighbours missing */
+    assert_int_equal(corner, 8);
+    double loc = 0, orig = sectors_per_request(&a.ref, a.index, NULL, n);
+    assert_int_equal(layouts_keep_outputs(&a, 0, &loc), 7);
+    /* relabeling x alone leaves the rows' random order: 28.1 to 24.9; with
+     * the threads following their rows (the benchmark's locality), 9.4 */
+    assert_true(orig > 20 && loc < orig);
+    uint32_t *perm = malloc(nnz * 4);
+    tmap_memre m;
+    TMAP_CHECK(tmap_memre_relabel(&a.ref, a.index, a.order, 0, &m, err));
+    assert_int_equal(mi_follow_rows(&a, a.order, perm), 0);
+    TMAP_CHECK(tmap_perm_check(perm, nnz, "perm", err));
+    double follow = sectors_per_request(&a.ref, m.index, perm, n);
+    assert_true(follow < 0.4 * orig);
+    tmap_memre_free(&m), free(perm);
+    assert_true(mi_cg_cpu(&a, 200, x) < 1e-6);
+    free(rowsum), free(x), mi_free(&a);
+}
+
+/* The same input for any number of generator threads: each particle's
+ * position is its own stream's draws, whichever piece of mi_parallel made
+ * it (70,000: above its threshold for one thread). */
+static void md_generation_is_deterministic(void **state)
+{
+    mi_app a;
+    assert_int_equal(mi_md_make(70000, 3, &a), 0);
+    float side = cbrtf(70000 / 0.8f), *p = a.data;
+    for (size_t t = 0; t < 70000; t += 997) {
+        uint64_t s = mi_stream(3, t);
+        for (int d = 0; d < 3; d++)
+            assert_true(p[4 * t + d] == (float)mi_unif(&s) * side);
+    }
+    mi_free(&a);
 }
 
 /* The benchmark's GPU kernels compile (NVRTC runs without a GPU). */
@@ -148,6 +208,8 @@ int main(void)
         cmocka_unit_test(md),
         cmocka_unit_test(bfs),
         cmocka_unit_test(spmv_and_cg),
+        cmocka_unit_test(stencil),
+        cmocka_unit_test(md_generation_is_deterministic),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -3,7 +3,8 @@
  * the papers' worked examples reproduced exactly (zhang2011 Fig. 4 a, b, e
  * and its two counter-examples; wu2013 Fig. 4 b, c), every transformation
  * giving the same results as the original on a CPU reference computation,
- * the sector counts they reach, scopes and bad arguments; the locality
+ * the sector counts they reach, scopes and bad arguments; job swapping as
+ * a sort (the GPU's build) against the greedy on residues; the locality
  * orders (reverse Cuthill-McKee, Morton) exactly on small cases.
  */
 #include <math.h>
@@ -280,12 +281,60 @@ static void random_references_keep_results(void **state)
             if (k == 1)
                 assert_true(sectors_after(&r, &m) <= before);
             tmap_memre_free(&m);
+            TMAP_CHECK(tmap_memre_swap_sorted(&r, p, 128, &m, err));
+            same_results(&r, p, &m);
+            for (size_t sl = 0; sl < n; sl++)
+                assert_int_equal(m.perm[sl] / 128, sl / 128);
+            tmap_memre_free(&m);
             TMAP_CHECK(tmap_memre_hybrid(&r, p, 0, &m, err));
             same_results(&r, p, &m);
             tmap_memre_free(&m);
         }
         free(p);
     }
+}
+
+/* Swapping as a sort against the greedy, warps of 32, segments of 8:
+ * categories A, B, C, D (segments 0-3) of 20, 20, 12 and 12 jobs, none a
+ * whole warp, in two warps of 4 categories each (8 sectors).  The sort
+ * puts the residues in category order, A20 B12 | B8 C12 D12: 5 sectors;
+ * the greedy packs the largest with the smallest, A20 C12 | B20 D12: 4.
+ * On Fig. 4 both reach 3 (segment 0's whole warp first, then the rest). */
+static void swap_sorted_residues(void **state)
+{
+    tmap_memref r = {.nthreads = 64, .per_thread = 1, .elem_bytes = 4, .nelems = 32};
+    uint32_t p[64], want[64], cat[64];
+    for (uint32_t t = 0; t < 64; t++) {
+        cat[t] = t < 48 ? t % 4 : t < 56 ? 0 : 1;
+        p[t] = cat[t] * 8 + t % 8;
+    }
+    size_t w = 0;
+    for (uint32_t c = 0; c < 4; c++) /* each category's jobs ascending */
+        for (uint32_t t = 0; t < 64; t++)
+            if (cat[t] == c)
+                want[w++] = t;
+    tmap_memre m;
+    assert_int_equal(sectors(&r, p, NULL, 32), 8);
+    TMAP_CHECK(tmap_memre_swap_sorted(&r, p, 0, &m, err));
+    expect_u32(m.perm, want, 64, "sorted perm");
+    expect_u32(m.index, p, 64, "Q");
+    assert_null(m.from);
+    assert_int_equal(sectors_after(&r, &m), 5);
+    tmap_memre_free(&m);
+    TMAP_CHECK(tmap_memre_swap(&r, p, 0, &m, err));
+    assert_int_equal(sectors_after(&r, &m), 4);
+    tmap_memre_free(&m);
+    TMAP_CHECK(tmap_memre_swap_sorted(&r, p, 32, &m, err)); /* within blocks: 4 + 4 */
+    for (size_t s = 1; s < 64; s++)
+        assert_true(m.perm[s] / 32 == s / 32 &&
+                    (s % 32 == 0 || cat[m.perm[s - 1]] <= cat[m.perm[s]]));
+    assert_int_equal(sectors_after(&r, &m), 8);
+    tmap_memre_free(&m);
+    static const uint32_t fig4_sorted[8] = {0, 2, 3, 4, 5, 1, 6, 7};
+    TMAP_CHECK(tmap_memre_swap_sorted(&fig4, fig4_p, 0, &m, err));
+    expect_u32(m.perm, fig4_sorted, 8, "Fig. 4 sorted perm");
+    assert_int_equal(sectors_after(&fig4, &m), 3);
+    tmap_memre_free(&m);
 }
 
 /* Job swapping with k = 2 accesses per thread: a job's category is the
@@ -613,6 +662,7 @@ int main(void)
         cmocka_unit_test(zhang_fig4e_hybrid),
         cmocka_unit_test(swap_two_accesses),
         cmocka_unit_test(swap_one_pattern_twice),
+        cmocka_unit_test(swap_sorted_residues),
         cmocka_unit_test(zhang_counter_examples),
         cmocka_unit_test(wu_fig4b_duplication),
         cmocka_unit_test(wu_fig4c_padding),

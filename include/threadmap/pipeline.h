@@ -596,7 +596,8 @@ const char *tmap_memchooser_why(const tmap_memchooser *m);
  * precedes its kernel, as a gather of data that changes does): left alone
  * when T_sav <= T_tr at r0, else r' = r0 + step (the saving is concave
  * in r, the transform linear: the optimum is approached from below), and a failure is a launch (kernel
- * + transform) slower than the best at the fractions before.  A failure
+ * + transform) slower than the best launch at a lower fraction (the
+ * original included; not its own earlier launches).  A failure
  * lowers r by `step` (to 0: left alone); two successes raise it a step if
  * it was never lowered, else fix it; r = 1 after two successes is fixed.
  * r0, step 0: 0.1.

@@ -240,6 +240,16 @@ tmap_status tmap_memre_share_sectors(const tmap_memref *r, const tmap_memre *m,
  * threads (a multiple of the warp). */
 tmap_status tmap_memre_swap(const tmap_memref *r, const uint32_t *index, size_t block_size,
                             tmap_memre *out, tmap_error *err);
+/* Job swapping as a sort (what tmap_gpu_memre_swap builds on the GPU):
+ * the jobs sorted by category (the tuple of segments, as above; ties by
+ * job), then, stably, each category's whole warps before the residues,
+ * so that the residues lie together in category order.  Unlike
+ * tmap_memre_swap, the residues are not packed largest first and topped
+ * up from the smallest, buckets are not matched to the warps they share
+ * most jobs with, and jobs do not keep their slots: all three are
+ * sequential greedy steps.  Data does not move; block_size as above. */
+tmap_status tmap_memre_swap_sorted(const tmap_memref *r, const uint32_t *index,
+                                   size_t block_size, tmap_memre *out, tmap_error *err);
 /* The hybrid (zhang2011 sec. 3.2.3): data reordering for swapping (an
  * element whose accesses, all k of each thread counted, make up the
  * remainder of its segment's accesses beyond whole warps moves, by exchange with an element nobody
@@ -278,10 +288,11 @@ typedef enum tmap_memre_kind {
     TMAP_MEMRE_SWAP,
     TMAP_MEMRE_HYBRID,
     TMAP_MEMRE_LOCALITY, /* tmap_memre_relabel by the given order (RCM, Morton) */
+    TMAP_MEMRE_SHARE,    /* tmap_memre_share over the locality layout (its clustering) */
     TMAP_MEMRE_KINDS
 } tmap_memre_kind;
 
-/* "original", "duplicate", "reorder", "pad", "swap", "hybrid", "locality". */
+/* "original", "duplicate", "reorder", "pad", "swap", "hybrid", "locality", "share". */
 const char *tmap_memre_kind_name(tmap_memre_kind k);
 
 typedef struct tmap_memre_costs {
@@ -297,10 +308,14 @@ typedef struct tmap_memre_costs {
     const uint32_t *order;  /* a locality order of A; NULL: no such candidate */
     int permute_threads;    /* the threads follow order (tmap_memre_relabel) */
     double threshold;       /* the fraction of the original's total to beat */
+    size_t share_block;     /* sharing: threads per block (a multiple of the warp);
+                               0: no sharing candidate */
+    size_t smem_bytes;      /* sharing: a block's shared memory for its working set */
 } tmap_memre_costs;
 
 typedef struct tmap_memre_choice {
     tmap_memre layout;         /* ORIGINAL: empty */
+    uint32_t *start;           /* SHARE: where each block's list begins in A' (nblocks + 1) */
     tmap_memre_kind kind;
     tmap_sector_counts counts; /* the reference's sectors in this layout */
     int fits_l2;               /* its footprint fits in l2_bytes */
@@ -315,15 +330,31 @@ typedef struct tmap_memre_choice {
  * out[0] = the original, then the layouts whose total beats the original's
  * by the threshold, least total first (ties by kind); *n of at most
  * TMAP_MEMRE_KINDS.  Nothing pays: *n = 1.  A layout whose given build_ms
- * alone reaches that bar cannot pay and is not built.  The measured choice
+ * alone reaches that bar cannot pay and is not built.  Sharing (with
+ * share_block) stages each block's working set of the locality layout's A'
+ * (of A without an order): its sectors are the staged loads'
+ * (tmap_memre_share_sectors), its gather the locality layout's; its
+ * layout's from is composed to name elements of A.  The measured choice
  * over the first launches is the pipeline's tmap_memchooser. */
 tmap_status tmap_memre_propose(const tmap_memref *r, const uint32_t *index,
                                const tmap_memre_costs *c, tmap_memre_choice *out, size_t *n,
                                tmap_error *err);
+/* The model's times of a layout built elsewhere (on the GPU): v->kind,
+ * v->counts (its sectors) and v->build_ms given; gather_sectors: the
+ * sectors of one gather of its A' (reads and writes; 0: the data does not
+ * move).  Sets fits_l2, launch_ms, once_ms and total_ms. */
+void tmap_memre_score(const tmap_memref *r, const tmap_memre_costs *c, uint64_t gather_sectors,
+                      tmap_memre_choice *v);
+/* The proposal among scored choices v[0..n) (v[0] the original): v[0],
+ * then those whose total beats the original's by c->threshold, least
+ * total first (ties by kind); the others are freed.  Returns how many. */
+size_t tmap_memre_rank(tmap_memre_choice *v, size_t n, const tmap_memre_costs *c);
 void tmap_memre_choices_free(tmap_memre_choice *v, size_t n);
-/* Builds one layout kind (not the original) with c's block_size and
- * order; TMAP_ERR_UNSUPPORTED or TMAP_ERR_INVALID when it does not apply
- * (k, writes, no order). */
+/* Builds one layout kind (not the original) with c's block_size, order
+ * and sharing (SHARE: from composed to elements of A, so slot s's request
+ * j reads A'[Q[...]] as every layout does; the block starts are dropped);
+ * TMAP_ERR_UNSUPPORTED or TMAP_ERR_INVALID when it does not apply (k,
+ * writes, no order, no share_block, a working set beyond smem_bytes). */
 tmap_status tmap_memre_build(tmap_memre_kind kind, const tmap_memref *r, const uint32_t *index,
                              const tmap_memre_costs *c, tmap_memre *out, tmap_error *err);
 

@@ -501,6 +501,15 @@ tmap_status tmap_gpu_memre_partial(uint64_t index, size_t nthreads, size_t per_t
 tmap_status tmap_gpu_memre_share(uint64_t index, uint64_t perm, size_t nthreads,
                                  size_t per_thread, size_t block_size, uint64_t from, uint64_t q,
                                  uint64_t start, size_t *nout, tmap_error *err);
+/* tmap_gpu_memre_swap: regroup's tmap_memre_swap_sorted (32-byte sectors,
+ * warps of 32; block_size 0 or a multiple of 32): perm (device u32
+ * [nthreads]) the thread order; Q is the index itself.  One stable CUB
+ * radix sort per access (and one for the blocks), a maximum scan for the
+ * categories, a last sort for the residues; allocates its scratch and
+ * waits. */
+tmap_status tmap_gpu_memre_swap(uint64_t index, size_t nthreads, size_t per_thread,
+                                size_t nelems, size_t elem_bytes, size_t block_size,
+                                uint64_t perm, tmap_error *err);
 
 /*
  * The layouts that follow an order, built on the GPU (runtime/gpu_memorder.cu,
