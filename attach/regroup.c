@@ -38,11 +38,7 @@ struct tmap_attach_regroup {
     int have_pred;
     double *lat;
     uint64_t feat;              /* device double [threads][features] */
-    /* the key kernel's arguments: out, n, then per slot p, lo, hi */
-    uint64_t key_out, key_n;
-    uint64_t slot_p[TMAP_ATTACH_KEY_MAX_SLOTS];
-    long long slot_lo[TMAP_ATTACH_KEY_MAX_SLOTS], slot_hi[TMAP_ATTACH_KEY_MAX_SLOTS];
-    void *key_argv[2 + 3 * TMAP_ATTACH_KEY_MAX_SLOTS];
+    tmap_expr_cuda_args key_args; /* the key kernel's: out, n, per slot p, lo, hi */
     tmap_regrouper *r;
 };
 
@@ -78,12 +74,8 @@ tmap_status tmap_attach_regroup_check(const char *ptx, const char *entry,
 static int key_fn(void *user, uint64_t key, void *stream)
 {
     tmap_attach_regroup *g = user;
-    size_t n = (size_t)g->key_n;
-    g->key_out = key;
-    tmap_launch l = {.grid = {(unsigned)((n + TMAP_EXPR_CUDA_BLOCK - 1) / TMAP_EXPR_CUDA_BLOCK), 1, 1},
-                     .block = {TMAP_EXPR_CUDA_BLOCK, 1, 1}, .args = g->key_argv,
-                     .nargs = 2 + 3 * g->key.nslots};
-    return tmap_kernel_enqueue(g->keyk, &l, stream, NULL) != TMAP_OK;
+    g->key_args.out = key;
+    return tmap_expr_cuda_launch(g->keyk, &g->key_args, stream, NULL) != TMAP_OK;
 }
 
 /* The expressions' kernel: the key, or with a predictor each feature. */
@@ -102,12 +94,8 @@ static tmap_status load_key(tmap_attach_regroup *g, const tmap_attach_regroup_op
                                  "<CUDA source of the key kernel made by threadmap>", &g->keyk, err);
     if (st != TMAP_OK)
         return st;
-    g->key_argv[0] = &g->key_out;
-    g->key_argv[1] = &g->key_n;
+    g->key_args.nslots = g->key.nslots;
     for (size_t i = 0; i < g->key.nslots; i++) {
-        g->key_argv[2 + 3 * i] = &g->slot_p[i];
-        g->key_argv[3 + 3 * i] = &g->slot_lo[i];
-        g->key_argv[4 + 3 * i] = &g->slot_hi[i];
         if (g->key.slot[i].arg >= g->nparams || g->params[g->key.slot[i].arg].size != 8)
             return tmap_fail(err, TMAP_ERR_INVALID, "--key: arg%u is not a pointer parameter of "
                              "%s (it has %zu parameters)", g->key.slot[i].arg, o->entry,
@@ -162,7 +150,7 @@ static tmap_status load_model(tmap_attach_regroup *g, const char *ptx,
     if (st == TMAP_OK)
         st = tmap_lat_blocks(t, cfg, &g->lat, NULL, err);
     if (st == TMAP_OK)
-        st = tmap_cuda_alloc(g->cuda, (size_t)g->key_n * o->nfeatures * sizeof(double), &g->feat,
+        st = tmap_cuda_alloc(g->cuda, (size_t)g->key_args.n * o->nfeatures * sizeof(double), &g->feat,
                              err);
     tmap_lat_free(t);
     free(names);
@@ -219,7 +207,7 @@ tmap_status tmap_attach_regroup_create(tmap_cuda *cuda, const char *ptx,
     g->launch = (tmap_launch){.grid = {c->grid[0], c->grid[1], c->grid[2]},
                               .block = {c->block[0], c->block[1], c->block[2]},
                               .shared_bytes = c->shared_bytes};
-    g->key_n = tmap_launch_threads(&g->launch);
+    g->key_args.n = tmap_launch_threads(&g->launch);
     st = tmap_attach_params(ptx, o->entry, &g->params, &g->nparams, err);
     if (st == TMAP_OK)
         st = storage(g, err);
@@ -301,9 +289,9 @@ static tmap_status take_args(tmap_attach_regroup *g, const tmap_attach_call *c, 
             return tmap_fail(err, TMAP_ERR_INVALID, "--key: arg%u (0x%llx) is not device "
                              "memory the driver knows (cuMemGetAddressRange)", s->arg,
                              (unsigned long long)p);
-        g->slot_p[i] = p;
-        g->slot_lo[i] = -(long long)((p - base) / s->elem_size);
-        g->slot_hi[i] = (long long)((base + size - p) / s->elem_size);
+        g->key_args.p[i] = p;
+        g->key_args.lo[i] = -(long long)((p - base) / s->elem_size);
+        g->key_args.hi[i] = (long long)((base + size - p) / s->elem_size);
     }
     return TMAP_OK;
 }

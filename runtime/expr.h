@@ -105,4 +105,17 @@ tmap_status tmap_expr_cuda_compile(const char *source, const char *what, tmap_co
 tmap_status tmap_expr_cuda_load(tmap_cuda *c, const char *source, const char *name,
                                 const char *what, tmap_kernel **out, tmap_error *err);
 
+/* That kernel's arguments: out, n, and per slot p, lo, hi (nslots of
+ * them).  tmap_expr_cuda_launch enqueues kernel k with a's values over
+ * a->n threads in blocks of TMAP_EXPR_CUDA_BLOCK (nothing when n is 0). */
+typedef struct tmap_expr_cuda_args {
+    uint64_t out, n;
+    size_t nslots;
+    uint64_t p[TMAP_EXPR_CUDA_MAX_SLOTS];
+    long long lo[TMAP_EXPR_CUDA_MAX_SLOTS], hi[TMAP_EXPR_CUDA_MAX_SLOTS];
+    void *argv[2 + 3 * TMAP_EXPR_CUDA_MAX_SLOTS];
+} tmap_expr_cuda_args;
+tmap_status tmap_expr_cuda_launch(tmap_kernel *k, tmap_expr_cuda_args *a, void *stream,
+                                  tmap_error *err);
+
 #endif

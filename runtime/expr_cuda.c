@@ -142,3 +142,22 @@ tmap_status tmap_expr_cuda_load(tmap_cuda *c, const char *source, const char *na
     tmap_compiled_free(&ptx);
     return st;
 }
+
+tmap_status tmap_expr_cuda_launch(tmap_kernel *k, tmap_expr_cuda_args *a, void *stream,
+                                  tmap_error *err)
+{
+    assert(a->nslots <= TMAP_EXPR_CUDA_MAX_SLOTS);
+    if (!a->n)
+        return TMAP_OK;
+    a->argv[0] = &a->out;
+    a->argv[1] = &a->n;
+    for (size_t s = 0; s < a->nslots; s++) {
+        a->argv[2 + 3 * s] = &a->p[s];
+        a->argv[3 + 3 * s] = &a->lo[s];
+        a->argv[4 + 3 * s] = &a->hi[s];
+    }
+    uint64_t blocks = (a->n + TMAP_EXPR_CUDA_BLOCK - 1) / TMAP_EXPR_CUDA_BLOCK;
+    tmap_launch l = {.grid = {(unsigned)blocks, 1, 1}, .block = {TMAP_EXPR_CUDA_BLOCK, 1, 1},
+                     .args = a->argv, .nargs = 2 + 3 * a->nslots};
+    return tmap_kernel_enqueue(k, &l, stream, err);
+}

@@ -19,12 +19,8 @@
  * array's device pointer and the bounds [0, count). */
 struct tmap_mfeatures_gpu {
     tmap_kernel *k;
-    size_t nslots;
-    size_t array[TMAP_EXPR_CUDA_MAX_SLOTS];   /* slot -> index into m->arrays */
-    uint64_t out, n;
-    uint64_t p[TMAP_EXPR_CUDA_MAX_SLOTS];
-    long long lo[TMAP_EXPR_CUDA_MAX_SLOTS], hi[TMAP_EXPR_CUDA_MAX_SLOTS];
-    void *argv[2 + 3 * TMAP_EXPR_CUDA_MAX_SLOTS];
+    size_t array[TMAP_EXPR_CUDA_MAX_SLOTS]; /* slot -> index into m->arrays */
+    tmap_expr_cuda_args a;                  /* a.nslots: the slots in use */
 };
 
 /* Feature j parsed and bound to m's arrays; errors name it. */
@@ -112,13 +108,13 @@ static tmap_status feature_slots(const tmap_manifest *m, size_t j, tmap_expr *x,
             tmap_error_prefix(err, "%s: features.%s, thread %zu", m->path, m->features[j].name, t);
             return st;
         }
-        while (s < g->nslots && g->array[s] != (size_t)r->id)
+        while (s < g->a.nslots && g->array[s] != (size_t)r->id)
             s++;
         if (s == TMAP_EXPR_CUDA_MAX_SLOTS)
             return tmap_fail(err, TMAP_ERR_UNSUPPORTED, "%s: the features read more than %d "
                              "arrays", m->path, TMAP_EXPR_CUDA_MAX_SLOTS);
-        if (s == g->nslots)
-            g->array[g->nslots++] = (size_t)r->id;
+        if (s == g->a.nslots)
+            g->array[g->a.nslots++] = (size_t)r->id;
         r->id = (long)s;
     }
     return TMAP_OK;
@@ -138,10 +134,10 @@ static tmap_status features_source(const tmap_manifest *m, struct tmap_mfeatures
     for (size_t j = 0; st == TMAP_OK && j < q; j++)
         if ((st = feature_parse(m, j, &x[j], err)) == TMAP_OK)
             st = feature_slots(m, j, &x[j], g, err);
-    for (size_t s = 0; s < g->nslots; s++)
+    for (size_t s = 0; s < g->a.nslots; s++)
         type[s] = m->arrays[g->array[s]].kind;
     if (st == TMAP_OK)
-        st = tmap_expr_cuda_source(x, q, type, g->nslots, "tmap_features", source, err);
+        st = tmap_expr_cuda_source(x, q, type, g->a.nslots, "tmap_features", source, err);
     for (size_t j = 0; x && j < q; j++)
         tmap_expr_free(&x[j]); /* a tree parsed or not: zeroed ones free nothing */
     free(x);
@@ -153,8 +149,8 @@ tmap_status tmap_manifest_features_source(const tmap_manifest *m, char **source,
 {
     struct tmap_mfeatures_gpu g = {0};
     tmap_status st = features_source(m, &g, source, err);
-    memcpy(slot_array, g.array, g.nslots * sizeof *slot_array);
-    *nslots = g.nslots;
+    memcpy(slot_array, g.array, g.a.nslots * sizeof *slot_array);
+    *nslots = g.a.nslots;
     return st;
 }
 
@@ -183,13 +179,6 @@ static tmap_status features_kernel(tmap_manifest *m, tmap_error *err)
         free(g);
         return st;
     }
-    g->argv[0] = &g->out;
-    g->argv[1] = &g->n;
-    for (size_t s = 0; s < g->nslots; s++) {
-        g->argv[2 + 3 * s] = &g->p[s];
-        g->argv[3 + 3 * s] = &g->lo[s];
-        g->argv[4 + 3 * s] = &g->hi[s];
-    }
     m->fgpu = g;
     return TMAP_OK;
 }
@@ -209,21 +198,16 @@ tmap_status tmap_manifest_features_gpu(tmap_manifest *m, uint64_t out, void *str
         return st;
     }
     struct tmap_mfeatures_gpu *g = m->fgpu;
-    g->out = out;
-    g->n = m->threads;
-    for (size_t s = 0; s < g->nslots; s++) {
+    g->a.out = out;
+    g->a.n = m->threads;
+    for (size_t s = 0; s < g->a.nslots; s++) {
         const tmap_marray *a = &m->arrays[g->array[s]];
         assert(a->device);
-        g->p[s] = a->device;
-        g->lo[s] = 0;
-        g->hi[s] = (long long)a->count;
+        g->a.p[s] = a->device;
+        g->a.lo[s] = 0;
+        g->a.hi[s] = (long long)a->count;
     }
-    if (!m->threads)
-        return TMAP_OK;
-    uint64_t blocks = (m->threads + TMAP_EXPR_CUDA_BLOCK - 1) / TMAP_EXPR_CUDA_BLOCK;
-    tmap_launch l = {.grid = {(unsigned)blocks, 1, 1}, .block = {TMAP_EXPR_CUDA_BLOCK, 1, 1},
-                     .args = g->argv, .nargs = 2 + 3 * g->nslots};
-    return tmap_kernel_enqueue(g->k, &l, stream, err);
+    return tmap_expr_cuda_launch(g->k, &g->a, stream, err);
 }
 
 void tmap_manifest_features_gpu_free(tmap_manifest *m)
