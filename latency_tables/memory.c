@@ -14,16 +14,22 @@
 
 static const tmap_latency_memprobe memprobes[] = {
     {"sm:dram.bytes_per_cycle", TMAP_MEM_STREAM, 256ull << 20, "bytes per SM cycle per SM",
-     "every SM streams a buffer 5x the L2 (flushing it for the DRAM chase)"},
+     "every SM streams a buffer 5x the L2 (flushing it for the DRAM chase)", 0},
     {"sm:dram.latency", TMAP_MEM_CHASE, 1ull << 30, "cycles",
-     "one thread chases a random cycle of nodes 256 B apart in 1 GiB: every load misses L2"},
+     "one thread chases a random cycle of nodes 256 B apart in 1 GiB: every load misses L2", 0},
     {"sm:l2.bytes_per_cycle", TMAP_MEM_STREAM, 16ull << 20, "bytes per SM cycle per SM",
-     "every SM streams a buffer that fits in L2 (warmed)"},
+     "every SM streams a buffer that fits in L2 (warmed)", 0},
     {"sm:l2.gather_sectors_per_cycle", TMAP_MEM_GATHER, 16ull << 20,
      "sectors per SM cycle per SM",
-     "every SM loads 32-bit words at a random index per lane in 16 MiB (L2-resident)"},
+     "every SM loads 32-bit words at a random index per lane in 16 MiB (L2-resident)", 0},
+    {"sm:l2.one_sm.bytes_per_cycle", TMAP_MEM_STREAM, 16ull << 20, "bytes per SM cycle",
+     "one block of 512 threads alone streams a buffer that fits in L2 (warmed)", 1},
+    {"sm:l2.one_sm.gather_sectors_per_cycle", TMAP_MEM_GATHER, 16ull << 20,
+     "sectors per SM cycle",
+     "one block of 512 threads alone loads 32-bit words at a random index per lane in 16 MiB",
+     1},
     {"sm:l2.latency", TMAP_MEM_CHASE, 8ull << 20, "cycles",
-     "one thread chases a random cycle of nodes 256 B apart in 8 MiB (warmed): L2 hits"},
+     "one thread chases a random cycle of nodes 256 B apart in 8 MiB (warmed): L2 hits", 0},
 };
 enum { NPROBES = sizeof memprobes / sizeof memprobes[0] };
 
@@ -249,12 +255,12 @@ static tmap_status run_chase(mem_gpu *g, tmap_latency_mem_result *r, double *v, 
 }
 
 /* One timed launch of stream or gather: *ns and *mhz from the records. */
-static tmap_status timed_launch(mem_gpu *g, tmap_kernel *k, void **args, size_t nargs,
-                                double *ns, double *mhz, tmap_error *err)
+static tmap_status timed_launch(mem_gpu *g, unsigned blocks, tmap_kernel *k, void **args,
+                                size_t nargs, double *ns, double *mhz, tmap_error *err)
 {
-    size_t n = g->blocks, bytes = n * TMAP_MEM_RECORD_BYTES;
+    size_t n = blocks, bytes = n * TMAP_MEM_RECORD_BYTES;
     uint64_t *rec = malloc(bytes);
-    tmap_launch l = {{g->blocks, 1, 1}, {TMAP_MEM_BLOCK, 1, 1}, 0, args, nargs};
+    tmap_launch l = {{blocks, 1, 1}, {TMAP_MEM_BLOCK, 1, 1}, 0, args, nargs};
     tmap_status st = rec ? tmap_kernel_run(k, &l, err)
                          : tmap_fail(err, TMAP_ERR_NOMEM, "memory probes: out of memory");
     if (!st) st = tmap_cuda_download(g->cuda, rec, g->out, bytes, err);
@@ -268,8 +274,8 @@ static tmap_status timed_launch(mem_gpu *g, tmap_kernel *k, void **args, size_t 
 static void plan_launch(const mem_gpu *g, tmap_latency_mem_result *r, uint32_t *iters,
                         uint32_t *passes)
 {
-    double threads = (double)g->blocks * TMAP_MEM_BLOCK;
-    r->blocks = g->blocks, r->threads = TMAP_MEM_BLOCK;
+    r->blocks = r->probe->one_sm ? 1 : g->blocks, r->threads = TMAP_MEM_BLOCK;
+    double threads = (double)r->blocks * TMAP_MEM_BLOCK;
     if (r->probe->kind == TMAP_MEM_GATHER) { /* 4 loads a round, 1 sector each */
         *iters = 512, *passes = 1;
         r->amount = threads * 4 * *iters;
@@ -298,10 +304,11 @@ static tmap_status run_throughput(mem_gpu *g, tmap_latency_mem_result *r, double
     size_t nargs = r->probe->kind == TMAP_MEM_GATHER ? 6 : 5;
     int reps = g->reps;
     double *ns = v + reps, *mhz = v + 2 * reps, dummy[2];
-    tmap_status st = timed_launch(g, k, args, nargs, &dummy[0], &dummy[1], err);
+    int sms = r->probe->one_sm ? 1 : g->info.sms;
+    tmap_status st = timed_launch(g, r->blocks, k, args, nargs, &dummy[0], &dummy[1], err);
     for (int i = 0; !st && i < reps; i++) {
-        st = timed_launch(g, k, args, nargs, &ns[i], &mhz[i], err);
-        v[i] = tmap_latency_per_sm_cycle(r->amount, ns[i], mhz[i], g->info.sms);
+        st = timed_launch(g, r->blocks, k, args, nargs, &ns[i], &mhz[i], err);
+        v[i] = tmap_latency_per_sm_cycle(r->amount, ns[i], mhz[i], sms);
     }
     if (st)
         return st;

@@ -23,11 +23,13 @@
  *                   order, the first wave spread over the SMs
  *   per SM m        T_m = max(max_s sum of its blocks' I_ks
  *                             + max over its slots of the sum of their X_k,
- *                             M = sum over all blocks of M_k / nsms)
+ *                             M = sum over all blocks of M_k / nsms,
+ *                             O_m = sum over its blocks of O_k)
+ *                   O_k = M_k at one SM's own rates (bw1, g1: measured
+ *                   with no other SM drawing on the L2)
  *   kernel          T = max over m of T_m
  * (M: the L2 serves all SMs from one pool; an SM draws more than its
- * share while others idle, and no per-SM limit is measured, so the memory
- * term is the kernel's sectors at the L2's whole bandwidth.)
+ * share while others idle, up to its own rate: O_m.)
  * (The other warps issue around the critical warp's stalls; its stalls add
  * to the total issue: T_m >= max(issue, longest chain), closer to measured
  * times where few warps share a scheduler.)
@@ -76,11 +78,14 @@ static tmap_status sm_check(const tmap_sm_params *p, tmap_error *err)
     if (p->subpartitions > TMAP_SM_MAX_SUBPARTITIONS)
         return tmap_fail(err, TMAP_ERR_INVALID, "SM model: %zu sub-partitions (at most %d)",
                          p->subpartitions, TMAP_SM_MAX_SUBPARTITIONS);
-    if (!(p->bytes_per_cycle >= 0) || isinf(p->bytes_per_cycle) ||
-        !(p->gather_sectors_per_cycle >= 0) || isinf(p->gather_sectors_per_cycle))
-        return tmap_fail(err, TMAP_ERR_INVALID, "SM model: bandwidth %g bytes and %g gathered "
-                         "sectors per cycle (each must be finite and >= 0)", p->bytes_per_cycle,
-                         p->gather_sectors_per_cycle);
+    const double rate[] = {p->bytes_per_cycle, p->gather_sectors_per_cycle,
+                           p->one_sm_bytes_per_cycle, p->one_sm_gather_sectors_per_cycle};
+    for (size_t i = 0; i < sizeof rate / sizeof rate[0]; i++)
+        if (!(rate[i] >= 0) || isinf(rate[i]))
+            return tmap_fail(err, TMAP_ERR_INVALID, "SM model: bandwidth %g bytes and %g "
+                             "gathered sectors per cycle, one SM's %g and %g (each must be "
+                             "finite and >= 0)", p->bytes_per_cycle, p->gather_sectors_per_cycle,
+                             p->one_sm_bytes_per_cycle, p->one_sm_gather_sectors_per_cycle);
     return TMAP_OK;
 }
 
@@ -149,19 +154,20 @@ static warp_cost warp_of(const tmap_warp_counts *w, const tmap_sm_block *blk,
 }
 
 /* The L2's cycles for w's sectors: shared ones at bytes_per_cycle, a
- * lane's own at gather_sectors_per_cycle (at bytes_per_cycle when 0). */
-static double memory_cycles(const warp_cost *w, const tmap_sm_params *p)
+ * lane's own at `gather` sectors per cycle (at bytes_per_cycle when 0);
+ * 0 when bytes_per_cycle is. */
+static double memory_cycles(const warp_cost *w, double bytes_per_cycle, double gather)
 {
-    if (!(p->bytes_per_cycle > 0))
+    if (!(bytes_per_cycle > 0))
         return 0;
-    double lane = p->gather_sectors_per_cycle > 0 ? 1 / p->gather_sectors_per_cycle
-                                                  : 32 / p->bytes_per_cycle;
-    return 32 * w->sectors / p->bytes_per_cycle + w->lane_sectors * lane;
+    double lane = gather > 0 ? 1 / gather : 32 / bytes_per_cycle;
+    return 32 * w->sectors / bytes_per_cycle + w->lane_sectors * lane;
 }
 
-/* Per thread block: issue per sub-partition, longest chain, memory time. */
+/* Per thread block: issue per sub-partition, longest chain, memory time
+ * at the SM's share of the L2 (M_k) and at one SM's own rates (O_k). */
 typedef struct block_cost {
-    double issue[TMAP_SM_MAX_SUBPARTITIONS], latency, memory;
+    double issue[TMAP_SM_MAX_SUBPARTITIONS], latency, memory, own;
 } block_cost;
 
 static void block_costs(const warp_cost *wc, size_t nwarps, const tmap_sm_params *p,
@@ -174,7 +180,9 @@ static void block_costs(const warp_cost *wc, size_t nwarps, const tmap_sm_params
             const warp_cost *x = &wc[k * p->warps_per_block + j];
             o->issue[j % p->subpartitions] += x->issue;
             o->latency = fmax(o->latency, fmax(0, x->latency - x->issue));
-            o->memory += memory_cycles(x, p);
+            o->memory += memory_cycles(x, p->bytes_per_cycle, p->gather_sectors_per_cycle);
+            o->own += memory_cycles(x, p->one_sm_bytes_per_cycle,
+                                    p->one_sm_gather_sectors_per_cycle);
         }
     }
 }
@@ -189,11 +197,13 @@ static double max_of(const double *v, size_t n)
 
 /* T from the placement: per SM the sub-partitions' issue sums and each
  * slot's chain of latencies; the memory term of all SMs' sectors at the
- * L2's bandwidth of nsms x bytes_per_cycle.  sum[m * (P + R + 1) + ...]. */
+ * L2's bandwidth of nsms x bytes_per_cycle, or of the SM's own sectors at
+ * its own rate if larger.  sum[m * (P + R + 2) + ...]: P issue sums, R
+ * chains, M, O_m. */
 static void makespan(const block_cost *bc, size_t nblocks, const tmap_sm_params *p,
                      const tmap_sched_slot *where, double *sum, tmap_sm_time_parts *out)
 {
-    size_t P = p->subpartitions, R = p->blocks_per_sm, stride = P + R + 1;
+    size_t P = p->subpartitions, R = p->blocks_per_sm, stride = P + R + 2;
     for (size_t k = 0; k < nblocks; k++) {
         /* tmap_sched_dynamic ran with SMs and slots swapped (see below). */
         double *m = &sum[where[k].slot * stride];
@@ -201,6 +211,7 @@ static void makespan(const block_cost *bc, size_t nblocks, const tmap_sm_params 
             m[s] += bc[k].issue[s];
         m[P + where[k].sm] += bc[k].latency;
         m[P + R] += bc[k].memory;
+        m[P + R + 1] += bc[k].own;
     }
     memset(out, 0, sizeof *out);
     double all = 0;
@@ -208,7 +219,8 @@ static void makespan(const block_cost *bc, size_t nblocks, const tmap_sm_params 
         all += sum[m * stride + P + R];
     for (size_t m = 0; m < p->nsms; m++) {
         const double *x = &sum[m * stride];
-        double issue = max_of(x, P), lat = max_of(x + P, R), mem = all / p->nsms;
+        double issue = max_of(x, P), lat = max_of(x + P, R);
+        double mem = fmax(all / p->nsms, x[P + R + 1]);
         out->cycles = fmax(out->cycles, fmax(issue + lat, mem));
         out->issue = fmax(out->issue, issue);
         out->latency = fmax(out->latency, lat);
@@ -237,7 +249,7 @@ tmap_status tmap_sm_time(const tmap_warp_counts *w, const tmap_sm_block *blk,
     block_cost *bc = malloc((nblocks + 1) * sizeof *bc);
     double *d = malloc((nblocks + 1) * sizeof *d);
     tmap_sched_slot *where = malloc((nblocks + 1) * sizeof *where);
-    double *sum = calloc(p->nsms * (P + R + 1), sizeof *sum);
+    double *sum = calloc(p->nsms * (P + R + 2), sizeof *sum);
     if (!wc || !bc || !d || !where || !sum)
         st = tmap_fail(err, TMAP_ERR_NOMEM, "out of memory for %zu thread blocks", nblocks);
     for (size_t k = 0; !st && k < w->nwarps; k++)
@@ -432,10 +444,14 @@ void tmap_sm_table_params(const tmap_lat_table *t, double *l2_latency, tmap_sm_p
     double many = t ? entry_of(t, "sm:const.lanes16") : -1;
     double bw = t ? entry_of(t, "sm:l2.bytes_per_cycle") : -1;
     double gather = t ? entry_of(t, "sm:l2.gather_sectors_per_cycle") : -1;
+    double bw1 = t ? entry_of(t, "sm:l2.one_sm.bytes_per_cycle") : -1;
+    double gather1 = t ? entry_of(t, "sm:l2.one_sm.gather_sectors_per_cycle") : -1;
     *l2_latency = l2 > 0 ? l2 : 0;
     p->const_replay = one > 0 && many > one ? (many - one) / 15 : 0;
     p->bytes_per_cycle = bw > 0 ? bw : 0;
     p->gather_sectors_per_cycle = gather > 0 ? gather : 0;
+    p->one_sm_bytes_per_cycle = bw1 > 0 ? bw1 : 0;
+    p->one_sm_gather_sectors_per_cycle = gather1 > 0 ? gather1 : 0;
 }
 
 void tmap_sm_model_free(tmap_sm_model *s)
@@ -457,7 +473,7 @@ tmap_status tmap_sm_model_make(const tmap_lat_table *t, const tmap_ptx_module *m
     memset(out, 0, sizeof *out);
     double l2;
     tmap_sm_params *p = &out->params;
-    *p = (tmap_sm_params){nsms, blocks_per_sm, 4, (block_size + 31) / 32, 0, 0, redirect, 0};
+    *p = (tmap_sm_params){nsms, blocks_per_sm, 4, (block_size + 31) / 32, 0, 0, redirect, 0, 0, 0};
     tmap_sm_table_params(t, &l2, p);
     if ((st = sm_check(p, err)))
         return st;

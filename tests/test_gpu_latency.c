@@ -62,6 +62,8 @@ static void test_gpu_memory(void **state)
     const struct { const char *key; double lo, hi; } want[] = {
         {"sm:dram.bytes_per_cycle", 1, 64},  {"sm:dram.latency", 200, 3000},
         {"sm:l2.bytes_per_cycle", 4, 256},   {"sm:l2.gather_sectors_per_cycle", 0.05, 8},
+        {"sm:l2.one_sm.bytes_per_cycle", 4, 512},
+        {"sm:l2.one_sm.gather_sectors_per_cycle", 0.05, 16},
         {"sm:l2.latency", 80, 1000}};
     assert_int_equal(n, sizeof want / sizeof *want);
     for (size_t i = 0; i < n; i++) {

@@ -14,7 +14,7 @@ static void test_list(void **state)
     (void)state;
     size_t n = 0;
     const tmap_latency_memprobe *p = tmap_latency_memprobes(&n);
-    assert_int_equal(n, 5);
+    assert_int_equal(n, 7);
     for (size_t i = 0; i < n; i++) {
         assert_int_equal(strncmp(p[i].key, "sm:", 3), 0);
         assert_ptr_equal(tmap_latency_memprobe_find(p[i].key), &p[i]);
@@ -26,6 +26,15 @@ static void test_list(void **state)
     assert_non_null(tmap_latency_memprobe_find("sm:l2.bytes_per_cycle"));
     assert_null(tmap_latency_memprobe_find("sm:const.lanes1"));
     assert_null(tmap_latency_memprobe_find(NULL));
+    /* the one-SM rates are stream and gather alone; the others every SM's */
+    size_t one = 0;
+    for (size_t i = 0; i < n; i++)
+        if (p[i].one_sm) {
+            assert_true(p[i].kind != TMAP_MEM_CHASE);
+            assert_non_null(strstr(p[i].key, ".one_sm."));
+            one++;
+        }
+    assert_int_equal(one, 2);
 }
 
 /* 6.4e9 bytes in 2 ms at 1600 MHz on 100 SMs: 3.2e6 cycles, 20 bytes per
@@ -223,17 +232,21 @@ static void test_model_params(void **state)
                        "sm:l2.bytes_per_cycle\t29.7\t-\tmeasured\n";
     const char both[] = "ld.global.cg.u64\t252.8\t-\tmeasured\n"
                         "sm:l2.latency\t284.9\t-\tmeasured\n"
-                        "sm:l2.gather_sectors_per_cycle\t0.526\t-\tmeasured\n";
+                        "sm:l2.gather_sectors_per_cycle\t0.526\t-\tmeasured\n"
+                        "sm:l2.one_sm.bytes_per_cycle\t77.2\t-\tmeasured\n"
+                        "sm:l2.one_sm.gather_sectors_per_cycle\t1.006\t-\tmeasured\n";
     tmap_lat_table *t = NULL;
     tmap_sm_params p = {0};
     double l2 = 0;
     TMAP_CHECK(tmap_lat_parse(one, strlen(one), "one", &t, err));
     tmap_sm_table_params(t, &l2, &p);
     assert_true(l2 == 252.8 && p.bytes_per_cycle == 29.7 && p.gather_sectors_per_cycle == 0);
+    assert_true(p.one_sm_bytes_per_cycle == 0 && p.one_sm_gather_sectors_per_cycle == 0);
     tmap_lat_free(t);
     TMAP_CHECK(tmap_lat_parse(both, strlen(both), "both", &t, err));
     tmap_sm_table_params(t, &l2, &p);
     assert_true(l2 == 284.9 && p.bytes_per_cycle == 0 && p.gather_sectors_per_cycle == 0.526);
+    assert_true(p.one_sm_bytes_per_cycle == 77.2 && p.one_sm_gather_sectors_per_cycle == 1.006);
     tmap_lat_free(t);
 }
 

@@ -190,6 +190,35 @@ static void test_gather_rate(void **state)
     assert_non_null(strstr(e.message, "gathered sectors"));
 }
 
+/* One SM's own rate: two SMs, one thread block each; block 0's warp
+ * gathers 96 sectors (c = 3, a = 96), block 1's runs nothing.  The pool
+ * (0.5 gathered sectors a cycle per SM) serves the 96 in 96 / (2 x 0.5) =
+ * 96 cycles; an SM's own rate of 0.75 needs 128 (the term), one of 2 only
+ * 48 (the pool's 96 stays). */
+static void test_own_rate(void **state)
+{
+    hand h;
+    uint32_t c[] = {3, 0}, a[] = {96, 0};
+    hand_init(&h, 64, 32, c, a);
+    tmap_sm_params p = {.nsms = 2, .blocks_per_sm = 1, .subpartitions = 4,
+                        .warps_per_block = 1, .bytes_per_cycle = 32,
+                        .gather_sectors_per_cycle = 0.5};
+    tmap_sm_block gather = {.issue = 1, .latency = 1, .gather_n = 1};
+    tmap_sm_time_parts t;
+    TMAP_CHECK(tmap_sm_time(&h.w, &gather, &p, &t, err));
+    assert_true(t.memory == 96); /* no own rates: the pool alone */
+    p.one_sm_bytes_per_cycle = 64, p.one_sm_gather_sectors_per_cycle = 0.75;
+    TMAP_CHECK(tmap_sm_time(&h.w, &gather, &p, &t, err));
+    assert_true(t.memory == 128 && t.cycles == 128);
+    p.one_sm_gather_sectors_per_cycle = 2;
+    TMAP_CHECK(tmap_sm_time(&h.w, &gather, &p, &t, err));
+    assert_true(t.memory == 96);
+    p.one_sm_gather_sectors_per_cycle = -1;
+    tmap_error e = {0};
+    assert_int_equal(tmap_sm_time(&h.w, &gather, &p, &t, &e), TMAP_ERR_INVALID);
+    assert_non_null(strstr(e.message, "one SM's"));
+}
+
 /* Constant reads at varying addresses: a warp whose lanes all ran the
  * block as often (h = 1) reads one entry per request; one where 8 lanes ran
  * it 4 times (a = 32, c = 4, h = 1/4) replays (a - c)(1 - h) = 28 x 3/4 = 21
@@ -372,6 +401,7 @@ int main(void)
         cmocka_unit_test(test_one_block),     cmocka_unit_test(test_shared_subpartition),
         cmocka_unit_test(test_residents),     cmocka_unit_test(test_first_wave),
         cmocka_unit_test(test_sectors),       cmocka_unit_test(test_gather_rate),
+        cmocka_unit_test(test_own_rate),
         cmocka_unit_test(test_constant_replays), cmocka_unit_test(test_warp_counts),
         cmocka_unit_test(test_chain),         cmocka_unit_test(test_loop_chain),
         cmocka_unit_test(test_access_classes), cmocka_unit_test(test_bad_input),

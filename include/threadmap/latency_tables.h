@@ -178,6 +178,8 @@ typedef struct tmap_latency_memprobe {
                                  number of its rounds) */
     const char *unit;         /* of the value */
     const char *how;          /* one line */
+    int one_sm;               /* stream and gather: one block alone on the GPU
+                                 (one SM's own rate), else every SM */
 } tmap_latency_memprobe;
 
 /* The built-in list, in measuring order (the DRAM stream flushes the L2

@@ -137,7 +137,9 @@ typedef struct tmap_sm_time_parts {
                        their own issue, summed */
     double memory;  /* the kernel's sectors x 32 bytes / (nsms x
                        bytes_per_cycle), a lane's own sectors at
-                       gather_sectors_per_cycle: the L2's whole bandwidth */
+                       gather_sectors_per_cycle: the L2's whole bandwidth;
+                       or an SM's own sectors at its own rates
+                       (one_sm_*), where larger */
 } tmap_sm_time_parts;
 
 /* ------------------------------------------------------------- metrics */
@@ -288,6 +290,10 @@ typedef struct tmap_sm_params {
     double gather_sectors_per_cycle; /* the L2's sectors per SM cycle per SM for
                                loads of a sector per lane (gathered, scattered
                                segment starts); 0: they cost 32 / bytes_per_cycle */
+    double one_sm_bytes_per_cycle; /* one SM's own rates, no other SM drawing on
+                               the L2 (sm:l2.one_sm.*): bytes per cycle ... */
+    double one_sm_gather_sectors_per_cycle; /* ... and gathered sectors per
+                               cycle; 0: no per-SM term */
 } tmap_sm_params;
 
 /* The warps of one grouping, as the model reads them: each thread block's
@@ -358,7 +364,9 @@ typedef struct tmap_sm_model {
  * into p what each further distinct address of a __constant__ read costs
  * ((sm:const.lanes16 - sm:const.lanes1) / 15), the L2 bandwidth per SM
  * (sm:l2.bytes_per_cycle) and its rate of gathered sectors
- * (sm:l2.gather_sectors_per_cycle); p's other fields are left alone. */
+ * (sm:l2.gather_sectors_per_cycle), and one SM's own two rates
+ * (sm:l2.one_sm.bytes_per_cycle, sm:l2.one_sm.gather_sectors_per_cycle);
+ * p's other fields are left alone. */
 void tmap_sm_table_params(const tmap_lat_table *t, double *l2_latency, tmap_sm_params *p);
 /* The model of `kernel` (its CFG cfg in module m; sass: SASS counts per
  * block or NULL) with the table's parameters, on nsms SMs with

@@ -127,7 +127,8 @@ class SmParams(ctypes.Structure):
     _fields_ = [("nsms", c_size_t), ("blocks_per_sm", c_size_t), ("subpartitions", c_size_t),
                 ("warps_per_block", c_size_t), ("bytes_per_cycle", c_double),
                 ("const_replay", c_double), ("redirect", c_int),
-                ("gather_sectors_per_cycle", c_double)]
+                ("gather_sectors_per_cycle", c_double), ("one_sm_bytes_per_cycle", c_double),
+                ("one_sm_gather_sectors_per_cycle", c_double)]
 
 
 class SmBlock(ctypes.Structure):
