@@ -1,7 +1,8 @@
 /*
  * test_memirr_apps.c -- the inputs and CPU references of bench_memirr_apps
  * (benchmarks/bench_memirr_apps.h): every layout that applies to each app
- * (tmap_memre_build, partial duplication at half included) gives the original's per-thread outputs bit for bit;
+ * (tmap_memre_build, partial duplication at half included) gives the
+ * original's per-thread outputs bit for bit;
  * the BFS run level by level through a layout reaches the queue BFS's
  * levels; the MD forces sum to zero (Newton's third law over symmetric
  * neighbour lists); CG converges on the power-law matrix; the locality
