@@ -9,15 +9,18 @@
  * host and added (RCM's order and the threads following their rows; the
  * hybrid, zhang2011's sequential greedy, only up to --cpu-limit accesses,
  * else skipped and said so).  For each input and layout: the sectors per
- * request of the irregular reference (counted on the GPU), the launch time
+ * request of the irregular reference and its thread blocks' distinct
+ * sectors per request (blk/rq; both counted on the GPU), the launch time
  * (the gather of A' included: the data changes between launches in all),
  * the build and the time per launch with the build spread over the
  * launches that reuse the layout; then partial duplication with
  * zhang2011's adaptive fraction (tmap_memfrac over real launches, each step
- * the median of 3 runs), cuSPARSE's CSR SpMV (where linked); then the
- * model's proposal over the same built layouts (tmap_memre_score, _rank:
- * nothing rebuilt) and the measured choice (tmap_memchooser over real
- * launches), and the issue's targets.  Every layout's output is checked
+ * the median of 3 runs; a fraction settled above 0 becomes the layout
+ * "partial"), cuSPARSE's CSR SpMV (where linked); then the model's
+ * predictions and proposal over the same built layouts (tmap_memre_score,
+ * _rank: nothing rebuilt; the settled fraction kept in it, measured to pay
+ * already) and the measured choice (tmap_memchooser over real launches),
+ * and the issue's targets.  Every layout's output is checked
  * against the CPU reference: MD bit for bit, BFS levels exactly, SpMV and
  * CG within rounding (atomics).  Times are medians of --reps runs (CUDA
  * events) after one warm-up; a BFS run is a whole search, a CG run the
@@ -305,18 +308,21 @@ static int layout_counts(gpu *g, const mi_app *a, dev_layout *d, tmap_error *e)
  * element 0, counted on the GPU) and its writes. */
 static int gather_counts(gpu *g, const mi_app *a, dev_layout *d, tmap_error *e)
 {
-    uint64_t idx = 0;
-    unsigned n = (unsigned)d->nout;
-    void *args[] = {(void *)&d->from, &n, &idx};
+    uint64_t idx = 0, from = d->from + d->head * 4; /* partial: the copies alone */
+    unsigned n = (unsigned)(d->nout - d->head);
+    void *args[] = {&from, &n, &idx};
+    d->gather = 0;
+    if (!n)
+        return 0;
     tmap_launch l = grid(args, 3, n);
     tmap_memref r = a->ref;
-    r.nthreads = d->nout, r.per_thread = 1, r.write = 0;
+    r.nthreads = n, r.per_thread = 1, r.write = 0;
     tmap_sector_counts s = {0};
-    int rc = tmap_cuda_alloc(g->c, d->nout * 4, &idx, e) ||
+    int rc = tmap_cuda_alloc(g->c, (size_t)n * 4, &idx, e) ||
              tmap_kernel_enqueue(g->unpad, &l, NULL, e) ||
              tmap_sectors_count_gpu(g->c, &r, idx, 0, &s, NULL, e) ? -1 : 0;
     tmap_cuda_free(g->c, idx);
-    d->gather = s.sectors + (d->nout * a->ref.elem_bytes + 31) / 32;
+    d->gather = s.sectors + ((size_t)n * a->ref.elem_bytes + 31) / 32;
     return rc;
 }
 
@@ -337,8 +343,10 @@ static int measure(gpu *g, const mi_app *a, dev_app *da, const reference *ref,
     free(rep);
     int same = output_ok(g, a, da, ref, e);
     *amort = *ms + d->build_ms * per_run(a, da) / launches;
-    printf("  %-10s | %6.2f | %9.3f %9.2f %8.1f %9.3f | %6.2fx | %s\n", name, d->spr, *ms,
-           d->build_ms, d->cpu_ms, *amort, (ms0 ? ms0 : *ms) / *amort, same ? "yes" : "NO");
+    double blk = (double)d->counts.block_sectors /
+                 (double)((a->ref.nthreads + 31) / 32 * a->ref.per_thread);
+    printf("  %-10s | %6.2f %6.2f | %9.3f %9.2f %8.1f %9.3f | %6.2fx | %s\n", name, d->spr, blk,
+           *ms, d->build_ms, d->cpu_ms, *amort, (ms0 ? ms0 : *ms) / *amort, same ? "yes" : "NO");
     return same;
 }
 
@@ -617,16 +625,20 @@ static int partial_build(gpu *g, const mi_app *a, uint64_t index, double r, dev_
 }
 
 /* zhang2011's adaptive fraction over real launches (tmap_memfrac, serial:
- * the copies are gathered before each launch), then the fixed fraction's
- * row.  orig: the original layout (its q is P on the device). */
+ * the copies are gathered before each launch), then the settled
+ * fraction's row.  orig: the original layout (its q is P on the device).
+ * A fraction settled above 0 stays built in *p (p->built; its sectors and
+ * its copies' gather counted): a candidate of the choice, measured to pay
+ * already.  -1 on a CUDA error, 1 when its output differs, else 0. */
 static int bench_partial(gpu *g, const mi_app *a, dev_app *da, const reference *ref,
-                         const dev_layout *orig, double launches, float ms0, float *ms,
-                         double *amort, tmap_error *e)
+                         const dev_layout *orig, double launches, float ms0, dev_layout *p,
+                         float *ms, double *amort, tmap_error *e)
 {
     size_t n = a->ref.nthreads * a->ref.per_thread, slots = with_room(a) / a->ref.elem_bytes;
-    dev_layout p = {0};
     tmap_memfrac *f = NULL;
-    int rc = tmap_cuda_alloc(g->c, n * 4, &p.q, e) || tmap_cuda_alloc(g->c, slots * 4, &p.from, e) ||
+    memset(p, 0, sizeof *p);
+    int rc = tmap_cuda_alloc(g->c, n * 4, &p->q, e) ||
+                     tmap_cuda_alloc(g->c, slots * 4, &p->from, e) ||
                      tmap_memfrac_create(0, 0, 0, &f, e)
                  ? -1 : 0;
     double built = -1;
@@ -635,10 +647,10 @@ static int bench_partial(gpu *g, const mi_app *a, dev_app *da, const reference *
     while (!rc && !tmap_memfrac_done(f) && launches_run++ < 60) {
         double r = tmap_memfrac_next(f);
         float kernel, transform, kv[3], tv[3];
-        if (r > 0 && r != built && !(rc = partial_build(g, a, orig->q, r, &p, e)))
+        if (r > 0 && r != built && !(rc = partial_build(g, a, orig->q, r, p, e)))
             built = r;
         for (int i = 0; !rc && i < 3; i++) /* a step: medians of 3 (one is noise at 0.3 ms) */
-            rc = split_run(g, a, r > 0 ? &p : orig, da, &kv[i], &tv[i], e);
+            rc = split_run(g, a, r > 0 ? p : orig, da, &kv[i], &tv[i], e);
         kernel = bench_median(kv, 3), transform = bench_median(tv, 3);
         if (!rc)
             printf(" r %.1f %.4f+%.4f ms;", r, kernel, transform), tmap_memfrac_record(f, kernel, transform);
@@ -647,17 +659,19 @@ static int bench_partial(gpu *g, const mi_app *a, dev_app *da, const reference *
     if (!rc)
         printf("\n  -> %s (%d steps of 3 runs)\n", tmap_memfrac_why(f), launches_run);
     if (!rc && r > 0 && r != built)
-        rc = partial_build(g, a, orig->q, r, &p, e);
+        rc = partial_build(g, a, orig->q, r, p, e);
     if (!rc && r > 0) {
         char name[32];
         snprintf(name, sizeof name, "partial%.1f", r);
-        rc = layout_counts(g, a, &p, e) ? -1
-                                         : measure(g, a, da, ref, &p, name, launches, ms, amort,
-                                                   ms0, e);
+        rc = layout_counts(g, a, p, e) || gather_counts(g, a, p, e)
+                 ? -1 : measure(g, a, da, ref, p, name, launches, ms, amort, ms0, e);
         rc = rc < 0 ? -1 : rc ? 0 : 1;
+        p->built = rc == 0;
     } else if (!rc)
         *ms = ms0, *amort = ms0;
-    tmap_memfrac_free(f), layout_free(g, &p);
+    tmap_memfrac_free(f);
+    if (!p->built)
+        layout_free(g, p);
     return rc;
 }
 
@@ -701,7 +715,7 @@ static int bench_cusparse(gpu *g, const mi_app *a, dev_app *da, const reference 
     if (!rc && rep) {
         float ms = bench_median(rep + 1, g->reps);
         int same = output_ok(g, a, da, ref, e);
-        printf("  cusparse  |    --- | %9.3f       ---       --- | %6.2fx | %s  (CSR SpMV, "
+        printf("  cusparse  |    ---    --- | %9.3f       ---       --- | %6.2fx | %s  (CSR SpMV, "
                "the original order: the reference)\n", ms, ms0 / ms, same ? "yes" : "NO");
         rc = !same;
     } else if (!rc || !e->message[0])
@@ -716,17 +730,14 @@ static int bench_cusparse(gpu *g, const mi_app *a, dev_app *da, const reference 
 
 /* The issue's targets for one kernel: the chosen layout against the
  * original, the locality baseline and the best measured (amortized). */
-static void targets(const dev_layout *d, const double *amort, tmap_memre_kind chosen,
-                    double partial_amort)
+static void targets(const dev_layout *d, const double *amort, tmap_memre_kind chosen)
 {
     int best = 0;
-    for (int k = 1; k < TMAP_MEMRE_KINDS; k++)
+    for (int k = 1; k < TMAP_MEMRE_KINDS; k++) /* partial duplication included when settled */
         if (d[k].built && amort[k] < amort[best])
             best = k;
     double bt = amort[best], sp = amort[0] / amort[chosen];
     const char *bn = tmap_memre_kind_name((tmap_memre_kind)best);
-    if (partial_amort > 0 && partial_amort < bt)
-        bt = partial_amort, bn = "partial";
     int loc = d[TMAP_MEMRE_LOCALITY].built;
     printf("  targets (original %.2f sectors/request%s): chosen %s %.2fx: >= 1.3x %s, >= 0.97x "
            "%s; ahead of locality (%.2fx) %s; within 5%% of the best measured (%s %.2fx) %s\n",
@@ -765,19 +776,20 @@ static int choose(gpu *g, const mi_app *a, dev_app *da, const dev_layout *d,
 }
 
 /* Measures every built layout, then partial duplication with the adaptive
- * fraction, cuSPARSE (spmv), then the model's proposal over the built
- * layouts and the measured choice among it, then the measured choice among
- * every built layout (what the model's pruning costs); 0 when every output
- * matched. */
+ * fraction (its settled fraction, when above 0, becomes d[PARTIAL]),
+ * cuSPARSE (spmv), then the model's proposal over the built layouts (the
+ * settled fraction kept in it: measured to pay already) and the measured
+ * choice among it, then the measured choice among every built layout
+ * (what the model's pruning costs); 0 when every output matched. */
 static int bench_layouts(gpu *g, const mi_app *a, dev_app *da, const reference *ref,
-                         const dev_layout *d, tmap_error *e)
+                         dev_layout *d, tmap_error *e)
 {
     tmap_memre_costs c = {.launches = reuse(a, da), .data_changes = 1, .threshold = 0.03};
     float ms[TMAP_MEMRE_KINDS] = {0};
     double amort[TMAP_MEMRE_KINDS] = {0};
     int bad = 0, rc = 0;
-    printf("  %-10s | %6s | %9s %9s %8s %9s | %7s | %s\n", "layout", "sec/rq", "run_ms",
-           "build_ms", "cpu_ms", "amort_ms", "speedup", "same");
+    printf("  %-10s | %6s %6s | %9s %9s %8s %9s | %7s | %s\n", "layout", "sec/rq", "blk/rq",
+           "run_ms", "build_ms", "cpu_ms", "amort_ms", "speedup", "same");
     for (int k = 0; k < TMAP_MEMRE_KINDS && !rc; k++) {
         if (!d[k].built)
             continue;
@@ -785,11 +797,12 @@ static int bench_layouts(gpu *g, const mi_app *a, dev_app *da, const reference *
                            c.launches, &ms[k], &amort[k], ms[0], e);
         rc = same < 0 ? -1 : 0, bad |= same == 0;
     }
-    float pms = 0;
-    double pam = 0;
-    int pr = rc ? rc : bench_partial(g, a, da, ref, &d[0], c.launches, ms[0], &pms, &pam, e);
+    int pr = rc ? rc : bench_partial(g, a, da, ref, &d[0], c.launches, ms[0],
+                                     &d[TMAP_MEMRE_PARTIAL], &ms[TMAP_MEMRE_PARTIAL],
+                                     &amort[TMAP_MEMRE_PARTIAL], e);
     rc = pr < 0 ? -1 : rc;
     bad |= pr > 0;
+    c.keep = d[TMAP_MEMRE_PARTIAL].built ? 1u << TMAP_MEMRE_PARTIAL : 0;
 #ifdef TMAP_HAVE_CUSPARSE
     if (!rc && a->kind == MI_SPMV && !da->cg_iters)
         rc = bench_cusparse(g, a, da, ref, ms[0], e);
@@ -804,19 +817,23 @@ static int bench_layouts(gpu *g, const mi_app *a, dev_app *da, const reference *
         }
     size_t nall = n;
     memcpy(all, v, n * sizeof *v);
+    printf("  model, predicted per launch (L1 + L2 terms, gather, build over %g launches):",
+           c.launches);
+    for (size_t i = 0; !rc && i < nall; i++)
+        printf(" %s %.4f ms;", tmap_memre_kind_name(all[i].kind), all[i].total_ms / c.launches);
     n = rc ? 0 : tmap_memre_rank(v, n, &c);
-    printf("  model (%g launches per layout, the layouts above), per launch: ", c.launches);
+    printf("\n  model's proposal%s: ", c.keep ? " (partial kept: its fraction measured to pay)"
+                                              : "");
     for (size_t i = 0; !rc && i < n; i++)
-        printf("%s%s %.4f ms", i ? ", " : "", tmap_memre_kind_name(v[i].kind),
-               v[i].total_ms / c.launches);
+        printf("%s%s", i ? ", " : "", tmap_memre_kind_name(v[i].kind));
     int chosen = rc ? -1 : choose(g, a, da, d, v, n, &c, "\n  measured choice", e);
     if (chosen >= 0)
-        targets(d, amort, (tmap_memre_kind)chosen, pam);
+        targets(d, amort, (tmap_memre_kind)chosen);
     chosen = chosen < 0 ? -1 : choose(g, a, da, d, all, nall, &c,
                                       "  measured choice among every layout built (the model "
                                       "not pruning)", e);
     if (chosen >= 0)
-        targets(d, amort, (tmap_memre_kind)chosen, pam);
+        targets(d, amort, (tmap_memre_kind)chosen);
     rc = chosen < 0 ? -1 : rc;
     return rc ? -1 : bad ? (tmap_fail(e, TMAP_ERR_INVALID, "a layout's output differs"), -1) : 0;
 }

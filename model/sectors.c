@@ -1,9 +1,11 @@
 /*
  * sectors.c -- the transaction model of an irregular reference
  * (threadmap/model.h, docs/memory.md): the distinct sectors of every warp
- * request, on the CPU, and the same counted on the GPU by the runtime's
- * kernel (runtime/gpu_sectors.cu) after the arguments are checked here.
+ * request and of every thread block, on the CPU, and the same counted on
+ * the GPU by the runtime's kernels (runtime/gpu_sectors.cu) after the
+ * arguments are checked here.
  */
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +18,12 @@ enum { MAX_WARP = 1024 };
 static int pow2(size_t v) { return v && !(v & (v - 1)); }
 static size_t warp_of(const tmap_memref *r) { return r->warp ? r->warp : 32; }
 static size_t sector_of(const tmap_memref *r) { return r->sector_bytes ? r->sector_bytes : 32; }
+/* 0: 256 threads, rounded down to whole warps (at least one) */
+static size_t block_of(const tmap_memref *r)
+{
+    size_t w = warp_of(r);
+    return r->block ? r->block : w < 256 ? 256 / w * w : w;
+}
 
 static tmap_status check_ref(const tmap_memref *r, const char *fn, tmap_error *err)
 {
@@ -28,6 +36,9 @@ static tmap_status check_ref(const tmap_memref *r, const char *fn, tmap_error *e
         return tmap_fail(err, TMAP_ERR_INVALID, "%s: element (%zu) and sector (%zu) bytes must be "
                          "powers of two, the warp (%zu) at most %d lanes", fn, r->elem_bytes,
                          sector_of(r), warp_of(r), MAX_WARP);
+    if (block_of(r) % warp_of(r))
+        return tmap_fail(err, TMAP_ERR_INVALID, "%s: thread blocks of %zu threads: must be whole "
+                         "warps of %zu", fn, block_of(r), warp_of(r));
     if (!r->nelems || r->nelems > (1ull << 32))
         return tmap_fail(err, TMAP_ERR_INVALID, "%s: %zu elements, must be in [1, 2^32]", fn,
                          r->nelems);
@@ -84,6 +95,40 @@ static void request(const tmap_memref *r, const uint32_t *index, const uint32_t 
     out->min_sectors += (de * eb + sb - 1) / sb;
 }
 
+/* Access i's key: its element when an element covers whole sectors (per
+ * of them), else its sector. */
+static uint64_t key_of(const tmap_memref *r, const uint32_t *index, size_t i)
+{
+    uint64_t e = index ? index[i] : i;
+    size_t eb = r->elem_bytes, sb = sector_of(r);
+    return eb >= sb ? e : e * eb / sb;
+}
+
+/* The distinct sectors of each thread block (block_of(r) consecutive
+ * slots, all of their requests), summed: a block's keys are marked in
+ * `mark` (one bit per key, zero on entry), counted when new, then cleared
+ * by a second walk over the same accesses, so mark is zero again on
+ * return and the blocks cost their accesses, not the array. */
+static uint64_t block_sectors(const tmap_memref *r, const uint32_t *index, const uint32_t *perm,
+                              uint64_t *mark)
+{
+    size_t b = block_of(r), k = r->per_thread, eb = r->elem_bytes, sb = sector_of(r);
+    uint64_t distinct = 0;
+    for (size_t first = 0; first < r->nthreads; first += b) {
+        size_t end = r->nthreads - first < b ? r->nthreads : first + b;
+        for (int clear = 0; clear < 2; clear++)
+            for (size_t s = first; s < end; s++)
+                for (size_t j = 0, t = perm ? perm[s] : s; j < k; j++) {
+                    uint64_t key = key_of(r, index, t * k + j), bit = 1ull << (key % 64);
+                    if (clear)
+                        mark[key / 64] &= ~bit;
+                    else if (!(mark[key / 64] & bit))
+                        mark[key / 64] |= bit, distinct++;
+                }
+    }
+    return distinct * (eb >= sb ? eb / sb : 1);
+}
+
 /* The counts, and each request's sectors into each[request] when each is
  * not NULL (request w * k + j: warp w's j-th). */
 static tmap_status count(const tmap_memref *r, const uint32_t *index, const uint32_t *perm,
@@ -115,6 +160,9 @@ static tmap_status count(const tmap_memref *r, const uint32_t *index, const uint
     }
     for (size_t i = 0; i < (nsectors + 63) / 64; i++)
         out->footprint += (uint64_t)__builtin_popcountll(bitmap[i]);
+    memset(bitmap, 0, (nsectors + 63) / 64 * sizeof *bitmap); /* keys: at most nsectors */
+    out->block_sectors = block_sectors(r, index, perm, bitmap);
+    assert(out->block_sectors <= out->sectors);
     free(bitmap), free(elem), free(sect);
     return TMAP_OK;
 }
@@ -133,7 +181,7 @@ tmap_status tmap_sectors_count_gpu(tmap_cuda *c, const tmap_memref *r, uint64_t 
         return tmap_fail(err, TMAP_ERR_INVALID, "tmap_sectors_count_gpu: without an index array "
                          "the accesses need as many elements");
     return tmap_gpu_sectors(c, index, perm, r->nthreads, r->per_thread, r->elem_bytes, r->nelems,
-                            sector_of(r), out, l2_bytes, err);
+                            sector_of(r), block_of(r), out, l2_bytes, err);
 }
 
 tmap_status tmap_sectors_count(const tmap_memref *r, const uint32_t *index, const uint32_t *perm,

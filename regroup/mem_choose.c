@@ -20,9 +20,14 @@
 #define L2_BYTES (50ull << 20)
 #define L2_SECTOR_NS 0.0095
 #define DRAM_SECTOR_NS 0.0235
+/* An L1 wavefront a cycle per SM (Nsight Compute's profiling guide; the
+ * sm90 model's wavefronts, docs/model.md), a scattered request's sectors
+ * one wavefront each: 1 / (132 SMs x 1.98 GHz), the H100 SXM's
+ * specification, not fitted. */
+#define L1_SECTOR_NS (1.0 / (132 * 1.98))
 
 static const char *const kind_names[TMAP_MEMRE_KINDS] = {
-    "original", "duplicate", "reorder", "pad", "swap", "hybrid", "locality", "share"};
+    "original", "duplicate", "reorder", "pad", "swap", "hybrid", "locality", "share", "partial"};
 
 const char *tmap_memre_kind_name(tmap_memre_kind k)
 {
@@ -77,6 +82,10 @@ tmap_status tmap_memre_build(tmap_memre_kind kind, const tmap_memref *r, const u
         free(start);
         return st;
     }
+    case TMAP_MEMRE_PARTIAL:
+        if (!(c->partial_fraction > 0))
+            return tmap_fail(err, TMAP_ERR_UNSUPPORTED, "no partial_fraction given");
+        return tmap_memre_partial(r, index, c->partial_fraction, m, err);
     case TMAP_MEMRE_LOCALITY:
         if (!c->order)
             return tmap_fail(err, TMAP_ERR_UNSUPPORTED, "no locality order given");
@@ -85,19 +94,21 @@ tmap_status tmap_memre_build(tmap_memre_kind kind, const tmap_memref *r, const u
     }
 }
 
-/* Sectors of one gather of A' (A[from[x]] for its filled slots, one thread
- * each, then A' written in order); 0 when the data does not move. */
-static tmap_status gather_sectors(const tmap_memref *r, const tmap_memre *m, uint64_t *out,
-                                  tmap_error *err)
+/* Sectors of one gather of A' (A[from[x]] for its filled slots from
+ * `skip` on, one thread each, then those slots written in order); 0 when
+ * the data does not move.  skip: slots that hold A in place (partial
+ * duplication's head), not gathered. */
+static tmap_status gather_sectors(const tmap_memref *r, const tmap_memre *m, size_t skip,
+                                  uint64_t *out, tmap_error *err)
 {
     *out = 0;
-    if (!m->from)
+    if (!m->from || skip >= m->nout)
         return TMAP_OK;
     uint32_t *filled = malloc(m->nout * sizeof *filled);
     if (!filled)
         return tmap_fail(err, TMAP_ERR_NOMEM, "out of memory");
     size_t n = 0;
-    for (size_t x = 0; x < m->nout; x++)
+    for (size_t x = skip; x < m->nout; x++)
         if (m->from[x] != TMAP_MEMRE_EMPTY)
             filled[n++] = m->from[x];
     tmap_memref g = *r;
@@ -105,7 +116,7 @@ static tmap_status gather_sectors(const tmap_memref *r, const tmap_memre *m, uin
     tmap_sector_counts s = {0};
     tmap_status st = n ? tmap_sectors_count(&g, filled, NULL, &s, err) : TMAP_OK;
     size_t sb = r->sector_bytes ? r->sector_bytes : 32;
-    *out = s.sectors + (m->nout * r->elem_bytes + sb - 1) / sb;
+    *out = s.sectors + ((m->nout - skip) * r->elem_bytes + sb - 1) / sb;
     free(filled);
     return st;
 }
@@ -115,9 +126,13 @@ void tmap_memre_score(const tmap_memref *r, const tmap_memre_costs *c, uint64_t 
 {
     uint64_t l2 = c->l2_bytes ? c->l2_bytes : L2_BYTES;
     double dram = pick(c->dram_sector_ns, DRAM_SECTOR_NS);
+    /* the L1's wavefronts: the requests' sectors; the L2's traffic: what the
+     * blocks' L1s pass on, their distinct sectors (not counted: no reuse) */
+    uint64_t passed = v->counts.block_sectors ? v->counts.block_sectors : v->counts.sectors;
     v->fits_l2 = tmap_sectors_fit_l2(&v->counts, r, l2);
-    v->launch_ms = 1e-6 * (double)v->counts.sectors *
-                   (v->fits_l2 ? pick(c->l2_sector_ns, L2_SECTOR_NS) : dram);
+    v->launch_ms = 1e-6 * ((double)v->counts.sectors * pick(c->l1_sector_ns, L1_SECTOR_NS) +
+                           (double)passed *
+                               (v->fits_l2 ? pick(c->l2_sector_ns, L2_SECTOR_NS) : dram));
     double gather_ms = 1e-6 * (double)gather_sectors * dram;
     v->once_ms = v->build_ms + (c->data_changes ? 0 : gather_ms);
     v->launch_ms += c->data_changes ? gather_ms : 0;
@@ -134,7 +149,8 @@ static tmap_status score(const tmap_memref *r, const uint32_t *index, const tmap
     tmap_status st = tmap_sectors_count(&q, m->index ? m->index : index, m->perm, &v->counts,
                                         err);
     uint64_t gather = 0;
-    if (st || (st = gather_sectors(r, m, &gather, err)))
+    size_t seg = tmap_memre_segment(r), head = (r->nelems + seg - 1) / seg * seg;
+    if (st || (st = gather_sectors(r, m, v->kind == TMAP_MEMRE_PARTIAL ? head : 0, &gather, err)))
         return st;
     tmap_memre_score(r, c, gather, v);
     return TMAP_OK;
@@ -148,7 +164,7 @@ static tmap_status score_share(const tmap_memref *r, const tmap_memre_costs *c,
     uint64_t gather = 0;
     tmap_status st = tmap_memre_share_sectors(r, &v->layout, v->start, c->share_block,
                                               &v->counts, err);
-    if (st || (st = gather_sectors(r, loc, &gather, err)))
+    if (st || (st = gather_sectors(r, loc, 0, &gather, err)))
         return st;
     share_compose(&v->layout, loc);
     tmap_memre_score(r, c, gather, v);
@@ -213,7 +229,8 @@ tmap_status tmap_memre_propose(const tmap_memref *r, const uint32_t *index,
     double bar = 0; /* the original's total less the threshold, once known (k = 0 first) */
     for (int k = 0; k < TMAP_MEMRE_KINDS; k++) {
         int applies;
-        if (k && c->build_ms[k] > 0 && c->build_ms[k] >= bar) /* total >= build: cannot pay */
+        if (k && c->build_ms[k] > 0 && c->build_ms[k] >= bar && !(c->keep >> k & 1))
+            /* total >= build: cannot pay */
             continue;
         if ((st = candidate((tmap_memre_kind)k, r, index, c, &out[*n], &applies, err))) {
             tmap_memre_choices_free(out, *n);
@@ -232,7 +249,7 @@ size_t tmap_memre_rank(tmap_memre_choice *v, size_t n, const tmap_memre_costs *c
     double bar = v[0].total_ms * (1 - c->threshold);
     size_t kept = 1;
     for (size_t i = 1; i < n; i++) {
-        if (v[i].total_ms < bar)
+        if (v[i].total_ms < bar || (c->keep >> v[i].kind & 1))
             v[kept++] = v[i];
         else
             tmap_memre_choices_free(&v[i], 1);

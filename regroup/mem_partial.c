@@ -164,6 +164,7 @@ tmap_status tmap_memre_share_sectors(const tmap_memref *r, const tmap_memre *m,
             break;
         out->requests += c.requests, out->sectors += c.sectors;
         out->min_sectors += c.min_sectors, out->footprint += c.footprint;
+        out->block_sectors += c.footprint; /* a block loads its list (distinct elements) */
     }
     return st;
 }

@@ -7,8 +7,8 @@
 
 tmap_status tmap_gpu_sectors(tmap_cuda *c, uint64_t index, uint64_t perm, size_t nthreads,
                              size_t per_thread, size_t elem_bytes, size_t nelems,
-                             size_t sector_bytes, tmap_sector_counts *out, uint64_t *l2_bytes,
-                             tmap_error *err)
+                             size_t sector_bytes, size_t block_size, tmap_sector_counts *out,
+                             uint64_t *l2_bytes, tmap_error *err)
 {
     return tmap_fail(err, TMAP_ERR_UNSUPPORTED, "tmap_gpu_sectors: threadmap was built without "
                      "nvcc (rebuild with the CUDA toolkit's nvcc found by CMake)");

@@ -3,7 +3,9 @@
  * (tmap_sectors_count_gpu) equals the CPU's (tmap_sectors_count) exactly:
  * random gathers, strided and regular references, with and without a
  * thread order, 1 and 3 requests per thread, elements of 4, 8 and 64
- * bytes, partial warps, up to 2^21 threads; and a bad index is an error.
+ * bytes, partial warps, up to 2^21 threads, thread blocks of 96, 256 and
+ * 1024 (their distinct sectors), and blocks counted in several chunks of
+ * 2^25 accesses; and a bad index is an error.
  */
 #include "tests/testutil.h"
 #include "threadmap/model.h"
@@ -17,13 +19,14 @@ static void same(tmap_cuda *c, const tmap_memref *r, const uint32_t *index, cons
     TMAP_CHECK(tmap_sectors_count(r, index, perm, &cpu, err));
     TMAP_CHECK(tmap_sectors_count_gpu(c, r, di, dp, &gpu, &l2, err));
     if (memcmp(&cpu, &gpu, sizeof cpu))
-        fail_msg("%zu threads, k %zu, %zu-byte elements, index %d, perm %d: CPU %llu %llu %llu "
-                 "%llu, GPU %llu %llu %llu %llu", r->nthreads, r->per_thread, r->elem_bytes,
-                 index != NULL, perm != NULL, (unsigned long long)cpu.requests,
-                 (unsigned long long)cpu.sectors, (unsigned long long)cpu.min_sectors,
-                 (unsigned long long)cpu.footprint, (unsigned long long)gpu.requests,
+        fail_msg("%zu threads, k %zu, %zu-byte elements, blocks of %u, index %d, perm %d: CPU "
+                 "%llu %llu %llu %llu %llu, GPU %llu %llu %llu %llu %llu", r->nthreads,
+                 r->per_thread, r->elem_bytes, r->block, index != NULL, perm != NULL,
+                 (unsigned long long)cpu.requests, (unsigned long long)cpu.sectors,
+                 (unsigned long long)cpu.min_sectors, (unsigned long long)cpu.footprint,
+                 (unsigned long long)cpu.block_sectors, (unsigned long long)gpu.requests,
                  (unsigned long long)gpu.sectors, (unsigned long long)gpu.min_sectors,
-                 (unsigned long long)gpu.footprint);
+                 (unsigned long long)gpu.footprint, (unsigned long long)gpu.block_sectors);
     assert_true(l2 >= (1u << 20)); /* every supported GPU has at least 1 MiB */
     tmap_cuda_free(c, di);
     tmap_cuda_free(c, dp);
@@ -44,13 +47,33 @@ static void gpu_equals_cpu(void **state)
                     /* half random, half a stride-3 walk */
                     p[i] = (uint32_t)(i % 2 ? (x >> 33) % ne : (i * 3) % ne);
                 }
-                tmap_memref r = {.nthreads = n, .per_thread = k, .elem_bytes = eb, .nelems = ne};
+                tmap_memref r = {.nthreads = n, .per_thread = k, .elem_bytes = eb, .nelems = ne,
+                                 .block = si == 1 ? 96 : si == 2 ? 1024 : 0};
                 same(c, &r, p, NULL);
                 same(c, &r, p, perm);
                 r.nelems = n * k;
                 same(c, &r, NULL, perm);
                 free(p), free(perm);
             }
+    tmap_cuda_close(c);
+}
+
+/* The blocks' keys sorted in more than one chunk (2^25 accesses each):
+ * 2^23 threads x 5, clustered so that blocks reuse sectors. */
+static void blocks_in_chunks(void **state)
+{
+    tmap_cuda *c = test_gpu_open();
+    size_t n = 1u << 23, k = 5, ne = n;
+    uint32_t *p = malloc(n * k * sizeof *p), *perm = test_random_perm(n, 5);
+    uint64_t x = 99;
+    for (size_t i = 0; i < n * k; i++) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        p[i] = (uint32_t)((i / k + (x >> 33) % 512) % ne); /* near the thread's own */
+    }
+    tmap_memref r = {.nthreads = n, .per_thread = k, .elem_bytes = 16, .nelems = ne};
+    same(c, &r, p, NULL);
+    same(c, &r, p, perm);
+    free(p), free(perm);
     tmap_cuda_close(c);
 }
 
@@ -77,6 +100,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(gpu_equals_cpu),
+        cmocka_unit_test(blocks_in_chunks),
         cmocka_unit_test(bad_index_is_an_error),
     };
     return test_gpu_main(tests, NULL, NULL);

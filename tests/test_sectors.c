@@ -2,8 +2,10 @@
  * test_sectors.c -- the transaction model on the CPU (tmap_sectors_count):
  * exact sector counts of hand-made index arrays (affine, strided, gathered,
  * broadcast, partial warps, several requests per thread, a thread order,
- * elements of 4, 8 and 64 bytes, zhang2011's Fig. 1a), the footprint and
- * the L2 test, properties of random ones, and bad arguments.
+ * elements of 4, 8 and 64 bytes, zhang2011's Fig. 1a), the thread
+ * blocks' distinct sectors (reuse across warps, a thread order that moves
+ * it, several requests, 64-byte elements, a partial block), the footprint
+ * and the L2 test, properties of random ones, and bad arguments.
  */
 #include "tests/testutil.h"
 #include "threadmap/model.h"
@@ -138,6 +140,75 @@ static void thread_order(void **state)
     expect(counted(&r, NULL, inside), 2, 8, 8, 8);
 }
 
+/* block_sectors of r with thread blocks of `block` slots. */
+static uint64_t per_block(tmap_memref r, unsigned block, const uint32_t *index,
+                          const uint32_t *perm)
+{
+    r.block = block;
+    return counted(&r, index, perm).block_sectors;
+}
+
+/* Two warps of one block read the same 32 sectors (element 8 lane, one
+ * sector a lane): 64 sectors by request, 32 by block; blocks of one warp
+ * see no reuse (64); the default block (256) is the whole launch. */
+static void block_reuse(void **state)
+{
+    tmap_memref r = {.nthreads = 64, .per_thread = 1, .elem_bytes = 4, .nelems = 256};
+    uint32_t p[64];
+    for (uint32_t t = 0; t < 64; t++)
+        p[t] = 8 * (t % 32);
+    tmap_sector_counts s = counted(&r, p, NULL);
+    expect(s, 2, 64, 8, 32);
+    assert_int_equal(s.block_sectors, 32);
+    assert_int_equal(per_block(r, 64, p, NULL), 32);
+    assert_int_equal(per_block(r, 32, p, NULL), 64);
+    r.nthreads = 96; /* a partial last block: warps 0-1, then warp 2 alone */
+    uint32_t q[96];
+    for (uint32_t t = 0; t < 96; t++)
+        q[t] = 8 * (t % 32);
+    assert_int_equal(per_block(r, 64, q, NULL), 64);
+    assert_int_equal(counted(&r, q, NULL).sectors, 96);
+}
+
+/* Warps 0 and 2 read sectors 0-31, warps 1 and 3 sectors 32-63.  Blocks of
+ * two warps: in thread order no block reuses a sector (128, as by request);
+ * slots 32-63 running threads 64-95 (warps 1 and 2 exchanged) put the warps
+ * that share their sectors in one block: 64.  By request: 128 both ways. */
+static void block_thread_order(void **state)
+{
+    tmap_memref r = {.nthreads = 128, .per_thread = 1, .elem_bytes = 4, .nelems = 512};
+    uint32_t p[128], perm[128];
+    for (uint32_t t = 0; t < 128; t++)
+        p[t] = 8 * (t % 64), perm[t] = t / 32 == 1 ? t + 32 : t / 32 == 2 ? t - 32 : t;
+    assert_int_equal(per_block(r, 64, p, NULL), 128);
+    assert_int_equal(per_block(r, 64, p, perm), 64);
+    assert_int_equal(counted(&r, p, perm).sectors, 128);
+    assert_int_equal(per_block(r, 128, p, NULL), 64); /* one block: the footprint */
+}
+
+/* A block's requests together: k = 2, request 0 reads A[t] (sectors 0-3),
+ * request 1 A[t + 4] (sectors 0-4): 9 by request, 5 by block.  Elements
+ * of 64 bytes (two sectors each), thread t reading element t % 4: 8
+ * sectors a request, 16 for two warps, 8 for their block. */
+static void block_requests_and_sizes(void **state)
+{
+    tmap_memref r = {.nthreads = 32, .per_thread = 2, .elem_bytes = 4, .nelems = 36};
+    uint32_t p[64];
+    for (uint32_t t = 0; t < 32; t++)
+        p[2 * t] = t, p[2 * t + 1] = t + 4;
+    tmap_sector_counts s = counted(&r, p, NULL);
+    expect(s, 2, 9, 8, 5);
+    assert_int_equal(s.block_sectors, 5);
+    tmap_memref big = {.nthreads = 64, .per_thread = 1, .elem_bytes = 64, .nelems = 4};
+    uint32_t q[64];
+    for (uint32_t t = 0; t < 64; t++)
+        q[t] = t % 4;
+    s = counted(&big, q, NULL);
+    expect(s, 2, 16, 16, 8);
+    assert_int_equal(s.block_sectors, 8);
+    assert_int_equal(per_block(big, 32, q, NULL), 16);
+}
+
 /* Random gathers: min <= sectors <= lanes per request; any order within
  * warps gives the same counts; the footprint is the distinct sectors. */
 static void random_properties(void **state)
@@ -160,6 +231,14 @@ static void random_properties(void **state)
             perm[i] = (uint32_t)(i / 32 * 32 + (i / 32 * 32 + 32 <= n ? 31 - i % 32 : n - 1 - i));
         tmap_sector_counts t = counted(&r, p, perm);
         expect(t, s.requests, s.sectors, s.min_sectors, s.footprint);
+        /* blocks: the footprint <= their sum <= the requests'; order within
+         * warps changes nothing; one block of the whole launch is the
+         * footprint; blocks of one warp see no more than the requests' */
+        assert_int_equal(t.block_sectors, s.block_sectors);
+        assert_true(s.footprint <= s.block_sectors && s.block_sectors <= s.sectors);
+        assert_int_equal(per_block(r, (unsigned)((n + 31) / 32 * 32), p, NULL), s.footprint);
+        assert_true(per_block(r, 32, p, NULL) <= s.sectors);
+        assert_true(per_block(r, 32, p, NULL) >= s.block_sectors);
         size_t per = (size_t)32 / r.elem_bytes, distinct = 0;
         for (size_t sec = 0; sec * per < ne; sec++) {
             int hit = 0;
@@ -198,7 +277,10 @@ static void bad_arguments(void **state)
     r.elem_bytes = 4, r.nelems = 3;
     assert_int_equal(tmap_sectors_count(&r, NULL, NULL, &s, &e), TMAP_ERR_INVALID);
     assert_non_null(strstr(e.message, "without an index array"));
-    r.nthreads = 0;
+    r.nelems = 4, r.block = 48; /* not whole warps */
+    assert_int_equal(tmap_sectors_count(&r, NULL, NULL, &s, &e), TMAP_ERR_INVALID);
+    assert_non_null(strstr(e.message, "whole warps"));
+    r.block = 0, r.nthreads = 0;
     assert_int_equal(tmap_sectors_count(&r, NULL, NULL, &s, &e), TMAP_ERR_INVALID);
     assert_int_equal(tmap_sectors_count(NULL, NULL, NULL, &s, &e), TMAP_ERR_INVALID);
 }
@@ -210,6 +292,8 @@ int main(void)
         cmocka_unit_test(gathered),           cmocka_unit_test(zhang_figure_1a),
         cmocka_unit_test(partial_warp),       cmocka_unit_test(element_sizes),
         cmocka_unit_test(several_requests),   cmocka_unit_test(thread_order),
+        cmocka_unit_test(block_reuse),        cmocka_unit_test(block_thread_order),
+        cmocka_unit_test(block_requests_and_sizes),
         cmocka_unit_test(random_properties),  cmocka_unit_test(l2_fit),
         cmocka_unit_test(bad_arguments),
     };

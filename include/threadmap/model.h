@@ -221,8 +221,10 @@ tmap_status tmap_perm_check(const uint32_t *perm, size_t n, const char *name,
  * index[perm[s] * k + j] of elem_bytes bytes (index NULL: the element
  * perm[s] * k + j itself, a regular reference).  Each warp request costs
  * the distinct sector_bytes sectors its lanes' elements fall in (the data
- * array starts on a sector boundary).  Counts are in tmap_sector_counts
- * (threadmap/runtime.h).
+ * array starts on a sector boundary).  Beside it, each thread block of
+ * `block` consecutive slots costs the distinct sectors of all of its
+ * requests (block_sectors: what its warps, sharing an L1, pass to the
+ * L2).  Counts are in tmap_sector_counts (threadmap/runtime.h).
  */
 typedef struct tmap_memref {
     size_t nthreads;       /* 1 to 2^32 */
@@ -231,6 +233,8 @@ typedef struct tmap_memref {
     size_t nelems;         /* elements of A, 1 to 2^32: every index is below it */
     unsigned warp;         /* lanes per warp; 0: 32 */
     unsigned sector_bytes; /* a power of two; 0: 32 */
+    unsigned block;        /* slots per thread block, for block_sectors: whole
+                              warps; 0: 256 (whole warps, at least one) */
     int write;             /* the reference stores: a layout may not hold two
                               copies of an element (regroup's tmap_memre_*) */
 } tmap_memref;

@@ -223,8 +223,8 @@ tmap_status tmap_memre_share(const tmap_memref *r, const uint32_t *index, const 
                              size_t block_size, size_t smem_bytes, tmap_memre *out,
                              uint32_t **start, tmap_error *err);
 /* The staged loads' sectors: block b's warps read A[from[x]] for x in
- * [start[b], start[b + 1]), 32 consecutive x a request (footprint: the
- * blocks' footprints summed). */
+ * [start[b], start[b + 1]), 32 consecutive x a request (footprint and
+ * block_sectors: the blocks' footprints summed: a block loads its list once). */
 tmap_status tmap_memre_share_sectors(const tmap_memref *r, const tmap_memre *m,
                                      const uint32_t *start, size_t block_size,
                                      tmap_sector_counts *out, tmap_error *err);
@@ -274,12 +274,15 @@ tmap_status tmap_memre_morton(const float *xyz, size_t stride, size_t n, uint32_
 
 /* Choosing a layout (issue 19 item 4; zhang2011 sec. 5, wu2013 sec. 3.5,
  * zheng2020's remap cache).  Each candidate is predicted by the transaction
- * model: its sectors (tmap_sectors_count) times the cost of a sector, an
- * L2 hit when the launch's footprint fits in L2, a DRAM sector otherwise;
- * plus, when the data moves, the gather of A' (its own sectors, DRAM) before
- * every launch if A changes between launches, else once; plus the build,
- * once.  The layout is reused over `launches` launches (the index
- * unchanged), so total = launch x launches + once. */
+ * model (tmap_sectors_count): its requests' sectors (the L1's wavefronts)
+ * times l1_sector_ns, plus its thread blocks' distinct sectors (what the
+ * L1s pass to the L2: block_sectors, reuse across the warps of a block)
+ * times the cost of an L2 sector, an L2 hit when the launch's footprint
+ * fits in L2, a DRAM sector otherwise; plus, when the data moves, the
+ * gather of A' (its own sectors, DRAM) before every launch if A changes
+ * between launches, else once; plus the build, once.  The layout is reused
+ * over `launches` launches (the index unchanged), so total = launch x
+ * launches + once. */
 typedef enum tmap_memre_kind {
     TMAP_MEMRE_ORIGINAL,
     TMAP_MEMRE_DUPLICATE,
@@ -289,16 +292,20 @@ typedef enum tmap_memre_kind {
     TMAP_MEMRE_HYBRID,
     TMAP_MEMRE_LOCALITY, /* tmap_memre_relabel by the given order (RCM, Morton) */
     TMAP_MEMRE_SHARE,    /* tmap_memre_share over the locality layout (its clustering) */
+    TMAP_MEMRE_PARTIAL,  /* tmap_memre_partial at partial_fraction (e.g. tmap_memfrac's) */
     TMAP_MEMRE_KINDS
 } tmap_memre_kind;
 
-/* "original", "duplicate", "reorder", "pad", "swap", "hybrid", "locality", "share". */
+/* "original", "duplicate", "reorder", "pad", "swap", "hybrid", "locality", "share",
+ * "partial". */
 const char *tmap_memre_kind_name(tmap_memre_kind k);
 
 typedef struct tmap_memre_costs {
     uint64_t l2_bytes;      /* the device's L2; 0: 50 MiB (H100) */
     double l2_sector_ns;    /* a sector served by L2; 0: 0.0095 (H100, fitted) */
     double dram_sector_ns;  /* a sector from DRAM; 0: 0.0235 (H100, fitted) */
+    double l1_sector_ns;    /* an L1 wavefront (a request's sector); 0: 1 / (132 SMs x
+                               1.98 GHz), one a cycle per SM (H100 SXM, not fitted) */
     double launches;        /* launches that reuse one layout; below 1: 1 */
     int data_changes;       /* A changes between launches (CG's x): A' is gathered
                                before each; 0: once */
@@ -311,6 +318,11 @@ typedef struct tmap_memre_costs {
     size_t share_block;     /* sharing: threads per block (a multiple of the warp);
                                0: no sharing candidate */
     size_t smem_bytes;      /* sharing: a block's shared memory for its working set */
+    double partial_fraction; /* partial duplication at this fraction (0 to 1; e.g. where
+                               tmap_memfrac settled); 0: no partial candidate */
+    unsigned keep;          /* kinds (bit 1u << kind) proposed whatever the model
+                               predicts: layouts measured to pay already (a fraction
+                               tmap_memfrac settled above 0); they still go on trial */
 } tmap_memre_costs;
 
 typedef struct tmap_memre_choice {
@@ -328,9 +340,11 @@ typedef struct tmap_memre_choice {
 /* Builds and scores every layout that applies (those whose builder
  * refuses the reference, for k or writes, are left out) and proposes
  * out[0] = the original, then the layouts whose total beats the original's
- * by the threshold, least total first (ties by kind); *n of at most
- * TMAP_MEMRE_KINDS.  Nothing pays: *n = 1.  A layout whose given build_ms
- * alone reaches that bar cannot pay and is not built.  Sharing (with
+ * by the threshold, and those c->keep names, least total first (ties by
+ * kind); *n of at most TMAP_MEMRE_KINDS.  Nothing pays: *n = 1.  A layout
+ * whose given build_ms alone reaches that bar cannot pay and is not built
+ * (unless kept).  Partial duplication (with partial_fraction) keeps A in
+ * place at the head of A': its gather is its copies only.  Sharing (with
  * share_block) stages each block's working set of the locality layout's A'
  * (of A without an order): its sectors are the staged loads'
  * (tmap_memre_share_sectors), its gather the locality layout's; its
@@ -340,21 +354,26 @@ tmap_status tmap_memre_propose(const tmap_memref *r, const uint32_t *index,
                                const tmap_memre_costs *c, tmap_memre_choice *out, size_t *n,
                                tmap_error *err);
 /* The model's times of a layout built elsewhere (on the GPU): v->kind,
- * v->counts (its sectors) and v->build_ms given; gather_sectors: the
- * sectors of one gather of its A' (reads and writes; 0: the data does not
- * move).  Sets fits_l2, launch_ms, once_ms and total_ms. */
+ * v->counts (its sectors; block_sectors 0: taken as sectors, no reuse
+ * across warps) and v->build_ms given; gather_sectors: the sectors of one
+ * gather of its A' (reads and writes; 0: the data does not move).  Sets
+ * fits_l2, launch_ms = 1e-6 x (sectors x l1_sector_ns + block_sectors x
+ * (fits_l2 ? l2_sector_ns : dram_sector_ns)) [+ the gather], once_ms and
+ * total_ms. */
 void tmap_memre_score(const tmap_memref *r, const tmap_memre_costs *c, uint64_t gather_sectors,
                       tmap_memre_choice *v);
 /* The proposal among scored choices v[0..n) (v[0] the original): v[0],
- * then those whose total beats the original's by c->threshold, least
- * total first (ties by kind); the others are freed.  Returns how many. */
+ * then those whose total beats the original's by c->threshold or whose
+ * kind c->keep names, least total first (ties by kind); the others are
+ * freed.  Returns how many. */
 size_t tmap_memre_rank(tmap_memre_choice *v, size_t n, const tmap_memre_costs *c);
 void tmap_memre_choices_free(tmap_memre_choice *v, size_t n);
-/* Builds one layout kind (not the original) with c's block_size, order
- * and sharing (SHARE: from composed to elements of A, so slot s's request
+/* Builds one layout kind (not the original) with c's block_size, order,
+ * partial_fraction and sharing (SHARE: from composed to elements of A, so slot s's request
  * j reads A'[Q[...]] as every layout does; the block starts are dropped);
  * TMAP_ERR_UNSUPPORTED or TMAP_ERR_INVALID when it does not apply (k,
- * writes, no order, no share_block, a working set beyond smem_bytes). */
+ * writes, no order, no share_block, a working set beyond smem_bytes, no
+ * partial_fraction). */
 tmap_status tmap_memre_build(tmap_memre_kind kind, const tmap_memref *r, const uint32_t *index,
                              const tmap_memre_costs *c, tmap_memre *out, tmap_error *err);
 

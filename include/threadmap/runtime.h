@@ -441,7 +441,10 @@ tmap_status tmap_gpu_classes_lam(tmap_gpu_classes *g, uint64_t key, size_t nclas
  * slot s (thread perm[s], or s when perm is 0) makes request j < per_thread
  * of element index[perm[s] * per_thread + j] (the index itself when index
  * is 0), elem_bytes bytes at a sector-aligned base; a request touches the
- * distinct sector_bytes sectors of its active lanes' elements.
+ * distinct sector_bytes sectors of its active lanes' elements; a thread
+ * block of block_size consecutive slots, the distinct sectors of all of
+ * its requests (block_sectors: sorted on the GPU by CUB, whole blocks at a
+ * time, at least one block's accesses of GPU memory at once).
  */
 typedef struct tmap_sector_counts {
     uint64_t requests;     /* warp requests: warps x per_thread */
@@ -450,6 +453,11 @@ typedef struct tmap_sector_counts {
                               elem_bytes / sector_bytes): each request's
                               elements packed together */
     uint64_t footprint;    /* distinct sectors touched by the whole launch */
+    uint64_t block_sectors; /* distinct sectors of each thread block (block
+                              consecutive slots, all of their requests),
+                              summed over the blocks: the sectors a block's
+                              warps, sharing an L1, pass to the L2 (reuse
+                              across the warps of a block); at most sectors */
 } tmap_sector_counts;
 
 /* index and perm: device u32 arrays (0: the identity), indices below
@@ -458,8 +466,8 @@ typedef struct tmap_sector_counts {
  * result.  TMAP_ERR_UNSUPPORTED without nvcc. */
 tmap_status tmap_gpu_sectors(tmap_cuda *c, uint64_t index, uint64_t perm, size_t nthreads,
                              size_t per_thread, size_t elem_bytes, size_t nelems,
-                             size_t sector_bytes, tmap_sector_counts *out, uint64_t *l2_bytes,
-                             tmap_error *err);
+                             size_t sector_bytes, size_t block_size, tmap_sector_counts *out,
+                             uint64_t *l2_bytes, tmap_error *err);
 
 /*
  * The GPU builds of memory layouts (runtime/gpu_memre.cu, nvcc and CUB;
