@@ -11,7 +11,10 @@
  *                   data ones scattered, s_w) waits a cycle for each
  *                   line after the first: c (a/c - 1)(gather_n + data_n s_w)
  *                   S_w = sum_b sectors of b's accesses (below)
- *   per block k     warp j of k goes to sub-partition j mod P;
+ *   per block k     warp j of k goes to sub-partition (j + r_k) mod P,
+ *                   r_k its resident slot on the SM (the same warp of
+ *                   co-resident blocks on different schedulers: measured,
+ *                   benchmarks/results/subpartition.txt);
  *                   I_ks = sum of its warps' I_w on sub-partition s,
  *                   X_k = max of its warps' stalls L_w - I_w (the
  *                   critical warp waits this long beyond its own issue),
@@ -207,8 +210,8 @@ static void makespan(const block_cost *bc, size_t nblocks, const tmap_sm_params 
     for (size_t k = 0; k < nblocks; k++) {
         /* tmap_sched_dynamic ran with SMs and slots swapped (see below). */
         double *m = &sum[where[k].slot * stride];
-        for (size_t s = 0; s < P; s++)
-            m[s] += bc[k].issue[s];
+        for (size_t s = 0; s < P; s++) /* warp j on (j + its slot) mod P */
+            m[(s + where[k].sm) % P] += bc[k].issue[s];
         m[P + where[k].sm] += bc[k].latency;
         m[P + R] += bc[k].memory;
         m[P + R + 1] += bc[k].own;
