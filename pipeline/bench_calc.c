@@ -13,9 +13,10 @@
 const char *const tmap_bench_algos[TMAP_BENCH_NALGOS] = {"sorting", "greedy", "greedy-max", "key"};
 
 static const char *const metric_keys[TMAP_BM_COUNT] = {
-    "bbv_weighted", "bbv_weighted_scheduled", "divergent_warps", "divergent_branches"};
+    "bbv_weighted", "bbv_weighted_scheduled", "divergent_warps", "divergent_branches", "sm90"};
 static const char *const metric_labels[TMAP_BM_COUNT] = {
-    "BBV-weighted", "BBV-weighted-scheduled", "divergent warps", "divergent branches"};
+    "BBV-weighted", "BBV-weighted-scheduled", "divergent warps", "divergent branches",
+    "SM model (sm90)"};
 
 const char *tmap_bench_metric_key(tmap_bench_metric m)
 {
@@ -101,6 +102,9 @@ static void derive_option(tmap_bench_option *o, const tmap_bench_option *orig, i
         avail ? tmap_bench_reduction(m0->divergent_warps_pct, m->divergent_warps_pct) : NAN;
     o->predicted[TMAP_BM_DIV_BRANCHES] =
         avail ? tmap_bench_reduction(m0->divergent_branches, m->divergent_branches) : NAN;
+    o->predicted[TMAP_BM_SM90] = avail && m0->sm.cycles > 0 && isfinite(m->sm.cycles)
+                                     ? tmap_bench_improvement(m0->sm.cycles, m->sm.cycles)
+                                     : NAN;
     o->measured_impr = measured ? tmap_bench_improvement(t0, o->kernel_ms) : NAN;
     o->measured_impr_total = measured ? tmap_bench_improvement(t0, o->total_ms) : NAN;
     for (int m = 0; m < TMAP_BM_COUNT; m++)
@@ -208,6 +212,43 @@ static void summarize_errors(const tmap_bench_run *r, tmap_bench_summary *s)
     }
 }
 
+/* The sign of the valid regroupings that move the kernel, and whether
+ * each metric's best predicted option is among the fastest (bench_model's
+ * figures, issue 16). */
+static void summarize_ranking(const tmap_bench_run *r, tmap_bench_summary *s)
+{
+    for (size_t i = 0; i < r->nkernels; i++) {
+        const tmap_bench_kernel *k = &r->k[i];
+        if (!k->ok || !k->opt[0].valid)
+            continue;
+        int fastest = 0, any = 0;
+        for (size_t j = 1; j < k->noptions; j++) {
+            const tmap_bench_option *o = &k->opt[j];
+            if (!o->valid || o->on_gpu)
+                continue;
+            any = 1;
+            if (o->kernel_ms < k->opt[fastest].kernel_ms)
+                fastest = (int)j;
+            if (!(fabs(o->measured_impr) > TMAP_BENCH_MOVES))
+                continue;
+            s->sign_n++;
+            for (int m = 0; m < TMAP_BM_COUNT; m++)
+                s->sign_right[m] += isfinite(o->predicted[m]) &&
+                                    (o->predicted[m] > 0) == (o->measured_impr > 0);
+        }
+        s->best_n += any;
+        for (int m = 0; any && m < TMAP_BM_COUNT; m++) {
+            int pick = 0; /* the original predicts 0 */
+            double best = 0;
+            for (size_t j = 1; j < k->noptions; j++)
+                if (k->opt[j].valid && !k->opt[j].on_gpu && k->opt[j].predicted[m] > best)
+                    best = k->opt[j].predicted[m], pick = (int)j;
+            s->best_ok[m] += tmap_bench_within(k->opt[pick].kernel_ms,
+                                               k->opt[fastest].kernel_ms, TMAP_BENCH_WITHIN);
+        }
+    }
+}
+
 /* Speedup with overhead of option j, the GPU path's per-input part taken
  * with overlap when asked and measured. */
 static double speedup_total(const tmap_bench_run *r, const tmap_bench_kernel *k, int j,
@@ -270,6 +311,7 @@ void tmap_bench_summarize(tmap_bench_run *r, tmap_bench_summary *s)
         s->outputs_bad += !k->outputs_ok;
     }
     summarize_errors(r, s);
+    summarize_ranking(r, s);
     for (int a = 0; a < TMAP_BENCH_NALGOS; a++)
         summarize_speedup(r, tmap_bench_algos[a], 0, &s->speedup[a]);
     summarize_speedup(r, NULL, 0, &s->regroup);

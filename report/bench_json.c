@@ -126,6 +126,13 @@ static json_t *summary_json(const tmap_bench_summary *s)
     json_object_set_new(j, "divergent", json_integer((json_int_t)s->divergent));
     json_object_set_new(j, "mae_pp_compute_bound", metric_object(s->mae_compute));
     json_object_set_new(j, "mae_pp_all", metric_object(s->mae_all));
+    double right[TMAP_BM_COUNT], best[TMAP_BM_COUNT];
+    for (int m = 0; m < TMAP_BM_COUNT; m++)
+        right[m] = (double)s->sign_right[m], best[m] = (double)s->best_ok[m];
+    json_object_set_new(j, "sign_right", metric_object(right));
+    json_object_set_new(j, "sign_regroupings", json_integer((json_int_t)s->sign_n));
+    json_object_set_new(j, "best_within", metric_object(best));
+    json_object_set_new(j, "best_kernels", json_integer((json_int_t)s->best_n));
     for (int a = 0; a < TMAP_BENCH_NALGOS; a++) {
         const tmap_bench_speedup *x = &s->speedup[a];
         json_object_set_new(sp, tmap_bench_algos[a],

@@ -137,7 +137,7 @@ static void table_iv(const tmap_bench_run *r, FILE *f)
 static void table_v_row(FILE *f, const char *label, const double *v, const size_t *cnt)
 {
     char c[8][48];
-    fprintf(f, "| %s |  | %s | %s | %s | %s | %s |\n", label,
+    fprintf(f, "| %s |  | %s | %s | %s | %s | %s | %s |\n", label, CELL(4, "%.1f", v[TMAP_BM_SM90]),
             CELL(5, "%.1f", v[TMAP_BM_SCHEDULED]), CELL(6, "%.1f", v[TMAP_BM_WEIGHTED]),
             CELL(7, "%.1f", v[TMAP_BM_DIV_WARPS]), CELL(0, "%.1f", v[TMAP_BM_DIV_BRANCHES]),
             CELL(1, "%.0f kernels", (double)cnt[TMAP_BM_SCHEDULED]));
@@ -149,25 +149,34 @@ static void table_v(const tmap_bench_run *r, const tmap_bench_summary *s, FILE *
     fprintf(f, "## (b) Estimation error (Table V)\n\n"
                "|predicted improvement - measured improvement| in percentage points, the mean over "
                "the kernel's regroupings that were applied and gave equal outputs. Predicted: "
-               "1 - M(regrouped) / M(original) for BBV-weighted(-scheduled), the relative reduction "
-               "for divergent warps and branches; measured: 1 - t(regrouped) / t(original), kernel "
+               "1 - M(regrouped) / M(original) for the SM model and BBV-weighted(-scheduled), the "
+               "relative reduction for divergent warps and branches; measured: 1 - t(regrouped) / t(original), kernel "
                "times (the metrics model the kernel, not the overhead).\n\n"
-               "| kernel | bound | BBV-weighted-scheduled | BBV-weighted | divergent warps | "
-               "divergent branches | regroupings |\n|---|---|---:|---:|---:|---:|---:|\n");
+               "| kernel | bound | SM model (sm90) | BBV-weighted-scheduled | BBV-weighted | "
+               "divergent warps | divergent branches | regroupings |\n"
+               "|---|---|---:|---:|---:|---:|---:|---:|\n");
     for (size_t i = 0; i < r->nkernels; i++) {
         const tmap_bench_kernel *k = &r->k[i];
         if (!k->ok)
             continue;
         md_cell(f, "| ", k->name);
-        fprintf(f, " | %s | %s | %s | %s | %s | %zu |\n", tmap_bench_bound_word(k),
+        fprintf(f, " | %s | %s | %s | %s | %s | %s | %zu |\n", tmap_bench_bound_word(k),
+                CELL(1, "%.1f", k->error_pp[TMAP_BM_SM90]),
                 CELL(2, "%.1f", k->error_pp[TMAP_BM_SCHEDULED]), CELL(3, "%.1f", k->error_pp[TMAP_BM_WEIGHTED]),
                 CELL(4, "%.1f", k->error_pp[TMAP_BM_DIV_WARPS]),
                 CELL(5, "%.1f", k->error_pp[TMAP_BM_DIV_BRANCHES]), k->nerr);
     }
     table_v_row(f, "**mean, compute-bound**", s->mae_compute, s->n_compute);
     table_v_row(f, "mean, all kernels", s->mae_all, s->n_all);
-    fprintf(f, "| paper (GTX480, compute-bound) |  | %.1f | %.1f | large | large |  |\n\n",
+    fprintf(f, "| paper (GTX480, compute-bound) |  |  | %.1f | %.1f | large | large |  |\n\n",
             TMAP_BENCH_PAPER_SCHEDULED_ERR, TMAP_BENCH_PAPER_WEIGHTED_ERR);
+    fprintf(f, "Sign right (the regroupings that move the kernel by more than %.0f%%: %zu) and the "
+               "best predicted option within %.0f%% of the fastest (%zu kernels): SM model %zu and "
+               "%zu, BBV-weighted-scheduled %zu and %zu, BBV-weighted %zu and %zu.\n\n",
+            100 * TMAP_BENCH_MOVES, s->sign_n, 100 * TMAP_BENCH_WITHIN, s->best_n,
+            s->sign_right[TMAP_BM_SM90], s->best_ok[TMAP_BM_SM90],
+            s->sign_right[TMAP_BM_SCHEDULED], s->best_ok[TMAP_BM_SCHEDULED],
+            s->sign_right[TMAP_BM_WEIGHTED], s->best_ok[TMAP_BM_WEIGHTED]);
 }
 
 /* Predicted next to measured improvement, per kernel and regrouping (Figs. 7, 8). */
@@ -176,8 +185,8 @@ static void table_improvement(const tmap_bench_run *r, FILE *f)
     char c[8][48];
     fprintf(f, "### Predicted and measured improvement per regrouping (Figs. 7, 8), %%\n\n"
                "| kernel | regrouping | measured (kernel) | measured (with overhead) | "
-               "BBV-weighted-scheduled | BBV-weighted | divergent warps | divergent branches |\n"
-               "|---|---|---:|---:|---:|---:|---:|---:|\n");
+               "SM model (sm90) | BBV-weighted-scheduled | BBV-weighted | divergent warps | "
+               "divergent branches |\n|---|---|---:|---:|---:|---:|---:|---:|---:|\n");
     for (size_t i = 0; i < r->nkernels; i++) {
         const tmap_bench_kernel *k = &r->k[i];
         for (size_t j = 1; k->ok && j < k->noptions; j++) {
@@ -185,9 +194,10 @@ static void table_improvement(const tmap_bench_run *r, FILE *f)
             if (!o->available)
                 continue;
             md_cell(f, "| ", k->name);
-            fprintf(f, " | %s%s | %s | %s | %s | %s | %s | %s |\n", o->name,
+            fprintf(f, " | %s%s | %s | %s | %s | %s | %s | %s | %s |\n", o->name,
                     o->outputs_equal == 0 ? " (outputs differ)" : "",
                     CELL(6, "%.1f", 100 * o->measured_impr), CELL(7, "%.1f", 100 * o->measured_impr_total),
+                    CELL(5, "%.1f", 100 * o->predicted[TMAP_BM_SM90]),
                     CELL(0, "%.1f", 100 * o->predicted[TMAP_BM_SCHEDULED]),
                     CELL(1, "%.1f", 100 * o->predicted[TMAP_BM_WEIGHTED]),
                     CELL(2, "%.1f", 100 * o->predicted[TMAP_BM_DIV_WARPS]),

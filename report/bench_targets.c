@@ -74,6 +74,29 @@ static void error_target(const tmap_bench_run *r, const tmap_bench_summary *s, F
     fputs(" |\n", f);
 }
 
+/* Issue 16's three figures for the SM model; mean error over all kernels
+ * (the mean of their kernel errors). */
+static void sm90_target(const tmap_bench_summary *s, FILE *f)
+{
+    double e = s->mae_all[TMAP_BM_SM90];
+    size_t right = s->sign_right[TMAP_BM_SM90], best = s->best_ok[TMAP_BM_SM90];
+    int have = s->n_all[TMAP_BM_SM90] > 0;
+    int met = have && e <= TMAP_BENCH_TARGET_SM90_ERR &&
+              right >= TMAP_BENCH_TARGET_SM90_SIGN * (double)s->sign_n &&
+              s->best_n - best <= 14 - TMAP_BENCH_TARGET_SM90_BEST; /* misses allowed */
+    fprintf(f, "| SM model (sm90): mean absolute error, all kernels <= %.0f pp; sign right on >= "
+               "%.0f%% of the regroupings that move the kernel > %.0f%%; best predicted within "
+               "%.0f%% of the fastest on >= %d of 14 kernels | - | ",
+            TMAP_BENCH_TARGET_SM90_ERR, 100 * TMAP_BENCH_TARGET_SM90_SIGN, 100 * TMAP_BENCH_MOVES,
+            100 * TMAP_BENCH_WITHIN, TMAP_BENCH_TARGET_SM90_BEST);
+    if (have)
+        fprintf(f, "%.1f pp over %zu kernels; sign %zu of %zu; best %zu of %zu | %s | "
+                   "docs/model.md: what the model cannot see |\n",
+                e, s->n_all[TMAP_BM_SM90], right, s->sign_n, best, s->best_n, verdict(met, 1));
+    else
+        fprintf(f, "- | %s | no regrouping has an SM model prediction |\n", verdict(0, 0));
+}
+
 static void weighted_rows(const tmap_bench_summary *s, FILE *f)
 {
     char a[48], b[48], c[48];
@@ -230,6 +253,7 @@ void tmap_bench_targets(const tmap_bench_run *r, const tmap_bench_summary *s, FI
 {
     fprintf(f, "## (f) Targets\n\n| target | paper (GTX480) | this run | | why |\n|---|---|---|---|---|\n");
     error_target(r, s, f);
+    sm90_target(s, f);
     weighted_rows(s, f);
     speedup_target(r, s, f);
     regroup_target(r, s, f);

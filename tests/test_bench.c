@@ -23,6 +23,7 @@ static void set_model(tmap_bench_option *o, double weighted, double scheduled, d
     o->m.bbv_weighted = weighted, o->m.bbv_weighted_scheduled = scheduled;
     o->m.zero_divergence = bound, o->m.divergent_warps_pct = dw, o->m.divergent_branches = db;
     o->m.simd_active_threads_per_inst = 32 * (1 - dw / 200);
+    o->m.sm.cycles = weighted; /* the SM model: as BBV-weighted here */
 }
 
 /* Fails unless text (the file `name`) holds every string of want[0..n). */
@@ -346,6 +347,19 @@ static void test_summary(void **state)
     assert_int_equal(s.regroup_ok, 2);
     assert_int_equal(s.regroup_n, 3);
     assert_int_equal(s.outputs_bad, 0);
+    /* signs over the regroupings that move the kernel > 5%: alpha's three
+     * (40, 50, 60%), beta's four (10, -10, 20, 30%; greedy predicted 8%:
+     * wrong); gamma's sorting (-1%) does not count.  Best: alpha's
+     * greedy-max (predicted and fastest), gamma's original (nothing
+     * predicted above 0; fastest); beta's greedy-max predicted (0.8 ms)
+     * against key's 0.7: a miss. */
+    assert_int_equal(s.sign_n, 7);
+    assert_int_equal(s.best_n, 3);
+    for (int m = TMAP_BM_WEIGHTED; m <= TMAP_BM_SM90; m += TMAP_BM_SM90 - TMAP_BM_WEIGHTED) {
+        assert_int_equal(s.sign_right[m], 6);
+        assert_int_equal(s.best_ok[m], 2);
+    }
+    NEAR(s.mae_compute[TMAP_BM_SM90], (5 / 3.0 + 1) / 2);
     free_run(r);
 }
 
@@ -546,13 +560,15 @@ static void test_markdown(void **state)
     static const char *const want[] = {
         "## (a) Divergence of the original launches (Table IV)", "## (b) Estimation error (Table V)",
         "## (c) Speedup per kernel and algorithm (Fig. 9)", "## (d) Closeness to the zero-divergence time",
-        "## (e) regroup()'s choice", "## (f) Targets", "| **mean, compute-bound** |  | 3.0 |",
-        "| paper (GTX480, compute-bound) |  | 6.2 | 12.7 |", "predicted_vs_measured_bbv_weighted_scheduled.svg",
+        "## (e) regroup()'s choice", "## (f) Targets", "| **mean, compute-bound** |  | 1.3 | 3.0 |",
+        "| paper (GTX480, compute-bound) |  |  | 6.2 | 12.7 |", "predicted_vs_measured_bbv_weighted_scheduled.svg",
         "speedup_with_overhead.svg", "ga\\<m\\>&ma\\|x", "NVRTC: boom", "2 of 3 | **missed** | missed on: beta",
         "| 2.50x / 1.82x |", "## Kernels that failed"};
     assert_has_all(md, "report.md", want, sizeof want / sizeof want[0]);
     /* BBV-weighted-scheduled 3.0 pp <= 5: met; Greedy-Max 1.38x < 2.2x: missed, with reasons */
     assert_non_null(strstr(md, "3.0 pp over 2 kernels | met |"));
+    /* the SM model: errors 5/3, 14.75 and 1 pp; 6 of 7 signs; 2 of 3 best */
+    assert_non_null(strstr(md, "5.8 pp over 3 kernels; sign 6 of 7; best 2 of 3 | **missed** |"));
     assert_non_null(strstr(md, "1.38x over 2 kernels | **missed** | below the target: alpha 1.82x"));
     assert_non_null(strstr(md, "beta 1.05x (with no divergence left the model predicts 1.11x)"));
     free(md);

@@ -212,6 +212,9 @@ tmap_status tmap_pipeline_profile(tmap_cuda *c, const char *manifest,
 #define TMAP_BENCH_PAPER_SORT_SPEEDUP 1.7
 #define TMAP_BENCH_PAPER_GREEDY_SPEEDUP 1.6
 #define TMAP_BENCH_TARGET_SCHEDULED_ERR 5.0
+#define TMAP_BENCH_TARGET_SM90_ERR 10.0     /* issue 16: the SM model's mean error (pp), */
+#define TMAP_BENCH_TARGET_SM90_SIGN 0.9     /* the share of signs right, */
+#define TMAP_BENCH_TARGET_SM90_BEST 12      /* the kernels whose best is right (of 14) */
 #define TMAP_BENCH_TARGET_GMAX_SPEEDUP 2.2
 #define TMAP_BENCH_WITHIN 0.05              /* regroup() within 5% of the best */
 #define TMAP_BENCH_TARGET_REGROUP_ONE 1.5   /* regroup() with overhead, geometric
@@ -222,6 +225,7 @@ tmap_status tmap_pipeline_profile(tmap_cuda *c, const char *manifest,
                                                without the SM model's terms */
 /* tmap_bench_kernel.bound_by: the unit against its peak. */
 enum { TMAP_BENCH_BY_ISSUE, TMAP_BENCH_BY_L2, TMAP_BENCH_BY_DRAM };
+#define TMAP_BENCH_MOVES 0.05            /* a regrouping that moves the kernel time */
 #define TMAP_BENCH_TIME_LIMIT_S 600.0       /* the whole default set on one GPU */
 
 /* The metrics whose predicted improvement is compared with the measured one. */
@@ -230,11 +234,13 @@ typedef enum tmap_bench_metric {
     TMAP_BM_SCHEDULED,     /* BBV-weighted-scheduled: 1 - M_c / M_orig */
     TMAP_BM_DIV_WARPS,     /* divergent warps: relative reduction */
     TMAP_BM_DIV_BRANCHES,  /* divergent branches: relative reduction */
+    TMAP_BM_SM90,          /* the SM model (docs/model.md): 1 - T_c / T_orig */
     TMAP_BM_COUNT
 } tmap_bench_metric;
 
 /* "bbv_weighted", "bbv_weighted_scheduled", "divergent_warps",
- * "divergent_branches" (CSV/JSON keys) and "BBV-weighted"... (tables). */
+ * "divergent_branches", "sm90" (CSV/JSON keys) and "BBV-weighted"...
+ * (tables). */
 const char *tmap_bench_metric_key(tmap_bench_metric m);
 const char *tmap_bench_metric_label(tmap_bench_metric m);
 
@@ -373,6 +379,14 @@ typedef struct tmap_bench_summary {
     size_t n_compute[TMAP_BM_COUNT];
     double mae_all[TMAP_BM_COUNT];
     size_t n_all[TMAP_BM_COUNT];
+    size_t sign_right[TMAP_BM_COUNT]; /* valid regroupings that move the kernel
+                                         by more than TMAP_BENCH_MOVES whose
+                                         predicted sign is the measured one */
+    size_t sign_n;                    /* those regroupings */
+    size_t best_ok[TMAP_BM_COUNT];    /* kernels whose best predicted valid option
+                                         (the original included) measures within
+                                         TMAP_BENCH_WITHIN of the fastest kernel */
+    size_t best_n;                    /* kernels with a valid regrouping */
     tmap_bench_speedup speedup[TMAP_BENCH_NALGOS];
     tmap_bench_speedup regroup;   /* the chosen option of each divergent kernel */
     tmap_bench_speedup regroup_overlap; /* the same, the GPU path with overlap
