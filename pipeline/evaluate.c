@@ -403,19 +403,22 @@ static const char *gpu_blocker(const ctx *x)
 }
 
 /* One launch through the regrouper on the restored input, as for a new
- * input: its features computed on the GPU (what the key reads), with
+ * input: its features computed on the GPU (what the key reads) unless the
+ * regrouper has kept the original (no launch reads a key then), with
  * overlap the next input announced (its features are these: the series
  * restores one input), then the launch.  Timed whole when t is given, and
- * the features kernel apart (*fms). */
+ * the features kernel apart (*fms, 0 when skipped). */
 static tmap_status gpu_launch(ctx *x, tmap_regrouper *r, uint64_t sig, int overlap, tmap_timer *t,
                               float *ms, float *fms, tmap_error *err)
 {
-    int ready = 0;
-    tmap_timer *ft = t ? x->features_timer : NULL;
+    int ready = 0, key = tmap_regrouper_chosen(r) != TMAP_REGROUPER_ORIGINAL;
+    tmap_timer *ft = t && key ? x->features_timer : NULL;
     tmap_status st = tmap_manifest_restore(x->m, err);
+    if (fms)
+        *fms = 0;
     if (!st && t) st = tmap_timer_start(t, NULL, err);
     if (!st && ft) st = tmap_timer_start(ft, NULL, err);
-    if (!st) st = tmap_manifest_features_gpu(x->m, x->features_dev, NULL, err);
+    if (!st && key) st = tmap_manifest_features_gpu(x->m, x->features_dev, NULL, err);
     if (!st && ft) st = tmap_timer_stop(ft, NULL, err);
     if (!st && overlap) st = tmap_regrouper_prepare(r, sig + 1, NULL, err);
     if (!st) st = tmap_regrouper_launch(r, x->original, sig, NULL, err);

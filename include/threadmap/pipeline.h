@@ -511,7 +511,9 @@ typedef struct tmap_regrouper_opts {
                                        from eq. 1 on the GPU (tmap_gpu_regroup_cost) */
     const double *lat;              /* with model: [model->nblocks] block latencies */
     uint64_t features;              /* with model: device double [threads][nfeatures],
-                                       read at each launch that needs a key */
+                                       read at each launch that needs a key: none once
+                                       tmap_regrouper_chosen is TMAP_REGROUPER_ORIGINAL,
+                                       so a caller may stop computing them then */
     tmap_kernel *redirected;        /* the kernel redirected (tmap_redirect_load): each
                                        algorithm is then also tried by redirection, which
                                        moves no data (launch with tmap_regrouper_launch);
