@@ -17,6 +17,9 @@ void tmap_memre_sort(tmap_memre_keyed *v, size_t n);
 /* Lanes per warp and elements per segment (at least 1) of a reference. */
 size_t tmap_memre_warp(const tmap_memref *r);
 size_t tmap_memre_segment(const tmap_memref *r);
+/* Slots at the head of partial duplication's A': A in place, padded to a
+ * whole segment (the copies start on a sector). */
+size_t tmap_memre_partial_head(const tmap_memref *r);
 
 /* Checks r and index (required: fn's name leads every message), that the
  * reference reads when `copies` (the layout may hold an element twice) and

@@ -149,8 +149,8 @@ static tmap_status score(const tmap_memref *r, const uint32_t *index, const tmap
     tmap_status st = tmap_sectors_count(&q, m->index ? m->index : index, m->perm, &v->counts,
                                         err);
     uint64_t gather = 0;
-    size_t seg = tmap_memre_segment(r), head = (r->nelems + seg - 1) / seg * seg;
-    if (st || (st = gather_sectors(r, m, v->kind == TMAP_MEMRE_PARTIAL ? head : 0, &gather, err)))
+    size_t skip = v->kind == TMAP_MEMRE_PARTIAL ? tmap_memre_partial_head(r) : 0;
+    if (st || (st = gather_sectors(r, m, skip, &gather, err)))
         return st;
     tmap_memre_score(r, c, gather, v);
     return TMAP_OK;

@@ -19,6 +19,12 @@ size_t tmap_memre_segment(const tmap_memref *r)
     return sb > r->elem_bytes ? sb / r->elem_bytes : 1;
 }
 
+size_t tmap_memre_partial_head(const tmap_memref *r)
+{
+    size_t seg = tmap_memre_segment(r);
+    return (r->nelems + seg - 1) / seg * seg;
+}
+
 static int by_key(const void *a, const void *b)
 {
     const tmap_memre_keyed *x = a, *y = b;

@@ -58,8 +58,8 @@ tmap_status tmap_memre_partial(const tmap_memref *r, const uint32_t *index, doub
                          r->nthreads * r->per_thread, r->nelems);
     if (!(fraction >= 0 && fraction <= 1))
         return tmap_fail(err, TMAP_ERR_INVALID, "%s: fraction %g: 0 to 1", fn, fraction);
-    size_t ne = r ? r->nelems : 1, seg = r ? tmap_memre_segment(r) : 1;
-    size_t head = (ne + seg - 1) / seg * seg, n = r ? r->nthreads * r->per_thread : 1;
+    size_t ne = r ? r->nelems : 1, head = r ? tmap_memre_partial_head(r) : 1;
+    size_t n = r ? r->nthreads * r->per_thread : 1;
     tmap_status st = tmap_memre_begin(r, index, fn, 1, 0, head + n, 0, out, err);
     if (st)
         return st;
