@@ -21,18 +21,23 @@
  *                   M_k = sum_w (32 S_w / bw + G_w / g): shared sectors at
  *                   the L2's bandwidth bw, a lane's own at its rate of
  *                   gathered sectors g (32 / bw per sector without one),
- *                   d_k = max(R max_s I_ks + X_k, R M_k) among R residents
+ *                   O_k = M_k at one SM's own rates (bw1, g1: measured
+ *                   with no other SM drawing on the L2),
+ *                   d_k = max(R max_s I_ks + X_k + R O_k, R M_k) among R
+ *                   residents
  *   placement       list scheduling of d_k over nsms x R slots in launch
  *                   order, the first wave spread over the SMs
  *   per SM m        T_m = max(max_s sum of its blocks' I_ks
- *                             + max over its slots of the sum of their X_k,
+ *                             + max over its slots of the sum of their
+ *                               X_k + O_k,
  *                             M = sum over all blocks of M_k / nsms,
  *                             O_m = sum over its blocks of O_k)
- *                   O_k = M_k at one SM's own rates (bw1, g1: measured
- *                   with no other SM drawing on the L2)
  *   kernel          T = max over m of T_m
  * (M: the L2 serves all SMs from one pool; an SM draws more than its
- * share while others idle, up to its own rate: O_m.)
+ * share while others idle, up to its own rate: O_m.  A block's own sectors
+ * add to its chain: a loop's next loads wait for this iteration's sectors,
+ * which queue behind the other warps' at the SM's rate, measured additive
+ * within 12% in benchmarks/results/tail-block.txt.)
  * (The other warps issue around the critical warp's stalls; its stalls add
  * to the total issue: T_m >= max(issue, longest chain), closer to measured
  * times where few warps share a scheduler.)
@@ -199,7 +204,7 @@ static double max_of(const double *v, size_t n)
 }
 
 /* T from the placement: per SM the sub-partitions' issue sums and each
- * slot's chain of latencies; the memory term of all SMs' sectors at the
+ * slot's chain of stalls and own sectors; the memory term of all SMs' sectors at the
  * L2's bandwidth of nsms x bytes_per_cycle, or of the SM's own sectors at
  * its own rate if larger.  sum[m * (P + R + 2) + ...]: P issue sums, R
  * chains, M, O_m. */
@@ -212,7 +217,7 @@ static void makespan(const block_cost *bc, size_t nblocks, const tmap_sm_params 
         double *m = &sum[where[k].slot * stride];
         for (size_t s = 0; s < P; s++) /* warp j on (j + its slot) mod P */
             m[(s + where[k].sm) % P] += bc[k].issue[s];
-        m[P + where[k].sm] += bc[k].latency;
+        m[P + where[k].sm] += bc[k].latency + bc[k].own;
         m[P + R] += bc[k].memory;
         m[P + R + 1] += bc[k].own;
     }
@@ -260,7 +265,8 @@ tmap_status tmap_sm_time(const tmap_warp_counts *w, const tmap_sm_block *blk,
     if (!st)
         block_costs(wc, w->nwarps, p, bc, nblocks);
     for (size_t k = 0; !st && k < nblocks; k++)
-        d[k] = fmax(bc[k].latency + R * max_of(bc[k].issue, P), R * bc[k].memory);
+        d[k] = fmax(bc[k].latency + R * (max_of(bc[k].issue, P) + bc[k].own),
+                    R * bc[k].memory);
     /* Ties go to the lowest (SM, slot) pair in tmap_sched_dynamic; with the
      * two swapped, the first wave goes round the SMs as the hardware's
      * block distributor sends it: where[k].sm is the slot, .slot the SM. */

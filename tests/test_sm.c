@@ -198,8 +198,10 @@ static void test_gather_rate(void **state)
 /* One SM's own rate: two SMs, one thread block each; block 0's warp
  * gathers 96 sectors (c = 3, a = 96), block 1's runs nothing.  The pool
  * (0.5 gathered sectors a cycle per SM) serves the 96 in 96 / (2 x 0.5) =
- * 96 cycles; an SM's own rate of 0.75 needs 128 (the term), one of 2 only
- * 48 (the pool's 96 stays). */
+ * 96 cycles; an SM's own rate of 0.75 needs 128 (the memory term), one of 2
+ * only 48 (the pool's 96 stays).  The block's own sectors add to its chain:
+ * issue 3, stalls 3 x 31 wavefronts = 93, so 3 + 93 + 128 = 224 and
+ * 3 + 93 + 48 = 144; without own rates, max(3 + 93, 96) = 96. */
 static void test_own_rate(void **state)
 {
     hand h;
@@ -211,13 +213,13 @@ static void test_own_rate(void **state)
     tmap_sm_block gather = {.issue = 1, .latency = 1, .gather_n = 1};
     tmap_sm_time_parts t;
     TMAP_CHECK(tmap_sm_time(&h.w, &gather, &p, &t, err));
-    assert_true(t.memory == 96); /* no own rates: the pool alone */
+    assert_true(t.memory == 96 && t.cycles == 96); /* no own rates: the pool alone */
     p.one_sm_bytes_per_cycle = 64, p.one_sm_gather_sectors_per_cycle = 0.75;
     TMAP_CHECK(tmap_sm_time(&h.w, &gather, &p, &t, err));
-    assert_true(t.memory == 128 && t.cycles == 128);
+    assert_true(t.memory == 128 && t.issue == 3 && t.latency == 93 + 128 && t.cycles == 224);
     p.one_sm_gather_sectors_per_cycle = 2;
     TMAP_CHECK(tmap_sm_time(&h.w, &gather, &p, &t, err));
-    assert_true(t.memory == 96);
+    assert_true(t.memory == 96 && t.cycles == 144);
     p.one_sm_gather_sectors_per_cycle = -1;
     tmap_error e = {0};
     assert_int_equal(tmap_sm_time(&h.w, &gather, &p, &t, &e), TMAP_ERR_INVALID);

@@ -134,7 +134,8 @@ typedef struct tmap_sm_time_parts {
     double cycles;
     double issue;   /* the busiest sub-partition's issue cycles */
     double latency; /* one slot's stalls: its blocks' longest chains beyond
-                       their own issue, summed */
+                       their own issue, and their own sectors at one SM's
+                       rates (one_sm_*), summed */
     double memory;  /* the kernel's sectors x 32 bytes / (nsms x
                        bytes_per_cycle), a lane's own sectors at
                        gather_sectors_per_cycle: the L2's whole bandwidth;
