@@ -8,7 +8,9 @@ after the L1's capacity (tmap_memre_l1_keeps), and the candidates examined.
 
 The rows give sectors and blocks' sectors per request (2 decimals) and the
 model's per-launch total as printed (build over the launches included);
-the gather's share is that total less the build and the kernel terms.
+the gather's share is that total less the build and the kernel terms of the
+model that printed it (before or after the L1's capacity: the one whose
+kernel terms reproduce the original's printed prediction).
 Usage: memirr_model_rows.py [results file] [--table]"""
 import itertools
 import math
@@ -81,8 +83,12 @@ def evaluate(inputs, variant):
     errs, props, table = [], [], []
     for d in inputs:
         rows, res = d['rows'], {}
+        # which model printed the rows: the one that reproduces the original's
+        # prediction (it has no gather and no build)
+        o = rows['original']
+        printed_by = min((None, 'l1-capacity'), key=lambda v: abs(kernel_ms(d, o, v) - o['pred']))
         for n, r in rows.items():
-            gather = r['pred'] - r['build'] / d['launches'] - kernel_ms(d, r, None)
+            gather = r['pred'] - r['build'] / d['launches'] - kernel_ms(d, r, printed_by)
             pred = kernel_ms(d, r, variant) + gather
             res[n] = (pred, r['run'] / d['per'], pred + r['build'] / d['launches'])
             errs.append(abs(math.log(pred / res[n][1])))
