@@ -653,7 +653,7 @@ static int bench_partial(gpu *g, const mi_app *a, dev_app *da, const reference *
             rc = split_run(g, a, r > 0 ? p : orig, da, &kv[i], &tv[i], e);
         kernel = bench_median(kv, 3), transform = bench_median(tv, 3);
         if (!rc)
-            printf(" r %.1f %.4f+%.4f ms;", r, kernel, transform), tmap_memfrac_record(f, kernel, transform);
+            printf(" r %.3g %.4f+%.4f ms;", r, kernel, transform), tmap_memfrac_record(f, kernel, transform);
     }
     double r = rc ? 0 : tmap_memfrac_next(f);
     if (!rc)
@@ -662,7 +662,7 @@ static int bench_partial(gpu *g, const mi_app *a, dev_app *da, const reference *
         rc = partial_build(g, a, orig->q, r, p, e);
     if (!rc && r > 0) {
         char name[32];
-        snprintf(name, sizeof name, "partial%.1f", r);
+        snprintf(name, sizeof name, "partial%.3g", r);
         rc = layout_counts(g, a, p, e) || gather_counts(g, a, p, e)
                  ? -1 : measure(g, a, da, ref, p, name, launches, ms, amort, ms0, e);
         rc = rc < 0 ? -1 : rc ? 0 : 1;

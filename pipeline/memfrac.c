@@ -1,7 +1,8 @@
 /*
  * memfrac.c -- zhang2011's adaptive optimization ratio (sec. 5.4, Fig. 8)
  * for partial duplication (threadmap/pipeline.h, docs/memory.md): online
- * profiling at r0, an estimate of r, then r adjusted from measured
+ * profiling at r0, the paper's estimate of r (r0 T_org / (T_tr + T_sav),
+ * serial too), then r adjusted from measured
  * launches: lowered a step on each failure, raised a step after two
  * successes while it has never been lowered, fixed after two successes
  * once it has been.  Serial: a launch fails when it is slower than the
@@ -105,11 +106,12 @@ static void profile(tmap_memfrac *f, double kernel_ms, double transform_ms)
     if (!f->overlap && t_sav <= t_tr)
         return finish(f, 0, "at r0 the kernel saves %.4g ms, the transform costs %.4g ms", t_sav,
                       t_tr);
-    /* overlap: T'_tr = T_org - T'_sav at r' = r0 T_org / (T_tr + T_sav); serial: the
-     * saving is concave in r (the requests that save most come first), the transform
-     * linear, so the optimum is found from below: r' = r0 + step */
-    double est = f->overlap ? f->r0 * f->t_org / (t_tr + (t_sav > 0 ? t_sav : 0))
-                            : f->r0 + f->step;
+    /* the paper's estimate in both settings: with the transform and the saving
+     * proportional to r, T'_tr = T_org - T'_sav at r' = r0 T_org / (T_tr + T_sav);
+     * the dynamic adjustment (Fig. 8) corrects it.  (Serial, a climb from r0 + step,
+     * taken before on the belief that the saving is concave in r, stopped at MD 1M's
+     * first local minimum, r = 0.1: its saving grows slowly up to 0.2, then fast.) */
+    double est = f->r0 * f->t_org / (t_tr + (t_sav > 0 ? t_sav : 0));
     est = est < f->step ? f->step : est;
     remember(f, 0, f->t_org);
     remember(f, f->r0, kernel_ms + t_tr);

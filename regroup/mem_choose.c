@@ -25,6 +25,11 @@
  * one wavefront each: 1 / (132 SMs x 1.98 GHz), the H100 SXM's
  * specification, not fitted. */
 #define L1_SECTOR_NS (1.0 / (132 * 1.98))
+/* An H100 SM's L1 (its 256 KiB of L1 and shared memory, none taken by
+ * shared memory) and the threads resident on it at full occupancy: the
+ * sm_90 specification, not fitted. */
+#define L1_BYTES (256ull << 10)
+#define SM_THREADS 2048
 
 static const char *const kind_names[TMAP_MEMRE_KINDS] = {
     "original", "duplicate", "reorder", "pad", "swap", "hybrid", "locality", "share", "partial"};
@@ -121,17 +126,38 @@ static tmap_status gather_sectors(const tmap_memref *r, const tmap_memre *m, siz
     return st;
 }
 
+double tmap_memre_l1_keeps(const tmap_memref *r, const tmap_memre_costs *c,
+                           const tmap_sector_counts *s)
+{
+    size_t warp = r->warp ? r->warp : 32, sb = r->sector_bytes ? r->sector_bytes : 32;
+    size_t block = r->block ? r->block : warp < 256 ? 256 / warp * warp : warp;
+    size_t blocks = (r->nthreads + block - 1) / block;
+    unsigned sm_threads = c->sm_threads ? c->sm_threads : SM_THREADS;
+    size_t resident = sm_threads / block ? sm_threads / block : 1;
+    double l1 = (double)(c->l1_bytes ? c->l1_bytes : L1_BYTES);
+    double set = blocks ? (double)s->block_sectors * (double)sb / (double)blocks * (double)resident
+                        : 0;
+    return set > l1 ? l1 / set : 1;
+}
+
 void tmap_memre_score(const tmap_memref *r, const tmap_memre_costs *c, uint64_t gather_sectors,
                       tmap_memre_choice *v)
 {
     uint64_t l2 = c->l2_bytes ? c->l2_bytes : L2_BYTES;
     double dram = pick(c->dram_sector_ns, DRAM_SECTOR_NS);
     /* the L1's wavefronts: the requests' sectors; the L2's traffic: what the
-     * blocks' L1s pass on, their distinct sectors (not counted: no reuse) */
-    uint64_t passed = v->counts.block_sectors ? v->counts.block_sectors : v->counts.sectors;
+     * blocks' L1s pass on, their distinct sectors, plus the reuse the L1 does
+     * not keep when the resident blocks' sectors exceed it (block_sectors not
+     * counted: no reuse) */
+    double passed = (double)v->counts.sectors;
+    if (v->counts.block_sectors) {
+        double keeps = tmap_memre_l1_keeps(r, c, &v->counts);
+        double reuse = (double)v->counts.sectors - (double)v->counts.block_sectors;
+        passed = (double)v->counts.block_sectors + (1 - keeps) * (reuse > 0 ? reuse : 0);
+    }
     v->fits_l2 = tmap_sectors_fit_l2(&v->counts, r, l2);
     v->launch_ms = 1e-6 * ((double)v->counts.sectors * pick(c->l1_sector_ns, L1_SECTOR_NS) +
-                           (double)passed *
+                           passed *
                                (v->fits_l2 ? pick(c->l2_sector_ns, L2_SECTOR_NS) : dram));
     double gather_ms = 1e-6 * (double)gather_sectors * dram;
     v->once_ms = v->build_ms + (c->data_changes ? 0 : gather_ms);

@@ -324,6 +324,38 @@ static void score_and_rank(void **state)
     assert_int_equal(v[1].kind, TMAP_MEMRE_DUPLICATE);
 }
 
+/* The L1's capacity: 512 threads of one access in blocks of 256 (two
+ * blocks), 1000 request sectors, 400 distinct per block summed: a block's
+ * 200 sectors x 32 bytes x 8 resident blocks (2048 threads an SM) = 51200
+ * bytes.  An L1 of 25600 keeps half the reuse: the L2 sees 400 + 0.5 x 600
+ * = 700 sectors, 1e-6 x (1000 x 0.5 + 700 x 1) ms; the H100's 256 KiB
+ * keeps it all (400); one block resident (sm_threads 256) fits too; one
+ * block of 512 (12800 bytes x 4 resident) is again half. */
+static void score_l1_capacity(void **state)
+{
+    tmap_memref r = {.nthreads = 512, .per_thread = 1, .elem_bytes = 4, .nelems = 1 << 20};
+    tmap_memre_costs c = {.l2_sector_ns = 1, .dram_sector_ns = 1, .l1_sector_ns = 0.5,
+                          .launches = 1, .l1_bytes = 25600};
+    tmap_memre_choice v = {.kind = TMAP_MEMRE_ORIGINAL,
+                           .counts = {.sectors = 1000, .footprint = 1, .block_sectors = 400}};
+    assert_true(fabs(tmap_memre_l1_keeps(&r, &c, &v.counts) - 0.5) < 1e-15);
+    tmap_memre_score(&r, &c, 0, &v);
+    assert_true(fabs(v.launch_ms - 1200e-6) < 1e-15);
+    c.l1_bytes = 0;
+    assert_true(tmap_memre_l1_keeps(&r, &c, &v.counts) == 1);
+    tmap_memre_score(&r, &c, 0, &v);
+    assert_true(fabs(v.launch_ms - 900e-6) < 1e-15);
+    c.l1_bytes = 25600, c.sm_threads = 256;
+    assert_true(tmap_memre_l1_keeps(&r, &c, &v.counts) == 1);
+    c.sm_threads = 0, r.block = 512;
+    assert_true(fabs(tmap_memre_l1_keeps(&r, &c, &v.counts) - 0.5) < 1e-15);
+    /* an L1 of one byte keeps 1 / 51200 of the reuse: almost no reuse, as
+     * without block_sectors (1000 sectors to the L2) */
+    c.l1_bytes = 1;
+    tmap_memre_score(&r, &c, 0, &v);
+    assert_true(fabs(v.launch_ms - (500 + 400 + 600 * (1 - 1.0 / 51200)) * 1e-6) < 1e-15);
+}
+
 /* The L2's term is the blocks' distinct sectors, the L1's the requests':
  * 1e-6 x (100 x 0.5 + 20 x 1) ms; without block_sectors, no reuse is
  * assumed (100).  Reuse across warps is what makes a layout pay here: a
@@ -440,6 +472,7 @@ int main(void)
         cmocka_unit_test(chooser_shares),
         cmocka_unit_test(score_and_rank),
         cmocka_unit_test(score_block_reuse),
+        cmocka_unit_test(score_l1_capacity),
         cmocka_unit_test(propose_partial),
         cmocka_unit_test(chooser_partial),
     };

@@ -606,14 +606,14 @@ const char *tmap_memchooser_why(const tmap_memchooser *m);
  * kernel's time and the transform's (the build and gather of that
  * fraction's copies).  Launch 1 runs the original (T_org); launch 2 runs
  * r0 (T_tr, T_sav = T_org - T_opt), and the reference is left alone when
- * T_tr > T_org.  `overlap` (the paper's setting: the transform for the
- * next launch runs beside this one): r' = r0 T_org / (T_tr + T_sav) and a
- * failure is a transform slower than its kernel.  Serial (the transform
- * precedes its kernel, as a gather of data that changes does): left alone
- * when T_sav <= T_tr at r0, else r' = r0 + step (the saving is concave
- * in r, the transform linear: the optimum is approached from below), and a failure is a launch (kernel
- * + transform) slower than the best launch at a lower fraction (the
- * original included; not its own earlier launches).  A failure
+ * T_tr > T_org.  Then the paper's estimate, r' = r0 T_org / (T_tr +
+ * T_sav), in both settings.  `overlap` (the paper's setting: the transform
+ * for the next launch runs beside this one): a failure is a transform
+ * slower than its kernel.  Serial (the transform precedes its kernel, as
+ * a gather of data that changes does): left alone when T_sav <= T_tr at
+ * r0, and a failure is a launch (kernel + transform) slower than the best
+ * launch at a lower fraction (the original included; not its own earlier
+ * launches).  A failure
  * lowers r by `step` (to 0: left alone); two successes raise it a step if
  * it was never lowered, else fix it; r = 1 after two successes is fixed.
  * r0, step 0: 0.1.

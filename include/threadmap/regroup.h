@@ -276,8 +276,9 @@ tmap_status tmap_memre_morton(const float *xyz, size_t stride, size_t n, uint32_
  * zheng2020's remap cache).  Each candidate is predicted by the transaction
  * model (tmap_sectors_count): its requests' sectors (the L1's wavefronts)
  * times l1_sector_ns, plus its thread blocks' distinct sectors (what the
- * L1s pass to the L2: block_sectors, reuse across the warps of a block)
- * times the cost of an L2 sector, an L2 hit when the launch's footprint
+ * L1s pass to the L2: block_sectors, reuse across the warps of a block,
+ * plus the reuse the L1 cannot hold when the resident blocks' sectors
+ * exceed it: tmap_memre_l1_keeps) times the cost of an L2 sector, an L2 hit when the launch's footprint
  * fits in L2, a DRAM sector otherwise; plus, when the data moves, the
  * gather of A' (its own sectors, DRAM) before every launch if A changes
  * between launches, else once; plus the build, once.  The layout is reused
@@ -320,6 +321,8 @@ typedef struct tmap_memre_costs {
     size_t smem_bytes;      /* sharing: a block's shared memory for its working set */
     double partial_fraction; /* partial duplication at this fraction (0 to 1; e.g. where
                                tmap_memfrac settled); 0: no partial candidate */
+    uint64_t l1_bytes;      /* an SM's L1, for the reuse it keeps; 0: 256 KiB (H100) */
+    unsigned sm_threads;    /* threads resident on an SM; 0: 2048 (sm_90) */
     unsigned keep;          /* kinds (bit 1u << kind) proposed whatever the model
                                predicts: layouts measured to pay already (a fraction
                                tmap_memfrac settled above 0); they still go on trial */
@@ -357,11 +360,21 @@ tmap_status tmap_memre_propose(const tmap_memref *r, const uint32_t *index,
  * v->counts (its sectors; block_sectors 0: taken as sectors, no reuse
  * across warps) and v->build_ms given; gather_sectors: the sectors of one
  * gather of its A' (reads and writes; 0: the data does not move).  Sets
- * fits_l2, launch_ms = 1e-6 x (sectors x l1_sector_ns + block_sectors x
+ * fits_l2, launch_ms = 1e-6 x (sectors x l1_sector_ns + passed x
  * (fits_l2 ? l2_sector_ns : dram_sector_ns)) [+ the gather], once_ms and
- * total_ms. */
+ * total_ms, where passed = block_sectors + (1 - tmap_memre_l1_keeps) x
+ * (sectors - block_sectors): the reuse the L1 cannot hold goes to the L2. */
 void tmap_memre_score(const tmap_memref *r, const tmap_memre_costs *c, uint64_t gather_sectors,
                       tmap_memre_choice *v);
+/* The share of the reuse across a thread block's warps (its requests'
+ * sectors beyond its distinct ones) that the L1 keeps: 1 when the distinct
+ * sectors of the blocks resident on an SM (block_sectors over the blocks,
+ * times sm_threads / block of them, at least one) fit in l1_bytes, else
+ * l1_bytes / that working set (a reuse finds its sector with the chance
+ * the L1 holds it).  The L2's term of tmap_memre_score is then
+ * block_sectors + (1 - keeps) x (sectors - block_sectors). */
+double tmap_memre_l1_keeps(const tmap_memref *r, const tmap_memre_costs *c,
+                           const tmap_sector_counts *s);
 /* The proposal among scored choices v[0..n) (v[0] the original): v[0],
  * then those whose total beats the original's by c->threshold or whose
  * kind c->keep names, least total first (ties by kind); the others are
