@@ -443,6 +443,24 @@ static void rcm_components(void **state)
     assert_non_null(strstr(e.message, "col[8] = 6"));
 }
 
+/* The 3 x 3 grid, labels row by row (0 1 2 / 3 4 5 / 6 7 8), worked by
+ * hand: the least degree is corner 0; its far corner 8 is no farther, so
+ * the numbering starts at 0.  Levels: {0}; {1, 3} (both degree 3, by
+ * label); {2, 4} (parent 1, degree 2 before 4) then {6} (parent 3);
+ * {5} (least parent 2) then {7} (least parent 4); {8}.  Cuthill-McKee
+ * 0 1 3 2 4 6 5 7 8, reversed.  The level-synchronous definition the GPU
+ * uses (each level by least parent label, degree, label) gives the same. */
+static void rcm_small_grid(void **state)
+{
+    static const uint32_t rowptr[10] = {0, 2, 5, 7, 10, 14, 17, 19, 22, 24};
+    static const uint32_t col[24] = {1, 3, 0, 2, 4, 1, 5, 0, 4, 6, 1, 3, 5, 7,
+                                     2, 4, 8, 3, 7, 4, 6, 8, 5, 7};
+    static const uint32_t want[9] = {8, 7, 5, 6, 4, 2, 3, 1, 0};
+    uint32_t order[9];
+    TMAP_CHECK(tmap_memre_rcm(rowptr, col, 9, order, err));
+    expect_u32(order, want, 9, "order");
+}
+
 /* A 2-D 12 x 12 grid graph under a random relabeling: RCM brings its
  * bandwidth (max |new(u) - new(v)| over edges) back to at most 2 x 12. */
 static void rcm_grid_bandwidth(void **state)
@@ -463,8 +481,11 @@ static void rcm_grid_bandwidth(void **state)
     }
     rowptr[N] = (uint32_t)ne;
     TMAP_CHECK(tmap_memre_rcm(rowptr, col, N, order, err));
-    for (uint32_t x = 0; x < N; x++)
-        where[order[x]] = x;
+    uint8_t seen[N] = {0};
+    for (uint32_t x = 0; x < N; x++) { /* a permutation */
+        assert_true(order[x] < N && !seen[order[x]]);
+        seen[order[x]] = 1, where[order[x]] = x;
+    }
     uint32_t before = 0, after = 0;
     for (uint32_t u = 0; u < N; u++)
         for (uint32_t e = rowptr[u]; e < rowptr[u + 1]; e++) {
@@ -671,6 +692,7 @@ int main(void)
         cmocka_unit_test(bad_arguments),
         cmocka_unit_test(rcm_path),
         cmocka_unit_test(rcm_components),
+        cmocka_unit_test(rcm_small_grid),
         cmocka_unit_test(rcm_grid_bandwidth),
         cmocka_unit_test(morton),
         cmocka_unit_test(relabel_threads_and_data),

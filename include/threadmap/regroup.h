@@ -293,11 +293,15 @@ typedef enum tmap_memre_kind {
     TMAP_MEMRE_LOCALITY, /* tmap_memre_relabel by the given order (RCM, Morton) */
     TMAP_MEMRE_SHARE,    /* tmap_memre_share over the locality layout (its clustering) */
     TMAP_MEMRE_PARTIAL,  /* tmap_memre_partial at partial_fraction (e.g. tmap_memfrac's) */
+    TMAP_MEMRE_SYMMETRIC, /* a matrix's rows and columns renumbered together by the
+                            locality order (A' = P A P^T, the vectors in the new
+                            numbering): the caller's (bench_memirr_apps builds it on the
+                            GPU); tmap_memre_build and the proposal have no builder for it */
     TMAP_MEMRE_KINDS
 } tmap_memre_kind;
 
 /* "original", "duplicate", "reorder", "pad", "swap", "hybrid", "locality", "share",
- * "partial". */
+ * "partial", "symmetric". */
 const char *tmap_memre_kind_name(tmap_memre_kind k);
 
 typedef struct tmap_memre_costs {
