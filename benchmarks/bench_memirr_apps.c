@@ -4,11 +4,13 @@
  * on a Kronecker graph, SpMV on power-law rows and on a randomly permuted
  * 3-D stencil, and CG on those matrices.  Each layout is built ONCE, on the
  * GPU where it has a GPU build (duplication, reordering, padding, swapping
- * as a sort, the locality order's relabeling and Morton order, sharing,
- * partial duplication; build_ms by CUDA events), its CPU part timed on the
- * host and added (RCM's order and the threads following their rows; the
- * hybrid, zhang2011's sequential greedy, only up to --cpu-limit accesses,
- * else skipped and said so).  For each input and layout: the sectors per
+ * as a sort, the locality order: Morton order or RCM with the threads
+ * following their rows, and its relabeling; sharing, partial duplication,
+ * and for SpMV and CG the symmetric renumbering, rows and columns together
+ * with y and the CG vectors in the new order; build_ms by CUDA events), a
+ * CPU part timed on the host and added (the hybrid, zhang2011's sequential
+ * greedy, only up to --cpu-limit accesses, else skipped and said so).  For
+ * each input and layout: the sectors per
  * request of the irregular reference and its thread blocks' distinct
  * sectors per request (blk/rq; both counted on the GPU), the launch time
  * (the gather of A' included: the data changes between launches in all),

@@ -1,7 +1,7 @@
 /*
  * test_gpu_rcm.c -- reverse Cuthill-McKee built on the GPU
  * (tmap_gpu_memre_rcm, level-synchronous) equals the CPU's serial
- * tmap_memre_rcm exactly: a path, a 3 x 3 grid, components with an
+ * tmap_memre_rcm (and its level-by-level tmap_memre_rcm_levels) exactly: a path, a 3 x 3 grid, components with an
  * isolated vertex and a self loop, a randomly relabeled 3-D grid (a level
  * of thousands of vertices), a ring with random chords (many ties of
  * degree), a Kronecker-like graph (many isolated vertices and small
@@ -45,12 +45,17 @@ static void graph_free(graph *g) { free(g->rowptr), free(g->col); }
 /* GPU == CPU, and the order a permutation. */
 static void same(tmap_cuda *c, const graph *g, const char *what)
 {
-    uint32_t *want = malloc(g->n * 4), *seen = calloc(g->n, 1);
+    uint32_t *want = malloc(g->n * 4);
+    uint8_t *seen = calloc(g->n, 1);
     TMAP_CHECK(tmap_memre_rcm(g->rowptr, g->col, g->n, want, err));
     for (uint32_t i = 0; i < g->n; i++) {
         assert_true(want[i] < g->n && !seen[want[i]]);
         seen[want[i]] = 1;
     }
+    uint32_t *levels = malloc(g->n * 4); /* the GPU's definition on the CPU: the same */
+    TMAP_CHECK(tmap_memre_rcm_levels(g->rowptr, g->col, g->n, levels, err));
+    assert_memory_equal(levels, want, g->n * 4);
+    free(levels);
     uint64_t drow = test_device_copy(c, g->rowptr, (g->n + 1) * 4);
     uint64_t dcol = test_device_copy(c, g->col, g->nnz ? g->nnz * 4 : 4);
     uint64_t dord = test_device_alloc(c, g->n * 4);

@@ -266,6 +266,13 @@ tmap_status tmap_memre_hybrid(const tmap_memref *r, const uint32_t *index, size_
  * label), the whole order reversed. */
 tmap_status tmap_memre_rcm(const uint32_t *rowptr, const uint32_t *col, size_t n, uint32_t *order,
                            tmap_error *err);
+/* The same order computed level by level, as the GPU builds it
+ * (tmap_gpu_memre_rcm, threadmap/runtime.h): from the same start, level
+ * L+1 is sorted by (the least label of its vertices' neighbours in level
+ * L, degree, label), which is the order the serial queue gives; the
+ * reference the GPU is checked against, and a check of that claim. */
+tmap_status tmap_memre_rcm_levels(const uint32_t *rowptr, const uint32_t *col, size_t n,
+                                  uint32_t *order, tmap_error *err);
 /* Morton (Z) order of n points (x, y, z at xyz[i*stride]): coordinates
  * scaled to 21 bits over the bounding box, bits interleaved (x lowest),
  * sorted stably. */
