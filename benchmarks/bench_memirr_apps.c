@@ -4,11 +4,13 @@
  * on a Kronecker graph, SpMV on power-law rows and on a randomly permuted
  * 3-D stencil, and CG on those matrices.  Each layout is built ONCE, on the
  * GPU where it has a GPU build (duplication, reordering, padding, swapping
- * as a sort, the locality order's relabeling and Morton order, sharing,
- * partial duplication; build_ms by CUDA events), its CPU part timed on the
- * host and added (RCM's order and the threads following their rows; the
- * hybrid, zhang2011's sequential greedy, only up to --cpu-limit accesses,
- * else skipped and said so).  For each input and layout: the sectors per
+ * as a sort, the locality order: Morton order or RCM with the threads
+ * following their rows, and its relabeling; sharing, partial duplication,
+ * and for SpMV and CG the symmetric renumbering, rows and columns together
+ * with y and the CG vectors in the new order; build_ms by CUDA events), a
+ * CPU part timed on the host and added (the hybrid, zhang2011's sequential
+ * greedy, only up to --cpu-limit accesses, else skipped and said so).  For
+ * each input and layout: the sectors per
  * request of the irregular reference and its thread blocks' distinct
  * sectors per request (blk/rq; both counted on the GPU), the launch time
  * (the gather of A' included: the data changes between launches in all),
@@ -43,7 +45,7 @@
 
 typedef struct gpu {
     tmap_cuda *c;
-    tmap_kernel *md, *md_shared, *bfs, *spmv, *dot, *axpy, *unpad;
+    tmap_kernel *md, *md_shared, *bfs, *spmv, *dot, *axpy, *unpad, *csr_rows, *scatter;
     tmap_timer *timer;
     int reps;
     size_t cpu_limit; /* accesses up to which a CPU-only layout is built */
@@ -57,6 +59,8 @@ typedef struct gpu {
 typedef struct dev_layout {
     uint64_t q, perm, from, ap, start;
     uint64_t aux, val; /* bfs, spmv: the per-thread arrays moved with the threads */
+    uint64_t ybuf;     /* symmetric: a vector in the new numbering (y; CG's x) */
+    int sym;           /* symmetric renumbering: rows (aux) in the new numbering too */
     size_t nout, head;
     unsigned smem;
     int borrowed_q; /* q is the original's (swapping: data does not move) */
@@ -94,6 +98,7 @@ static void layout_free(gpu *g, dev_layout *d)
     tmap_cuda_free(g->c, d->perm), tmap_cuda_free(g->c, d->from);
     tmap_cuda_free(g->c, d->ap), tmap_cuda_free(g->c, d->start);
     tmap_cuda_free(g->c, d->aux), tmap_cuda_free(g->c, d->val);
+    tmap_cuda_free(g->c, d->ybuf);
     memset(d, 0, sizeof *d);
 }
 
@@ -148,17 +153,42 @@ static uint64_t up_room(gpu *g, const void *h, size_t bytes, size_t room, tmap_e
     return d;
 }
 
-/* One SpMV y = A x through the layout (x: device, y zeroed here). */
+/* The SpMV kernel alone, y zeroed first: y += A x with x read through
+ * d's q (xr: the array it reads) and rows `row`. */
+static int spmv_kernel(gpu *g, const mi_app *a, const dev_layout *d, uint64_t xr, uint64_t row,
+                       uint64_t val, uint64_t y, tmap_error *e)
+{
+    unsigned n = (unsigned)a->ref.nthreads;
+    void *args[] = {&xr, (void *)&d->q, (void *)&d->perm, &row, &val, &y, &n};
+    tmap_launch l = grid(args, 7, n);
+    return tmap_cuda_zero(g->c, y, (size_t)a->nv * 8, e) ||
+                   tmap_kernel_enqueue(g->spmv, &l, NULL, e) ? -1 : 0;
+}
+
+/* v (new numbering, d's order) back to y (the original): y[order[i]] = v[i]. */
+static int scatter_back(gpu *g, const mi_app *a, const dev_layout *d, uint64_t v, uint64_t y,
+                        tmap_error *e)
+{
+    unsigned n = a->nv;
+    void *args[] = {&v, (void *)&d->from, &y, &n};
+    tmap_launch l = grid(args, 4, n);
+    return tmap_kernel_enqueue(g->scatter, &l, NULL, e) ? -1 : 0;
+}
+
+/* One SpMV y = A x through the layout (x: device, y zeroed here).  The
+ * symmetric renumbering: x gathered into the new numbering (as every
+ * layout that moves data), y computed there (d->ybuf) and scattered back
+ * to the original numbering, both in the run. */
 static int spmv(gpu *g, const mi_app *a, const dev_layout *d, uint64_t x, uint64_t row,
                 uint64_t val, uint64_t y, tmap_error *e)
 {
     uint64_t xr;
-    unsigned n = (unsigned)a->ref.nthreads;
-    void *args[] = {&xr, (void *)&d->q, (void *)&d->perm, &row, &val, &y, &n};
-    tmap_launch l = grid(args, 7, n);
-    return tmap_cuda_zero(g->c, y, (size_t)a->nv * 8, e) || gathered(d, x, 8, &xr, e) ||
-                   tmap_kernel_enqueue(g->spmv, &l, NULL, e)
-               ? -1 : 0;
+    if (gathered(d, x, 8, &xr, e))
+        return -1;
+    if (d->sym)
+        return spmv_kernel(g, a, d, xr, row, val, d->ybuf, e) ||
+                       scatter_back(g, a, d, d->ybuf, y, e) ? -1 : 0;
+    return spmv_kernel(g, a, d, xr, row, val, y, e);
 }
 
 static int dot(gpu *g, uint64_t x, uint64_t y, unsigned n, uint64_t out, double *v, tmap_error *e)
@@ -178,26 +208,33 @@ static int axpy(gpu *g, uint64_t y, uint64_t x, double alpha, double beta, unsig
     return tmap_kernel_enqueue(g->axpy, &l, NULL, e) ? -1 : 0;
 }
 
-/* CG as mi_cg_cpu, the SpMV through the layout; x in da->x. */
+/* CG as mi_cg_cpu, the SpMV through the layout; x in da->x.  The
+ * symmetric renumbering solves in the new numbering: b gathered in (r, p)
+ * and x (in d->ybuf) scattered out once per solve, in the run; no
+ * gather per SpMV. */
 static int cg(gpu *g, const mi_app *a, const dev_layout *d, dev_app *da, tmap_error *e)
 {
     unsigned n = a->nv;
     double rr, pap;
-    if (tmap_cuda_zero(g->c, da->x, (size_t)n * 8, e) ||
-        tmap_cuda_copy(g->c, da->r, da->a, (size_t)n * 8, e) ||
-        tmap_cuda_copy(g->c, da->p, da->a, (size_t)n * 8, e) ||
+    uint64_t x = d->sym ? d->ybuf : da->x;
+    if (tmap_cuda_zero(g->c, x, (size_t)n * 8, e) ||
+        (d->sym ? tmap_gpu_memre_gather(d->from, n, da->a, 8, da->r, NULL, e) != TMAP_OK
+                : tmap_cuda_copy(g->c, da->r, da->a, (size_t)n * 8, e) != TMAP_OK) ||
+        tmap_cuda_copy(g->c, da->p, da->r, (size_t)n * 8, e) ||
         dot(g, da->r, da->r, n, da->scalar, &rr, e))
         return -1;
     for (int it = 0; it < da->cg_iters && rr > 0; it++) {
         double rr2;
-        if (spmv(g, a, d, da->p, own(d->aux, da->aux), own(d->val, da->val), da->ap, e) ||
+        if ((d->sym ? spmv_kernel(g, a, d, da->p, d->aux, d->val, da->ap, e)
+                    : spmv(g, a, d, da->p, own(d->aux, da->aux), own(d->val, da->val), da->ap,
+                           e)) ||
             dot(g, da->p, da->ap, n, da->scalar, &pap, e) ||
-            axpy(g, da->x, da->p, rr / pap, 1, n, e) || axpy(g, da->r, da->ap, -rr / pap, 1, n, e) ||
+            axpy(g, x, da->p, rr / pap, 1, n, e) || axpy(g, da->r, da->ap, -rr / pap, 1, n, e) ||
             dot(g, da->r, da->r, n, da->scalar, &rr2, e) || axpy(g, da->p, da->r, 1, rr2 / rr, n, e))
             return -1;
         rr = rr2;
     }
-    return 0;
+    return d->sym ? scatter_back(g, a, d, x, da->x, e) : 0;
 }
 
 /* One run of the app through layout d (enqueued; cg waits for its dots). */
@@ -377,14 +414,15 @@ static int build_pad(gpu *g, const mi_app *a, const dev_layout *o, dev_layout *x
     return rc;
 }
 
-/* The locality order: md's Morton order on the GPU (threads follow their
- * particles); otherwise RCM on the CPU with the threads following their
- * rows (mi_follow_rows), uploaded; then the relabeling on the GPU. */
+/* The locality order, on the GPU: md's Morton order (threads follow their
+ * particles); otherwise reverse Cuthill-McKee of the rows (the COO's rows
+ * as a CSR; tmap_gpu_memre_rcm, tmap_memre_rcm's order) with the threads
+ * following their rows (tmap_gpu_memre_follow, mi_follow_rows's order);
+ * then the relabeling. */
 static int build_locality(gpu *g, mi_app *a, dev_app *da, const dev_layout *o, dev_layout *x,
                           tmap_error *e)
 {
     size_t n = a->ref.nthreads, ne = a->ref.nelems, k = a->ref.per_thread;
-    uint32_t *perm = NULL;
     if (alloc_layout(g, x, ne, n * k, n, e))
         return -1;
     x->nout = ne;
@@ -393,18 +431,42 @@ static int build_locality(gpu *g, mi_app *a, dev_app *da, const dev_layout *o, d
                        tmap_gpu_memre_relabel(o->q, n, k, x->from, ne, x->q, NULL, e) ||
                        tmap_cuda_copy(g->c, x->perm, x->from, n * 4, e) ||
                        ev_stop(g, &x->build_ms, e) ? -1 : 0;
-    double t0 = tmap_clock_seconds();
-    int rc = !(perm = malloc(n * 4)) || mi_app_order(a) || mi_follow_rows(a, a->order, perm);
-    x->cpu_ms = 1e3 * (tmap_clock_seconds() - t0);
-    if (rc)
-        tmap_fail(e, TMAP_ERR_NOMEM, "locality order: out of memory");
-    rc = rc || ev_start(g, e) || tmap_cuda_upload(g->c, x->from, a->order, ne * 4, e) ||
-         tmap_cuda_upload(g->c, x->perm, perm, n * 4, e) ||
-         tmap_gpu_memre_relabel(o->q, n, k, x->from, ne, x->q, NULL, e) ||
-         ev_stop(g, &x->build_ms, e);
-    x->build_ms += x->cpu_ms;
-    free(perm);
+    uint64_t rowptr = 0;
+    unsigned nnz = (unsigned)n, nrows = (unsigned)ne;
+    void *args[] = {&da->aux, &nnz, &rowptr, &nrows};
+    tmap_launch l = grid(args, 4, ne + 1);
+    int rc = tmap_cuda_alloc(g->c, (ne + 1) * 4, &rowptr, e) || ev_start(g, e) ||
+             tmap_kernel_enqueue(g->csr_rows, &l, NULL, e) ||
+             tmap_gpu_memre_rcm(rowptr, o->q, ne, x->from, NULL, e) ||
+             tmap_gpu_memre_follow(da->aux, n, x->from, ne, x->perm, NULL, e) ||
+             tmap_gpu_memre_relabel(o->q, n, k, x->from, ne, x->q, NULL, e) ||
+             ev_stop(g, &x->build_ms, e);
+    tmap_cuda_free(g->c, rowptr);
     return rc ? -1 : 0;
+}
+
+/* The symmetric renumbering (spmv): the locality layout `loc` (its rows'
+ * order, the threads following their rows, its q the columns in the new
+ * numbering) with the rows renumbered too, so that y is written in the new
+ * order (A' = P A P^T).  Its arrays are its own copies; its one-time cost
+ * includes loc's build.  1 built, 0 not (bfs, md). */
+static int build_symmetric(gpu *g, const mi_app *a, const dev_layout *loc, dev_layout *x,
+                           tmap_error *e)
+{
+    size_t n = a->ref.nthreads, ne = a->ref.nelems;
+    if (a->kind != MI_SPMV || !loc->built || !loc->aux || !loc->val || loc->perm)
+        return 0;
+    x->sym = 1, x->nout = ne;
+    int rc = alloc_layout(g, x, ne, n, 0, e) || tmap_cuda_alloc(g->c, n * 4, &x->aux, e) ||
+             tmap_cuda_alloc(g->c, n * 8, &x->val, e) ||
+             tmap_cuda_alloc(g->c, ne * 8, &x->ybuf, e) || ev_start(g, e) ||
+             tmap_cuda_copy(g->c, x->from, loc->from, ne * 4, e) ||
+             tmap_cuda_copy(g->c, x->q, loc->q, n * 4, e) ||
+             tmap_cuda_copy(g->c, x->val, loc->val, n * 8, e) ||
+             tmap_gpu_memre_relabel(loc->aux, n, 1, loc->from, ne, x->aux, NULL, e) ||
+             ev_stop(g, &x->build_ms, e) ? -1 : 1;
+    x->build_ms += loc->build_ms, x->cpu_ms = loc->cpu_ms;
+    return rc;
 }
 
 /* A layout built on the CPU only (the hybrid), when the reference has at
@@ -555,6 +617,9 @@ static int build_kind(gpu *g, mi_app *a, dev_app *da, tmap_memre_kind k, dev_lay
         break;
     case TMAP_MEMRE_LOCALITY:
         rc = build_locality(g, a, da, o, x, e) ? -1 : 1;
+        break;
+    case TMAP_MEMRE_SYMMETRIC:
+        rc = build_symmetric(g, a, &d[TMAP_MEMRE_LOCALITY], x, e);
         break;
     case TMAP_MEMRE_SHARE:
         rc = a->kind != MI_MD || !d[TMAP_MEMRE_LOCALITY].built ? 0
@@ -803,6 +868,10 @@ static int bench_layouts(gpu *g, const mi_app *a, dev_app *da, const reference *
     rc = pr < 0 ? -1 : rc;
     bad |= pr > 0;
     c.keep = d[TMAP_MEMRE_PARTIAL].built ? 1u << TMAP_MEMRE_PARTIAL : 0;
+    /* the symmetric renumbering: the model prices its reads of x (and the
+     * gather), not what it changes, y's atomics in the new order; the trial
+     * decides */
+    c.keep |= d[TMAP_MEMRE_SYMMETRIC].built ? 1u << TMAP_MEMRE_SYMMETRIC : 0;
 #ifdef TMAP_HAVE_CUSPARSE
     if (!rc && a->kind == MI_SPMV && !da->cg_iters)
         rc = bench_cusparse(g, a, da, ref, ms[0], e);
@@ -822,8 +891,10 @@ static int bench_layouts(gpu *g, const mi_app *a, dev_app *da, const reference *
     for (size_t i = 0; !rc && i < nall; i++)
         printf(" %s %.4f ms;", tmap_memre_kind_name(all[i].kind), all[i].total_ms / c.launches);
     n = rc ? 0 : tmap_memre_rank(v, n, &c);
-    printf("\n  model's proposal%s: ", c.keep ? " (partial kept: its fraction measured to pay)"
-                                              : "");
+    printf("\n  model's proposal%s%s: ", c.keep >> TMAP_MEMRE_PARTIAL & 1
+                                              ? " (partial kept: its fraction measured to pay)" : "",
+           c.keep >> TMAP_MEMRE_SYMMETRIC & 1 ? " (symmetric kept: the model does not price y's "
+                                                "atomics; the trial decides)" : "");
     for (size_t i = 0; !rc && i < n; i++)
         printf("%s%s", i ? ", " : "", tmap_memre_kind_name(v[i].kind));
     int chosen = rc ? -1 : choose(g, a, da, d, v, n, &c, "\n  measured choice", e);
@@ -1002,6 +1073,8 @@ static int open_gpu(gpu *g, tmap_compiled *out, tmap_error *e)
         tmap_kernel_load(g->c, out->ptx, "dot", &g->dot, e) ||
         tmap_kernel_load(g->c, out->ptx, "axpy", &g->axpy, e) ||
         tmap_kernel_load(g->c, out->ptx, "unpad", &g->unpad, e) ||
+        tmap_kernel_load(g->c, out->ptx, "csr_rows", &g->csr_rows, e) ||
+        tmap_kernel_load(g->c, out->ptx, "scatter", &g->scatter, e) ||
         tmap_timer_create(g->c, &g->timer, e))
         return -1;
     bench_banner(stdout, &d, "# ");
@@ -1077,8 +1150,9 @@ int main(int argc, char **argv)
     if (rc)
         fprintf(stderr, "bench_memirr_apps: %s\n", e.message);
     tmap_timer_free(g.timer);
-    tmap_kernel *k[] = {g.md, g.md_shared, g.bfs, g.spmv, g.dot, g.axpy, g.unpad};
-    for (int i = 0; i < 7; i++)
+    tmap_kernel *k[] = {g.md, g.md_shared, g.bfs, g.spmv, g.dot, g.axpy, g.unpad, g.csr_rows,
+                        g.scatter};
+    for (int i = 0; i < 9; i++)
         tmap_kernel_free(k[i]);
     tmap_compiled_free(&out);
     tmap_cuda_close(g.c);

@@ -795,6 +795,22 @@ static const char mi_kernels_src[] =
     "  unsigned t = perm ? perm[s] : s;\n"
     "  atomicAdd(&y[row[t]], val[t] * a[q[t]]);\n"
     "}\n"
+    /* the CSR row pointers of COO rows (ascending): rowptr[r] = the first e
+     * with row[e] >= r, r <= nrows */
+    "extern \"C\" __global__ void csr_rows(const unsigned *row, unsigned nnz,\n"
+    "    unsigned *rowptr, unsigned nrows) {\n"
+    "  unsigned r = blockIdx.x * blockDim.x + threadIdx.x;\n"
+    "  if (r > nrows) return;\n"
+    "  unsigned lo = 0, hi = nnz;\n"
+    "  while (lo < hi) { unsigned m = lo + (hi - lo) / 2; if (row[m] < r) lo = m + 1; else hi = m; }\n"
+    "  rowptr[r] = lo;\n"
+    "}\n"
+    /* a vector in a new numbering back to the old: y[order[i]] = v[i] */
+    "extern \"C\" __global__ void scatter(const double *v, const unsigned *order, double *y,\n"
+    "    unsigned n) {\n"
+    "  unsigned i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+    "  if (i < n) y[order[i]] = v[i];\n"
+    "}\n"
     /* a gather's reads for the model: padding (UINT32_MAX) read as element 0 */
     "extern \"C\" __global__ void unpad(const unsigned *from, unsigned n, unsigned *out) {\n"
     "  unsigned i = blockIdx.x * blockDim.x + threadIdx.x;\n"

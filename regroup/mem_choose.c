@@ -32,7 +32,8 @@
 #define SM_THREADS 2048
 
 static const char *const kind_names[TMAP_MEMRE_KINDS] = {
-    "original", "duplicate", "reorder", "pad", "swap", "hybrid", "locality", "share", "partial"};
+    "original", "duplicate", "reorder", "pad", "swap", "hybrid", "locality", "share", "partial",
+    "symmetric"};
 
 const char *tmap_memre_kind_name(tmap_memre_kind k)
 {
@@ -95,6 +96,10 @@ tmap_status tmap_memre_build(tmap_memre_kind kind, const tmap_memref *r, const u
         if (!c->order)
             return tmap_fail(err, TMAP_ERR_UNSUPPORTED, "no locality order given");
         return tmap_memre_relabel(r, index, c->order, c->permute_threads, m, err);
+    case TMAP_MEMRE_SYMMETRIC:
+        return tmap_fail(err, TMAP_ERR_UNSUPPORTED, "tmap_memre_build: a symmetric renumbering "
+                         "(rows and columns together) changes the kernel's other arrays and "
+                         "vectors; the caller builds it");
     default: return tmap_fail(err, TMAP_ERR_INVALID, "unknown layout %d", (int)kind);
     }
 }

@@ -1,7 +1,8 @@
 /*
  * mem_order.c -- locality orders, the baselines of the memory
- * transformations: reverse Cuthill-McKee for graphs and sparse matrices,
- * Morton order for points (threadmap/regroup.h).
+ * transformations: reverse Cuthill-McKee for graphs and sparse matrices
+ * (the serial queue, and the same order level by level as the GPU builds
+ * it), Morton order for points (threadmap/regroup.h).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -136,6 +137,81 @@ tmap_status tmap_memre_rcm(const uint32_t *rowptr, const uint32_t *col, size_t n
         }
     }
     free(g.deg), free(g.level), free(g.queue), free(g.done), free(byd), free(scratch);
+    return st;
+}
+
+/* Root's component numbered level by level, as tmap_gpu_memre_rcm does it:
+ * level L+1 is every vertex not yet reached with a neighbour in level L,
+ * each with its least such neighbour's label (its position in out), the
+ * level sorted by (that label, degree, vertex).  Returns the vertices
+ * numbered into out; their levels stay set until the caller clears them. */
+static size_t number_levels(graph *g, uint32_t root, uint32_t *out, uint32_t *parent,
+                            tmap_memre_keyed *scratch)
+{
+    size_t lo = 0, hi = 1;
+    out[0] = root, g->level[root] = 1;
+    while (lo < hi) {
+        size_t m = 0;
+        for (size_t i = hi; i-- > lo;) { /* any order: the least label is taken */
+            uint32_t v = out[i];
+            for (uint32_t e = g->rowptr[v]; e < g->rowptr[v + 1]; e++) {
+                uint32_t u = g->col[e];
+                if (u == v || g->done[u] || (g->level[u] && g->level[u] != g->level[v] + 1))
+                    continue;
+                if (!g->level[u])
+                    g->level[u] = g->level[v] + 1, parent[u] = (uint32_t)i, scratch[m++].id = u;
+                parent[u] = (uint32_t)i < parent[u] ? (uint32_t)i : parent[u];
+            }
+        }
+        for (size_t k = 0; k < m; k++) { /* (parent, degree) in the key, ties by vertex */
+            uint32_t u = scratch[k].id;
+            scratch[k].key = (uint64_t)(parent[u] - lo) << 32 | g->deg[u];
+        }
+        tmap_memre_sort(scratch, m);
+        for (size_t k = 0; k < m; k++)
+            out[hi + k] = scratch[k].id;
+        lo = hi, hi += m;
+    }
+    return hi;
+}
+
+tmap_status tmap_memre_rcm_levels(const uint32_t *rowptr, const uint32_t *col, size_t n,
+                                  uint32_t *order, tmap_error *err)
+{
+    tmap_status st = TMAP_NEED(err, rowptr, col, order);
+    if (st || (st = check_csr(rowptr, col, n, err)))
+        return st;
+    graph g = {rowptr, col, n, calloc(n, sizeof(uint32_t)), calloc(n, sizeof(uint32_t)),
+               malloc(n * sizeof(uint32_t)), calloc(n, 1)};
+    tmap_memre_keyed *byd = malloc(n * sizeof *byd), *scratch = malloc(n * sizeof *scratch);
+    uint32_t *parent = malloc(n * sizeof *parent);
+    if (!g.deg || !g.level || !g.queue || !g.done || !byd || !scratch || !parent) {
+        st = tmap_fail(err, TMAP_ERR_NOMEM, "out of memory");
+    } else {
+        for (size_t v = 0; v < n; v++) {
+            for (uint32_t e = rowptr[v]; e < rowptr[v + 1]; e++)
+                g.deg[v] += col[e] != v;
+            byd[v] = (tmap_memre_keyed){g.deg[v], (uint32_t)v};
+        }
+        tmap_memre_sort(byd, n);
+        size_t numbered = 0;
+        for (size_t i = 0; i < n; i++) { /* each component from its least-degree vertex */
+            if (g.done[byd[i].id])
+                continue;
+            uint32_t *out = order + numbered;
+            size_t reached = number_levels(&g, peripheral(&g, byd[i].id, scratch), out, parent,
+                                           scratch);
+            for (size_t q = 0; q < reached; q++)
+                g.done[out[q]] = 1, g.level[out[q]] = 0;
+            numbered += reached;
+        }
+        for (size_t i = 0; i < n / 2; i++) { /* reversed */
+            uint32_t t = order[i];
+            order[i] = order[n - 1 - i], order[n - 1 - i] = t;
+        }
+    }
+    free(g.deg), free(g.level), free(g.queue), free(g.done), free(byd), free(scratch);
+    free(parent);
     return st;
 }
 

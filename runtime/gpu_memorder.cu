@@ -6,15 +6,26 @@
  * its work on `stream` (scratch from cudaMallocAsync on it, freed on it)
  * and waits for nothing.
  *
+ * Reverse Cuthill-McKee (tmap_gpu_memre_rcm) is level-synchronous: a BFS
+ * level at a time, each level's vertices claimed by atomics and then put
+ * in order by a CUB radix sort on (the least label among their parents in
+ * the previous level, degree, vertex), which is the order the serial
+ * queue gives (regroup's tmap_memre_rcm), so the two are equal.  The
+ * pseudo-peripheral search's sweeps run 64 levels between waits; the
+ * numbering knows its levels' sizes from the root's sweep (a BFS's levels
+ * do not depend on the order within them) and does not wait.
+ *
  * Padding's one sequential step: where a warp's working set starts
  * depends on where the warps before it ended (the padding), so one block
  * walks the per-warp summaries (distinct elements, whether the first is
  * the previous warp's last) in order; everything per thread is parallel.
  */
 #include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_select.cuh>
 #include <cuda_runtime.h>
 
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "threadmap/runtime.h"
 extern "C" {
@@ -205,6 +216,349 @@ __global__ void place_kernel(const unsigned *index, const unsigned *perm, u64 n,
     q[perm[s]] = slot;
 }
 
+/* ------------------------------------------------ reverse Cuthill-McKee */
+
+const unsigned NUMBERED = 0xffffffffu; /* seen[v] of a vertex already in the order */
+
+/* deg[v]: v's neighbours other than itself (as tmap_memre_rcm counts them);
+ * *maxdeg their maximum; flag[v]: isolated (degree 0); id[v] = v. */
+__global__ void degree_kernel(const unsigned *rowptr, const unsigned *col, unsigned n,
+                              unsigned *deg, unsigned *maxdeg, unsigned char *flag,
+                              unsigned *id)
+{
+    u64 v = global_id();
+    if (v >= n)
+        return;
+    unsigned d = 0;
+    for (unsigned e = rowptr[v]; e < rowptr[v + 1]; e++)
+        d += col[e] != v;
+    deg[v] = d, flag[v] = d == 0, id[v] = (unsigned)v;
+    atomicMax(maxdeg, d);
+}
+
+/* seen[list[i]] = NUMBERED for i < m. */
+__global__ void mark_kernel(const unsigned *list, unsigned m, unsigned *seen)
+{
+    u64 i = global_id();
+    if (i < m)
+        seen[list[i]] = NUMBERED;
+}
+
+/* Stamps of earlier searches back to 0 (the numbered stay). */
+__global__ void restamp_kernel(unsigned *seen, unsigned n)
+{
+    u64 v = global_id();
+    if (v < n && seen[v] != NUMBERED)
+        seen[v] = 0;
+}
+
+/* *best = min (deg << 32 | v) over the vertices v of list[lo..hi) (list
+ * NULL: every vertex not numbered). */
+__global__ void least_kernel(const unsigned *list, unsigned lo, unsigned hi, const unsigned *deg,
+                             const unsigned *seen, u64 *best)
+{
+    u64 i = lo + global_id();
+    u64 key = ~0ull;
+    if (i < hi) {
+        unsigned v = list ? list[i] : (unsigned)i;
+        if (list || seen[v] != NUMBERED)
+            key = (u64)deg[v] << 32 | v;
+    }
+    for (int off = WARP / 2; off; off /= 2) {
+        u64 o = __shfl_down_sync(EMPTY, key, off);
+        key = o < key ? o : key;
+    }
+    if (threadIdx.x % WARP == 0 && key != ~0ull)
+        atomicMin(best, key);
+}
+
+/* The searches' levels, enqueued without waiting: level L is
+ * q[bound[L]..bound[L + 1]); a fixed grid, a warp per vertex in turn;
+ * new vertices appended at *tail. */
+__global__ void sweep_kernel(const unsigned *rowptr, const unsigned *col, unsigned *q,
+                             const unsigned *bound, unsigned level, unsigned base,
+                             unsigned *seen, unsigned *tail)
+{
+    unsigned lo = bound[level], hi = bound[level + 1], t = base + level + 1;
+    for (u64 w = global_id() / WARP; w < hi - lo; w += (u64)gridDim.x * (THREADS / WARP)) {
+        unsigned v = q[lo + w];
+        for (unsigned e = rowptr[v] + threadIdx.x % WARP; e < rowptr[v + 1]; e += WARP) {
+            unsigned u = col[e], s = seen[u];
+            if (u == v || (s >= base && s != t))
+                continue;
+            if (atomicMax(&seen[u], t) < base)
+                q[atomicAdd(tail, 1u)] = u;
+        }
+    }
+}
+
+__global__ void close_kernel(unsigned *bound, unsigned level, const unsigned *tail)
+{
+    bound[level + 2] = *tail;
+}
+
+__global__ void sweep_root_kernel(unsigned *q, unsigned root, unsigned *seen, unsigned stamp,
+                                  unsigned *bound, unsigned *tail)
+{
+    q[0] = root, seen[root] = stamp, bound[0] = 0, bound[1] = 1, *tail = 1;
+}
+
+__global__ void root_kernel(unsigned *q, unsigned at, unsigned root, unsigned *seen,
+                            unsigned stamp)
+{
+    q[at] = root, seen[root] = stamp;
+}
+
+/* One level: a warp per vertex of q[lo..hi) (its label: its position);
+ * each neighbour not seen in this search (stamp below base) and not
+ * numbered is claimed with stamp t and appended after hi; with parent,
+ * every such neighbour keeps its least parent's label. */
+__global__ void expand_kernel(const unsigned *rowptr, const unsigned *col, unsigned *q,
+                              unsigned lo, unsigned hi, unsigned base, unsigned t,
+                              unsigned *seen, unsigned *count, unsigned *parent)
+{
+    u64 w = global_id() / WARP;
+    if (w >= hi - lo)
+        return;
+    unsigned i = lo + (unsigned)w, v = q[i];
+    for (unsigned e = rowptr[v] + threadIdx.x % WARP; e < rowptr[v + 1]; e += WARP) {
+        unsigned u = col[e], s = seen[u];
+        if (u == v || (s >= base && s != t))
+            continue;
+        if (atomicMax(&seen[u], t) < base)
+            q[hi + atomicAdd(count, 1u)] = u;
+        if (parent)
+            atomicMin(&parent[u], i);
+    }
+}
+
+/* The sort key of the new level's vertex q[at + j]: its least parent's
+ * label less lo, its degree, and (id_bits > 0) the vertex itself. */
+__global__ void level_key_kernel(const unsigned *q, unsigned at, unsigned m, unsigned lo,
+                                 const unsigned *parent, const unsigned *deg, unsigned deg_bits,
+                                 unsigned id_bits, u64 *key)
+{
+    u64 j = global_id();
+    if (j >= m)
+        return;
+    unsigned u = q[at + j];
+    key[j] = ((u64)(parent[u] - lo) << deg_bits | deg[u]) << id_bits | (id_bits ? u : 0);
+}
+
+__global__ void unkey_kernel(const u64 *key, unsigned m, u64 mask, unsigned *q)
+{
+    u64 j = global_id();
+    if (j < m)
+        q[j] = (unsigned)(key[j] & mask);
+}
+
+__global__ void reverse_kernel(const unsigned *cm, unsigned n, unsigned *order)
+{
+    u64 i = global_id();
+    if (i < n)
+        order[n - 1 - i] = cm[i];
+}
+
+unsigned bits_of(u64 x)
+{
+    unsigned b = 0;
+    while (x)
+        b++, x >>= 1;
+    return b;
+}
+
+/* The state of one tmap_gpu_memre_rcm call. */
+struct rcm {
+    const unsigned *rowptr, *col;
+    unsigned n, base, maxdeg, id_bits;
+    unsigned *deg, *seen, *parent, *cm, *queue, *count, *ids, *bound;
+    u64 *key[2], *best;
+    unsigned *host;  /* pinned: a least key, a chunk of a search's bounds */
+    unsigned *hb[2]; /* host: the bounds of two searches' levels [n + 1] */
+    void *temp;
+    size_t temp_bytes;
+    cudaStream_t s;
+};
+
+cudaError_t read_u32(rcm &r, const unsigned *dev, unsigned *out)
+{
+    cudaError_t e = cudaMemcpyAsync(r.host, dev, 4, cudaMemcpyDeviceToHost, r.s);
+    if (e == cudaSuccess && (e = cudaStreamSynchronize(r.s)) == cudaSuccess)
+        *out = r.host[0];
+    return e;
+}
+
+/* The least (degree, vertex) of list[lo..hi) (list NULL: of the vertices
+ * not numbered). */
+cudaError_t least(rcm &r, const unsigned *list, unsigned lo, unsigned hi, unsigned *v)
+{
+    cudaError_t e = cudaMemsetAsync(r.best, 0xff, 8, r.s);
+    if (e != cudaSuccess)
+        return e;
+    least_kernel<<<blocks_for(hi - lo), THREADS, 0, r.s>>>(list, lo, hi, r.deg, r.seen, r.best);
+    if ((e = cudaMemcpyAsync(r.host, r.best, 8, cudaMemcpyDeviceToHost, r.s)) == cudaSuccess &&
+        (e = cudaStreamSynchronize(r.s)) == cudaSuccess)
+        *v = r.host[0]; /* the low word: the vertex */
+    return e;
+}
+
+/* The level after q[lo..hi) sorted by (least parent, degree, vertex). */
+cudaError_t sort_level(rcm &r, unsigned *q, unsigned lo, unsigned hi, unsigned m)
+{
+    unsigned pbits = bits_of(hi - lo - 1), dbits = bits_of(r.maxdeg);
+    cudaError_t e;
+    if (pbits + dbits + r.id_bits <= 64) { /* one sort, the vertex in the key's low bits */
+        level_key_kernel<<<blocks_for(m), THREADS, 0, r.s>>>(q, hi, m, lo, r.parent, r.deg,
+                                                              dbits, r.id_bits, r.key[0]);
+        if ((e = cub::DeviceRadixSort::SortKeys(r.temp, r.temp_bytes, r.key[0], r.key[1], (int)m,
+                                                0, (int)(pbits + dbits + r.id_bits ? pbits + dbits + r.id_bits : 1), r.s)) !=
+            cudaSuccess)
+            return e;
+        unkey_kernel<<<blocks_for(m), THREADS, 0, r.s>>>(r.key[1], m,
+                                                          r.id_bits == 64 ? ~0ull
+                                                          : (1ull << r.id_bits) - 1, q + hi);
+        return cudaGetLastError();
+    }
+    /* else by vertex, then stably by (parent, degree) */
+    if ((e = cub::DeviceRadixSort::SortKeys(r.temp, r.temp_bytes, q + hi, r.ids, (int)m, 0,
+                                            (int)r.id_bits, r.s)) != cudaSuccess)
+        return e;
+    level_key_kernel<<<blocks_for(m), THREADS, 0, r.s>>>(r.ids, 0, m, lo, r.parent, r.deg, dbits,
+                                                          0, r.key[0]);
+    return cub::DeviceRadixSort::SortPairs(r.temp, r.temp_bytes, r.key[0], r.key[1], r.ids,
+                                           q + hi, (int)m, 0, (int)(pbits + dbits ? pbits + dbits : 1), r.s);
+}
+
+enum { CHUNK = 64, SWEEP_BLOCKS = 2048 };
+
+/* A search (levels in any order) from root, CHUNK levels enqueued at a
+ * time, then their bounds read, until an empty level.  hb [n + 1]: level
+ * L's vertices are r.queue[hb[L] .. hb[L + 1]) for L <= *ecc, the last. */
+cudaError_t search(rcm &r, unsigned root, unsigned *hb, unsigned *ecc)
+{
+    cudaError_t e;
+    if (r.base + r.n + CHUNK + 2 >= NUMBERED) {
+        restamp_kernel<<<blocks_for(r.n), THREADS, 0, r.s>>>(r.seen, r.n);
+        r.base = 1;
+    }
+    sweep_root_kernel<<<1, 1, 0, r.s>>>(r.queue, root, r.seen, r.base, r.bound, r.count);
+    unsigned level = 0;
+    for (;;) {
+        for (int k = 0; k < CHUNK; k++, level++) {
+            sweep_kernel<<<SWEEP_BLOCKS, THREADS, 0, r.s>>>(r.rowptr, r.col, r.queue, r.bound,
+                                                             level, r.base, r.seen, r.count);
+            close_kernel<<<1, 1, 0, r.s>>>(r.bound, level, r.count);
+        }
+        unsigned first = level - CHUNK; /* bound[first .. level + 1] */
+        if ((e = cudaMemcpyAsync(r.host, r.bound + first, (CHUNK + 2) * 4, cudaMemcpyDeviceToHost,
+                                 r.s)) != cudaSuccess ||
+            (e = cudaStreamSynchronize(r.s)) != cudaSuccess)
+            return e;
+        /* level `first` is not empty (level 0, or checked by the chunk before) */
+        for (unsigned j = 1; j <= CHUNK; j++)
+            if (r.host[j + 1] == r.host[j]) { /* level first + j is empty: first + j - 1 last */
+                *ecc = first + j - 1;
+                r.base += level + 2;
+                return cudaMemcpy(hb, r.bound, (size_t)(*ecc + 2) * 4, cudaMemcpyDeviceToHost);
+            }
+    }
+}
+
+/* George and Liu's pseudo-peripheral vertex from start, as tmap_memre_rcm:
+ * move to the least-degree vertex of the last level while the
+ * eccentricity grows.  *hb: the root's levels' bounds (one of r.hb). */
+cudaError_t peripheral(rcm &r, unsigned start, unsigned *out, unsigned **hb, unsigned *ecc)
+{
+    unsigned root = start, far, ecc_far, next, *mine = r.hb[0], *other = r.hb[1];
+    cudaError_t e = search(r, root, mine, ecc);
+    if (e == cudaSuccess)
+        e = least(r, r.queue, mine[*ecc], mine[*ecc + 1], &far);
+    while (e == cudaSuccess && far != root) {
+        if ((e = search(r, far, other, &ecc_far)) != cudaSuccess ||
+            (e = least(r, r.queue, other[ecc_far], other[ecc_far + 1], &next)) != cudaSuccess ||
+            ecc_far <= *ecc)
+            break;
+        root = far, *ecc = ecc_far, far = next;
+        unsigned *t = mine;
+        mine = other, other = t;
+    }
+    *out = root, *hb = mine;
+    return e;
+}
+
+/* The numbering: a BFS from root into r.cm from position at, its levels'
+ * sizes known from the root's search (hb, ecc), so that nothing waits:
+ * each level expanded, then sorted.  *reached: its vertices. */
+cudaError_t number(rcm &r, unsigned root, unsigned at, const unsigned *hb, unsigned ecc,
+                   unsigned *reached)
+{
+    unsigned *q = r.cm;
+    cudaError_t e;
+    if (r.base + r.n + 2 >= NUMBERED) {
+        restamp_kernel<<<blocks_for(r.n), THREADS, 0, r.s>>>(r.seen, r.n);
+        r.base = 1;
+    }
+    root_kernel<<<1, 1, 0, r.s>>>(q, at, root, r.seen, r.base);
+    unsigned lo = at, hi = at + 1;
+    for (unsigned level = 0; level < ecc; level++) {
+        unsigned m = hb[level + 2] - hb[level + 1];
+        if ((e = cudaMemsetAsync(r.count, 0, 4, r.s)) != cudaSuccess)
+            return e;
+        u64 threads = (u64)(hi - lo) * WARP;
+        expand_kernel<<<(unsigned)((threads + THREADS - 1) / THREADS), THREADS, 0, r.s>>>(
+            r.rowptr, r.col, q, lo, hi, r.base, r.base + level + 1, r.seen, r.count, r.parent);
+        if ((e = sort_level(r, q, lo, hi, m)) != cudaSuccess)
+            return e;
+        lo = hi, hi += m;
+    }
+    r.base += ecc + 2;
+    *reached = hi - at;
+    return cudaGetLastError();
+}
+
+/* The whole order: isolated vertices first (each its own component, the
+ * least degree), by label; then each component from the least (degree,
+ * vertex) not numbered, numbered from its pseudo-peripheral vertex; then
+ * reversed into order. */
+cudaError_t rcm_order(rcm &r, unsigned char *flag, unsigned *order)
+{
+    cudaError_t e = cudaMemsetAsync(r.seen, 0, (size_t)r.n * 4, r.s);
+    if (e != cudaSuccess || (e = cudaMemsetAsync(r.parent, 0xff, (size_t)r.n * 4, r.s)) ||
+        (e = cudaMemsetAsync(r.count, 0, 8, r.s)))
+        return e;
+    degree_kernel<<<blocks_for(r.n), THREADS, 0, r.s>>>(r.rowptr, r.col, r.n, r.deg, r.count + 1,
+                                                         flag, r.ids);
+    unsigned numbered = 0;
+    if ((e = read_u32(r, r.count + 1, &r.maxdeg)) != cudaSuccess ||
+        (e = cub::DeviceSelect::Flagged(r.temp, r.temp_bytes, r.ids, flag, r.cm, r.count, (int)r.n, r.s)) != cudaSuccess ||
+        (e = read_u32(r, r.count, &numbered)) != cudaSuccess)
+        return e;
+    if (numbered)
+        mark_kernel<<<blocks_for(numbered), THREADS, 0, r.s>>>(r.cm, numbered, r.seen);
+    r.base = 1;
+    while (numbered < r.n) {
+        unsigned start, root, reached, ecc, *hb;
+        if ((e = least(r, NULL, 0, r.n, &start)) != cudaSuccess ||
+            (e = peripheral(r, start, &root, &hb, &ecc)) != cudaSuccess ||
+            (e = number(r, root, numbered, hb, ecc, &reached)) != cudaSuccess)
+            return e;
+        mark_kernel<<<blocks_for(reached), THREADS, 0, r.s>>>(r.cm + numbered, reached, r.seen);
+        numbered += reached;
+    }
+    reverse_kernel<<<blocks_for(r.n), THREADS, 0, r.s>>>(r.cm, r.n, order);
+    return cudaGetLastError();
+}
+
+/* ---------------------------------------------------- threads follow rows */
+
+__global__ void follow_key_kernel(const unsigned *row, unsigned n, const unsigned *where,
+                                  unsigned *key, unsigned *id)
+{
+    u64 t = global_id();
+    if (t < n)
+        key[t] = where[row[t]], id[t] = (unsigned)t;
+}
+
 tmap_status check_count(size_t n, const char *what, const char *fn, tmap_error *err)
 {
     if (!n || n >= EMPTY)
@@ -341,5 +695,90 @@ extern "C" tmap_status tmap_gpu_memre_pad(uint64_t index, size_t nthreads, size_
         place_kernel<<<blocks_for(n), THREADS, 0, s>>>(ix, pm, n, base, keep, (unsigned *)from,
                                                        (unsigned *)q);
         return cudaSuccess;
+    }, err);
+}
+
+extern "C" tmap_status tmap_gpu_memre_rcm(uint64_t rowptr, uint64_t col, size_t n, uint64_t order,
+                                          void *stream, tmap_error *err)
+{
+    const char *fn = "tmap_gpu_memre_rcm";
+    tmap_status st = check_count(n, "vertices", fn, err);
+    if (st == TMAP_OK && n > 0x7fffffffu)
+        st = tmap_fail(err, TMAP_ERR_INVALID, "%s: %zu vertices: at most 2^31 - 1 (CUB's int "
+                       "offsets)", fn, n);
+    if (st)
+        return st;
+    rcm r = {};
+    r.rowptr = (const unsigned *)rowptr, r.col = (const unsigned *)col, r.n = (unsigned)n;
+    r.id_bits = bits_of(n - 1), r.s = (cudaStream_t)stream;
+    cudaError_t e = cudaMallocHost((void **)&r.host, (CHUNK + 2) * 4);
+    if (e != cudaSuccess)
+        return cuda_fail(err, e, fn, "cudaMallocHost");
+    r.hb[0] = (unsigned *)malloc((n + 1) * 4), r.hb[1] = (unsigned *)malloc((n + 1) * 4);
+    if (!r.hb[0] || !r.hb[1]) {
+        free(r.hb[0]), free(r.hb[1]), cudaFreeHost(r.host);
+        return tmap_fail(err, TMAP_ERR_NOMEM, "%s: out of memory", fn);
+    }
+    st = with_scratch(r.s, fn, [&](carver &c) {
+        unsigned char *flag = c.take<unsigned char>(n);
+        r.deg = c.take<unsigned>(n), r.seen = c.take<unsigned>(n);
+        r.parent = c.take<unsigned>(n), r.cm = c.take<unsigned>(n);
+        r.queue = c.take<unsigned>(n), r.ids = c.take<unsigned>(n);
+        r.bound = c.take<unsigned>(n + CHUNK + 2);
+        r.count = c.take<unsigned>(2), r.best = c.take<u64>(1);
+        r.key[0] = c.take<u64>(n), r.key[1] = c.take<u64>(n);
+        size_t b[4] = {0, 0, 0, 0};
+        cudaError_t x = cub::DeviceRadixSort::SortKeys(NULL, b[0], r.key[0], r.key[1], (int)n,
+                                                       0, 64, r.s);
+        if (x == cudaSuccess)
+            x = cub::DeviceRadixSort::SortKeys(NULL, b[1], r.ids, r.cm, (int)n, 0, 32, r.s);
+        if (x == cudaSuccess)
+            x = cub::DeviceRadixSort::SortPairs(NULL, b[2], r.key[0], r.key[1], r.ids, r.cm,
+                                                (int)n, 0, 64, r.s);
+        if (x == cudaSuccess)
+            x = cub::DeviceSelect::Flagged(NULL, b[3], r.ids, flag, r.cm, r.count, (int)n, r.s);
+        r.temp_bytes = 0;
+        for (int i = 0; i < 4; i++)
+            r.temp_bytes = b[i] > r.temp_bytes ? b[i] : r.temp_bytes;
+        r.temp = c.take<char>(r.temp_bytes);
+        if (x != cudaSuccess || !c.base)
+            return x;
+        return rcm_order(r, flag, (unsigned *)order);
+    }, err);
+    cudaFreeHost(r.host), free(r.hb[0]), free(r.hb[1]);
+    return st;
+}
+
+extern "C" tmap_status tmap_gpu_memre_follow(uint64_t row, size_t nthreads, uint64_t order,
+                                             size_t nrows, uint64_t perm, void *stream,
+                                             tmap_error *err)
+{
+    const char *fn = "tmap_gpu_memre_follow";
+    tmap_status st = check_count(nthreads, "threads", fn, err);
+    if (st == TMAP_OK)
+        st = check_count(nrows, "rows", fn, err);
+    if (st == TMAP_OK && nthreads > 0x7fffffffu)
+        st = tmap_fail(err, TMAP_ERR_INVALID, "%s: %zu threads: at most 2^31 - 1", fn, nthreads);
+    if (st)
+        return st;
+    cudaStream_t s = (cudaStream_t)stream;
+    unsigned n = (unsigned)nthreads;
+    return with_scratch(s, fn, [&](carver &c) {
+        unsigned *where = c.take<unsigned>(nrows), *key[2] = {c.take<unsigned>(n),
+                                                              c.take<unsigned>(n)};
+        unsigned *id = c.take<unsigned>(n);
+        size_t temp_bytes = 0;
+        cudaError_t e = cub::DeviceRadixSort::SortPairs(NULL, temp_bytes, key[0], key[1], id,
+                                                        (unsigned *)perm, (int)n, 0, 32, s);
+        void *temp = c.take<char>(temp_bytes);
+        if (e != cudaSuccess || !c.base)
+            return e;
+        inverse_kernel<<<blocks_for(nrows), THREADS, 0, s>>>((const unsigned *)order,
+                                                             (unsigned)nrows, where);
+        follow_key_kernel<<<blocks_for(n), THREADS, 0, s>>>((const unsigned *)row, n, where,
+                                                            key[0], id);
+        return cub::DeviceRadixSort::SortPairs(temp, temp_bytes, key[0], key[1], id,
+                                               (unsigned *)perm, (int)n, 0,
+                                               (int)(nrows > 1 ? bits_of(nrows - 1) : 1), s);
     }, err);
 }

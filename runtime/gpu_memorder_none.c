@@ -31,3 +31,15 @@ tmap_status tmap_gpu_memre_pad(uint64_t index, size_t nthreads, size_t nelems, s
 {
     return none("tmap_gpu_memre_pad", err);
 }
+
+tmap_status tmap_gpu_memre_rcm(uint64_t rowptr, uint64_t col, size_t n, uint64_t order,
+                               void *stream, tmap_error *err)
+{
+    return none("tmap_gpu_memre_rcm", err);
+}
+
+tmap_status tmap_gpu_memre_follow(uint64_t row, size_t nthreads, uint64_t order, size_t nrows,
+                                  uint64_t perm, void *stream, tmap_error *err)
+{
+    return none("tmap_gpu_memre_follow", err);
+}

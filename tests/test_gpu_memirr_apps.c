@@ -3,7 +3,10 @@
  * (MD, BFS, power-law SpMV and CG, the permuted stencil and CG): every
  * layout's output matches the CPU reference (the program exits 0 only
  * then), a layout is chosen and the targets printed for each, sharing and
- * swapping (built on the GPU) ran.  Times are not checked.
+ * swapping (built on the GPU) ran, the locality layout (RCM on the GPU for
+ * BFS and the matrices) on all six and the symmetric renumbering on the
+ * four matrix runs (SpMV and CG, power-law and stencil) with their outputs
+ * the CPU's.  Times are not checked.
  */
 #include "tests/testutil.h"
 
@@ -21,8 +24,11 @@ static void small_inputs(void **state)
     }
     snprintf(cmd, sizeof cmd, "test $(grep -c 'measured choice:' %s/memirr_apps.out) = 6 && "
              "test $(grep -c '  targets' %s/memirr_apps.out) = 12 && grep -q '^  share ' "
-             "%s/memirr_apps.out && grep -q '^  swap ' %s/memirr_apps.out", TMAP_BINARY_DIR,
-             TMAP_BINARY_DIR, TMAP_BINARY_DIR, TMAP_BINARY_DIR);
+             "%s/memirr_apps.out && grep -q '^  swap ' %s/memirr_apps.out && "
+             "test $(grep -c '^  symmetric .* yes$' %s/memirr_apps.out) = 4 && "
+             "test $(grep -c '^  locality .* yes$' %s/memirr_apps.out) = 6", TMAP_BINARY_DIR,
+             TMAP_BINARY_DIR, TMAP_BINARY_DIR, TMAP_BINARY_DIR, TMAP_BINARY_DIR,
+             TMAP_BINARY_DIR);
     assert_int_equal(system(cmd), 0);
 }
 

@@ -443,6 +443,76 @@ static void rcm_components(void **state)
     assert_non_null(strstr(e.message, "col[8] = 6"));
 }
 
+/* The 3 x 3 grid, labels row by row (0 1 2 / 3 4 5 / 6 7 8), worked by
+ * hand: the least degree is corner 0; its far corner 8 is no farther, so
+ * the numbering starts at 0.  Levels: {0}; {1, 3} (both degree 3, by
+ * label); {2, 4} (parent 1, degree 2 before 4) then {6} (parent 3);
+ * {5} (least parent 2) then {7} (least parent 4); {8}.  Cuthill-McKee
+ * 0 1 3 2 4 6 5 7 8, reversed.  The level-synchronous definition the GPU
+ * uses (each level by least parent label, degree, label) gives the same. */
+static void rcm_small_grid(void **state)
+{
+    static const uint32_t rowptr[10] = {0, 2, 5, 7, 10, 14, 17, 19, 22, 24};
+    static const uint32_t col[24] = {1, 3, 0, 2, 4, 1, 5, 0, 4, 6, 1, 3, 5, 7,
+                                     2, 4, 8, 3, 7, 4, 6, 8, 5, 7};
+    static const uint32_t want[9] = {8, 7, 5, 6, 4, 2, 3, 1, 0};
+    uint32_t order[9];
+    TMAP_CHECK(tmap_memre_rcm(rowptr, col, 9, order, err));
+    expect_u32(order, want, 9, "order");
+}
+
+/* The level-by-level order (the GPU's definition, tmap_memre_rcm_levels)
+ * equals the serial queue's on the hand-made graphs above and on random
+ * ones: relabeled grids, a ring with chords (duplicate edges, self loops),
+ * isolated vertices and small components, a hub. */
+static void rcm_levels_equal_serial(void **state)
+{
+    static const uint32_t grid_rp[10] = {0, 2, 5, 7, 10, 14, 17, 19, 22, 24};
+    static const uint32_t grid_col[24] = {1, 3, 0, 2, 4, 1, 5, 0, 4, 6, 1, 3, 5, 7,
+                                          2, 4, 8, 3, 7, 4, 6, 8, 5, 7};
+    static const uint32_t want[9] = {8, 7, 5, 6, 4, 2, 3, 1, 0};
+    uint32_t small[9];
+    TMAP_CHECK(tmap_memre_rcm_levels(grid_rp, grid_col, 9, small, err));
+    expect_u32(small, want, 9, "the 3 x 3 grid, level by level");
+    uint64_t x = 17;
+    for (int trial = 0; trial < 6; trial++) {
+        uint32_t n = trial < 2 ? 900 : 5000, m = trial < 2 ? 0 : n * (uint32_t)trial / 2;
+        uint32_t *lab = test_random_perm(n, (uint64_t)trial + 1);
+        uint32_t (*e)[2] = malloc(((size_t)2 * n + m + n / 4) * sizeof *e);
+        size_t ne = 0;
+        if (trial < 2) /* a 30 x 30 grid (trial 1: with a 30-edge hub at vertex 0) */
+            for (uint32_t p = 0; p < n; p++) {
+                if (p % 30 < 29) e[ne][0] = lab[p], e[ne++][1] = lab[p + 1];
+                if (p / 30 < 29) e[ne][0] = lab[p], e[ne++][1] = lab[p + 30];
+                if (trial == 1 && p % 30 == 0) e[ne][0] = lab[0], e[ne++][1] = lab[p];
+            }
+        else { /* random edges among 3/4 of the vertices (the rest isolated), some repeated */
+            for (uint32_t i = 0; i < m; i++) {
+                x = x * 6364136223846793005ull + 1442695040888963407ull;
+                uint32_t a = (uint32_t)(x >> 33) % (n * 3 / 4);
+                x = x * 6364136223846793005ull + 1442695040888963407ull;
+                uint32_t b = (uint32_t)(x >> 33) % (n * 3 / 4);
+                e[ne][0] = lab[a], e[ne++][1] = lab[b];
+                if (i % 7 == 0)
+                    e[ne][0] = lab[a], e[ne++][1] = lab[b];
+            }
+        }
+        uint32_t *rowptr = calloc(n + 1, 4), *col = malloc(2 * ne * 4 + 4), *fill = calloc(n, 4);
+        for (size_t i = 0; i < ne; i++)
+            rowptr[e[i][0] + 1]++, rowptr[e[i][1] + 1]++;
+        for (uint32_t v = 0; v < n; v++)
+            rowptr[v + 1] += rowptr[v];
+        for (size_t i = 0; i < ne; i++)
+            col[rowptr[e[i][0]] + fill[e[i][0]]++] = e[i][1],
+            col[rowptr[e[i][1]] + fill[e[i][1]]++] = e[i][0];
+        uint32_t *a = malloc(n * 4), *b = malloc(n * 4);
+        TMAP_CHECK(tmap_memre_rcm(rowptr, col, n, a, err));
+        TMAP_CHECK(tmap_memre_rcm_levels(rowptr, col, n, b, err));
+        expect_u32(b, a, n, "level by level against the queue");
+        free(lab), free(e), free(rowptr), free(col), free(fill), free(a), free(b);
+    }
+}
+
 /* A 2-D 12 x 12 grid graph under a random relabeling: RCM brings its
  * bandwidth (max |new(u) - new(v)| over edges) back to at most 2 x 12. */
 static void rcm_grid_bandwidth(void **state)
@@ -463,8 +533,11 @@ static void rcm_grid_bandwidth(void **state)
     }
     rowptr[N] = (uint32_t)ne;
     TMAP_CHECK(tmap_memre_rcm(rowptr, col, N, order, err));
-    for (uint32_t x = 0; x < N; x++)
-        where[order[x]] = x;
+    uint8_t seen[N] = {0};
+    for (uint32_t x = 0; x < N; x++) { /* a permutation */
+        assert_true(order[x] < N && !seen[order[x]]);
+        seen[order[x]] = 1, where[order[x]] = x;
+    }
     uint32_t before = 0, after = 0;
     for (uint32_t u = 0; u < N; u++)
         for (uint32_t e = rowptr[u]; e < rowptr[u + 1]; e++) {
@@ -671,6 +744,8 @@ int main(void)
         cmocka_unit_test(bad_arguments),
         cmocka_unit_test(rcm_path),
         cmocka_unit_test(rcm_components),
+        cmocka_unit_test(rcm_small_grid),
+        cmocka_unit_test(rcm_levels_equal_serial),
         cmocka_unit_test(rcm_grid_bandwidth),
         cmocka_unit_test(morton),
         cmocka_unit_test(relabel_threads_and_data),

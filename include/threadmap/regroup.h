@@ -266,6 +266,13 @@ tmap_status tmap_memre_hybrid(const tmap_memref *r, const uint32_t *index, size_
  * label), the whole order reversed. */
 tmap_status tmap_memre_rcm(const uint32_t *rowptr, const uint32_t *col, size_t n, uint32_t *order,
                            tmap_error *err);
+/* The same order computed level by level, as the GPU builds it
+ * (tmap_gpu_memre_rcm, threadmap/runtime.h): from the same start, level
+ * L+1 is sorted by (the least label of its vertices' neighbours in level
+ * L, degree, label), which is the order the serial queue gives; the
+ * reference the GPU is checked against, and a check of that claim. */
+tmap_status tmap_memre_rcm_levels(const uint32_t *rowptr, const uint32_t *col, size_t n,
+                                  uint32_t *order, tmap_error *err);
 /* Morton (Z) order of n points (x, y, z at xyz[i*stride]): coordinates
  * scaled to 21 bits over the bounding box, bits interleaved (x lowest),
  * sorted stably. */
@@ -294,11 +301,15 @@ typedef enum tmap_memre_kind {
     TMAP_MEMRE_LOCALITY, /* tmap_memre_relabel by the given order (RCM, Morton) */
     TMAP_MEMRE_SHARE,    /* tmap_memre_share over the locality layout (its clustering) */
     TMAP_MEMRE_PARTIAL,  /* tmap_memre_partial at partial_fraction (e.g. tmap_memfrac's) */
+    TMAP_MEMRE_SYMMETRIC, /* a matrix's rows and columns renumbered together by the
+                            locality order (A' = P A P^T, the vectors in the new
+                            numbering): the caller's (bench_memirr_apps builds it on the
+                            GPU); tmap_memre_build and the proposal have no builder for it */
     TMAP_MEMRE_KINDS
 } tmap_memre_kind;
 
 /* "original", "duplicate", "reorder", "pad", "swap", "hybrid", "locality", "share",
- * "partial". */
+ * "partial", "symmetric". */
 const char *tmap_memre_kind_name(tmap_memre_kind k);
 
 typedef struct tmap_memre_costs {

@@ -532,7 +532,7 @@ tmap_status tmap_gpu_memre_swap(uint64_t index, size_t nthreads, size_t per_thre
  * tmap_gpu_memre_relabel: q[i] = the position of index[i] in order (order:
  * [nelems], order[x] = the element at x).  The layout's from is order
  * itself, and so is the thread order when threads follow their elements.
- * A locality order computed on the CPU (tmap_memre_rcm) is applied so.
+ * A locality order (tmap_memre_rcm, tmap_gpu_memre_rcm) is applied so.
  * tmap_gpu_memre_morton: order [n] = the points (xyz: device floats, point
  * i's coordinates at i * stride, stride >= 3, all finite) by Morton code:
  * the bounding box by atomics, the codes, a stable CUB radix sort.
@@ -553,6 +553,25 @@ tmap_status tmap_gpu_memre_morton(uint64_t xyz, size_t stride, size_t n, uint64_
 tmap_status tmap_gpu_memre_pad(uint64_t index, size_t nthreads, size_t nelems, size_t elem_bytes,
                                size_t sector_bytes, uint64_t from, uint64_t q, uint64_t perm,
                                uint64_t nout, void *stream, tmap_error *err);
+/* tmap_gpu_memre_rcm: order [n] = reverse Cuthill-McKee of the graph
+ * (rowptr [n + 1], col: device CSR, a symmetric pattern; self loops
+ * ignored), equal to regroup's tmap_memre_rcm: isolated vertices first,
+ * then each component from the least (degree, vertex) not numbered,
+ * numbered from its pseudo-peripheral vertex (George and Liu's search,
+ * BFS sweeps on the GPU), level by level, each level's vertices sorted by
+ * (the least label of their parents in the previous level, degree,
+ * vertex) with a CUB radix sort; the whole order reversed.  Unlike the
+ * others it WAITS: the host reads the sweeps' level bounds every 64
+ * levels and each component's least vertex (the numbering itself, whose
+ * levels' sizes the root's sweep gave, does not); n at most 2^31 - 1. 
+ * tmap_gpu_memre_follow: perm [nthreads] = the threads (thread t owns row
+ * row[t] < nrows) by their row's position in order (order: [nrows]),
+ * stably: with rows ascending, each row's threads in their order (the
+ * benchmarks' threads following their rows).  Enqueued, no wait. */
+tmap_status tmap_gpu_memre_rcm(uint64_t rowptr, uint64_t col, size_t n, uint64_t order,
+                               void *stream, tmap_error *err);
+tmap_status tmap_gpu_memre_follow(uint64_t row, size_t nthreads, uint64_t order, size_t nrows,
+                                  uint64_t perm, void *stream, tmap_error *err);
 
 /* A stretch of a stream timed by two CUDA events (experimental), read
  * later without waiting: start, stop, then poll until *ready (then *ms

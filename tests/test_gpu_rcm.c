@@ -1,0 +1,216 @@
+/*
+ * test_gpu_rcm.c -- reverse Cuthill-McKee built on the GPU
+ * (tmap_gpu_memre_rcm, level-synchronous) equals the CPU's serial
+ * tmap_memre_rcm (and its level-by-level tmap_memre_rcm_levels) exactly: a path, a 3 x 3 grid, components with an
+ * isolated vertex and a self loop, a randomly relabeled 3-D grid (a level
+ * of thousands of vertices), a ring with random chords (many ties of
+ * degree), a Kronecker-like graph (many isolated vertices and small
+ * components, hubs), and a star whose sort keys need more than 64 bits
+ * (the two-sort path).  And tmap_gpu_memre_follow against the threads
+ * following their rows computed here.
+ */
+#include "tests/testutil.h"
+#include "threadmap/regroup.h"
+
+static uint64_t next(uint64_t *x)
+{
+    *x = *x * 6364136223846793005ull + 1442695040888963407ull;
+    return *x >> 33;
+}
+
+/* A CSR from an edge list (each edge both ways unless `directed`). */
+typedef struct graph {
+    uint32_t n, *rowptr, *col;
+    size_t nnz;
+} graph;
+
+static graph from_edges(uint32_t n, const uint32_t (*e)[2], size_t m)
+{
+    graph g = {n, calloc(n + 1, 4), malloc(2 * m * 4 + 4), 2 * m};
+    uint32_t *fill = calloc(n, 4);
+    for (size_t i = 0; i < m; i++)
+        g.rowptr[e[i][0] + 1]++, g.rowptr[e[i][1] + 1]++;
+    for (uint32_t v = 0; v < n; v++)
+        g.rowptr[v + 1] += g.rowptr[v];
+    for (size_t i = 0; i < m; i++) {
+        g.col[g.rowptr[e[i][0]] + fill[e[i][0]]++] = e[i][1];
+        g.col[g.rowptr[e[i][1]] + fill[e[i][1]]++] = e[i][0];
+    }
+    free(fill);
+    return g;
+}
+
+static void graph_free(graph *g) { free(g->rowptr), free(g->col); }
+
+/* GPU == CPU, and the order a permutation. */
+static void same(tmap_cuda *c, const graph *g, const char *what)
+{
+    uint32_t *want = malloc(g->n * 4);
+    uint8_t *seen = calloc(g->n, 1);
+    TMAP_CHECK(tmap_memre_rcm(g->rowptr, g->col, g->n, want, err));
+    for (uint32_t i = 0; i < g->n; i++) {
+        assert_true(want[i] < g->n && !seen[want[i]]);
+        seen[want[i]] = 1;
+    }
+    uint32_t *levels = malloc(g->n * 4); /* the GPU's definition on the CPU: the same */
+    TMAP_CHECK(tmap_memre_rcm_levels(g->rowptr, g->col, g->n, levels, err));
+    assert_memory_equal(levels, want, g->n * 4);
+    free(levels);
+    uint64_t drow = test_device_copy(c, g->rowptr, (g->n + 1) * 4);
+    uint64_t dcol = test_device_copy(c, g->col, g->nnz ? g->nnz * 4 : 4);
+    uint64_t dord = test_device_alloc(c, g->n * 4);
+    TMAP_CHECK(tmap_gpu_memre_rcm(drow, dcol, g->n, dord, NULL, err));
+    test_expect_device_u32(c, dord, want, g->n, what);
+    tmap_cuda_free(c, drow), tmap_cuda_free(c, dcol), tmap_cuda_free(c, dord);
+    free(want), free(seen);
+}
+
+static void small_graphs(void **state)
+{
+    tmap_cuda *c = test_gpu_open();
+    /* the path 3-0-4-1-2 (test_memre's rcm_path) */
+    static const uint32_t path[4][2] = {{3, 0}, {0, 4}, {4, 1}, {1, 2}};
+    graph g = from_edges(5, path, 4);
+    same(c, &g, "a path");
+    graph_free(&g);
+    /* the 3 x 3 grid (test_memre's rcm_small_grid: 8 7 5 6 4 2 3 1 0) */
+    static const uint32_t grid[12][2] = {{0, 1}, {1, 2}, {3, 4}, {4, 5}, {6, 7}, {7, 8},
+                                         {0, 3}, {3, 6}, {1, 4}, {4, 7}, {2, 5}, {5, 8}};
+    g = from_edges(9, grid, 12);
+    same(c, &g, "a 3 x 3 grid");
+    graph_free(&g);
+    /* a triangle with a self loop, an edge, an isolated vertex */
+    static const uint32_t comp[5][2] = {{0, 2}, {2, 4}, {4, 0}, {1, 3}, {0, 0}};
+    g = from_edges(6, comp, 5);
+    same(c, &g, "components");
+    graph_free(&g);
+    /* one vertex, no edges */
+    g = from_edges(1, NULL, 0);
+    same(c, &g, "one vertex");
+    graph_free(&g);
+    tmap_cuda_close(c);
+}
+
+/* A side^3 grid under a random relabeling. */
+static void grid3d(void **state)
+{
+    tmap_cuda *c = test_gpu_open();
+    enum { S = 40, N = S * S * S };
+    uint32_t *lab = test_random_perm(N, 3), (*e)[2] = malloc(3 * (size_t)N * sizeof *e);
+    size_t m = 0;
+    for (uint32_t p = 0; p < N; p++) {
+        uint32_t x = p % S, y = p / S % S, z = p / (S * S);
+        if (x + 1 < S) e[m][0] = lab[p], e[m++][1] = lab[p + 1];
+        if (y + 1 < S) e[m][0] = lab[p], e[m++][1] = lab[p + S];
+        if (z + 1 < S) e[m][0] = lab[p], e[m++][1] = lab[p + S * S];
+    }
+    graph g = from_edges(N, (const uint32_t (*)[2])e, m);
+    same(c, &g, "a relabeled 40^3 grid");
+    graph_free(&g), free(e), free(lab);
+    tmap_cuda_close(c);
+}
+
+/* A ring with random chords; a Kronecker-like graph (Graph500's initiator:
+ * many isolated vertices, small components, hubs, duplicate edges and
+ * self loops). */
+static void random_graphs(void **state)
+{
+    tmap_cuda *c = test_gpu_open();
+    uint64_t x = 5;
+    enum { NV = 50000, CH = 3 };
+    uint32_t (*e)[2] = malloc((size_t)NV * (1 + CH) * sizeof *e);
+    size_t m = 0;
+    for (uint32_t v = 0; v < NV; v++)
+        e[m][0] = v, e[m++][1] = (v + 1) % NV;
+    for (size_t i = 0; i < (size_t)NV * CH; i++)
+        e[m][0] = (uint32_t)(next(&x) % NV), e[m++][1] = (uint32_t)(next(&x) % NV);
+    graph g = from_edges(NV, (const uint32_t (*)[2])e, m);
+    same(c, &g, "a ring with chords");
+    graph_free(&g), free(e);
+    for (unsigned scale = 10; scale <= 16; scale += 6) {
+        uint32_t n = 1u << scale;
+        size_t ne = 8 * (size_t)n;
+        uint32_t (*k)[2] = malloc(ne * sizeof *k), *lab = test_random_perm(n, scale);
+        for (size_t i = 0; i < ne; i++) {
+            uint32_t u = 0, v = 0;
+            for (unsigned b = 0; b < scale; b++) {
+                double r1 = (double)next(&x) / 2147483648.0, r2 = (double)next(&x) / 2147483648.0;
+                int ib = r1 > 0.76, jb = r2 > (ib ? 0.19 / 0.24 : 0.57 / 0.76);
+                u |= (uint32_t)ib << b, v |= (uint32_t)jb << b;
+            }
+            k[i][0] = lab[u], k[i][1] = lab[v];
+        }
+        g = from_edges(n, (const uint32_t (*)[2])k, ne);
+        same(c, &g, "a Kronecker-like graph");
+        graph_free(&g), free(k), free(lab);
+    }
+    tmap_cuda_close(c);
+}
+
+/* A star whose keys need more than 64 bits: from a far vertex, a level of
+ * 2^20 leaves (20 bits of parent label) of a graph of 2^21 + 1 vertices
+ * (22 bits) whose center has degree 5 x 2^20 (23 bits: 2^22 duplicate
+ * edges to leaf 1). */
+static void wide_keys(void **state)
+{
+    tmap_cuda *c = test_gpu_open();
+    uint32_t L = 1u << 20, n = 2 * L + 1;
+    size_t m = 2 * (size_t)L + (4u << 20);
+    uint32_t (*e)[2] = malloc(m * sizeof *e);
+    size_t i = 0;
+    for (uint32_t l = 1; l <= L; l++) {
+        e[i][0] = 0, e[i++][1] = l;         /* center - leaf */
+        e[i][0] = l, e[i++][1] = l + L;     /* leaf - its outer vertex */
+    }
+    while (i < m)
+        e[i][0] = 0, e[i++][1] = 1;
+    graph g = from_edges(n, (const uint32_t (*)[2])e, m);
+    same(c, &g, "a star with wide keys");
+    graph_free(&g), free(e);
+    tmap_cuda_close(c);
+}
+
+/* Threads (rows ascending, several per row) by their row's position in a
+ * random order, stably. */
+static void follow_rows(void **state)
+{
+    tmap_cuda *c = test_gpu_open();
+    uint64_t x = 9;
+    uint32_t nrows = 70001;
+    uint32_t *order = test_random_perm(nrows, 4), *where = malloc(nrows * 4);
+    size_t n = 0, cap = (size_t)nrows * 8;
+    uint32_t *row = malloc(cap * 4), *start = calloc(nrows + 1, 4);
+    for (uint32_t r = 0; r < nrows; r++)
+        for (uint32_t j = (uint32_t)(next(&x) % 8); j > 0; j--)
+            row[n++] = r;
+    for (size_t t = 0; t < n; t++)
+        start[row[t] + 1]++;
+    for (uint32_t v = 0; v < nrows; v++)
+        where[order[v]] = v;
+    uint32_t *at = calloc(nrows + 1, 4), *want = malloc(n * 4);
+    for (uint32_t v = 0; v < nrows; v++) /* new row v: old row order[v] */
+        at[v + 1] = at[v] + start[order[v] + 1];
+    for (size_t t = 0; t < n; t++)
+        want[at[where[row[t]]]++] = (uint32_t)t;
+    uint64_t drow = test_device_copy(c, row, n * 4), dord = test_device_copy(c, order, nrows * 4);
+    uint64_t dperm = test_device_alloc(c, n * 4);
+    TMAP_CHECK(tmap_gpu_memre_follow(drow, n, dord, nrows, dperm, NULL, err));
+    test_expect_device_u32(c, dperm, want, n, "threads following their rows");
+    tmap_error e2 = {0};
+    assert_int_equal(tmap_gpu_memre_rcm(drow, dord, 0, dperm, NULL, &e2), TMAP_ERR_INVALID);
+    tmap_cuda_free(c, drow), tmap_cuda_free(c, dord), tmap_cuda_free(c, dperm);
+    free(order), free(where), free(row), free(start), free(at), free(want);
+    tmap_cuda_close(c);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(small_graphs),
+        cmocka_unit_test(grid3d),
+        cmocka_unit_test(random_graphs),
+        cmocka_unit_test(wide_keys),
+        cmocka_unit_test(follow_rows),
+    };
+    return test_gpu_main(tests, NULL, NULL);
+}
