@@ -26,7 +26,10 @@
  * against the CPU reference: MD bit for bit, BFS levels exactly, SpMV and
  * CG within rounding (atomics).  Times are medians of --reps runs (CUDA
  * events) after one warm-up; a BFS run is a whole search, a CG run the
- * whole solve.
+ * whole solve.  MD's locality and sharing builds run a second time,
+ * warm, each step between its own events, into arrays of their own
+ * checked equal to the first's (where the time goes; "again" lines), with
+ * a device copy of Q for the bandwidth a build's floor divides by.
  * Usage: bench_memirr_apps [--md N,..] [--bfs SCALE,..] [--spmv N,..]
  *        [--stencil SIDE,..] [--cg-iters I] [--reps R] [--seed S]
  *        [--cpu-limit ACCESSES]   (an empty list skips an app)
@@ -414,6 +417,54 @@ static int build_pad(gpu *g, const mi_app *a, const dev_layout *o, dev_layout *x
     return rc;
 }
 
+/* The same device bytes at x and y (downloaded); -1 on a CUDA error. */
+static int same_bytes(gpu *g, uint64_t x, uint64_t y, size_t bytes, tmap_error *e)
+{
+    unsigned char *a = malloc(bytes), *b = malloc(bytes);
+    int rc = !a || !b || tmap_cuda_download(g->c, a, x, bytes, e) ||
+             tmap_cuda_download(g->c, b, y, bytes, e) ? -1 : !memcmp(a, b, bytes);
+    free(a), free(b);
+    return rc;
+}
+
+/* md's locality build, where its time goes: the same steps again, each
+ * between its own events, into arrays of their own, after the timed build
+ * (its kernels loaded, its scratch's pool warm), and checked equal to the
+ * build's arrays.  Says so; builds nothing that is used. */
+static int locality_steps(gpu *g, const mi_app *a, const dev_app *da, const dev_layout *o,
+                          const dev_layout *x, tmap_error *e)
+{
+    size_t n = a->ref.nthreads, ne = a->ref.nelems, k = a->ref.per_thread;
+    dev_layout y = {0};
+    double ms[4] = {0, 0, 0, 0};
+    int rc = alloc_layout(g, &y, ne, n * k, n, e) || ev_start(g, e) ||
+             tmap_gpu_memre_morton(da->a, 4, n, y.from, NULL, e) || ev_stop(g, &ms[0], e) ||
+             ev_start(g, e) || tmap_gpu_memre_relabel(o->q, n, k, y.from, ne, y.q, NULL, e) ||
+             ev_stop(g, &ms[1], e) || ev_start(g, e) ||
+             tmap_cuda_copy(g->c, y.perm, y.from, n * 4, e) || ev_stop(g, &ms[2], e) ||
+             ev_start(g, e) || tmap_gpu_memre_morton(da->a, 4, n, y.from, NULL, e) ||
+             tmap_gpu_memre_relabel(o->q, n, k, y.from, ne, y.q, NULL, e) ||
+             tmap_cuda_copy(g->c, y.perm, y.from, n * 4, e) || ev_stop(g, &ms[3], e) ? -1 : 0;
+    int same = rc ? -1 : same_bytes(g, x->from, y.from, ne * 4, e);
+    if (same == 1)
+        same = same_bytes(g, x->q, y.q, n * k * 4, e);
+    if (same == 1)
+        same = same_bytes(g, x->perm, y.perm, n * 4, e);
+    double copy_ms = 0; /* the bandwidth a floor divides by: a device copy of Q */
+    if (same >= 0 && (ev_start(g, e) || tmap_cuda_copy(g->c, y.q, x->q, n * k * 4, e) ||
+                      ev_stop(g, &copy_ms, e)))
+        same = -1;
+    layout_free(g, &y);
+    if (same < 0)
+        return -1;
+    printf("  (locality build again, warm: Morton order %.3f ms, relabeling %zu accesses %.3f ms,"
+           " perm copy %.3f ms; the three in one window %.3f ms; the first, timed build %.3f ms;"
+           " the same arrays: %s; a device copy of Q, %.0f MB read and written, %.3f ms: "
+           "%.0f GB/s)\n", ms[0], n * k, ms[1], ms[2], ms[3], x->build_ms, same ? "yes" : "NO",
+           2e-6 * (double)(n * k * 4), copy_ms, 2e-6 * (double)(n * k * 4) / copy_ms);
+    return 0;
+}
+
 /* The locality order, on the GPU: md's Morton order (threads follow their
  * particles); otherwise reverse Cuthill-McKee of the rows (the COO's rows
  * as a CSR; tmap_gpu_memre_rcm, tmap_memre_rcm's order) with the threads
@@ -430,7 +481,7 @@ static int build_locality(gpu *g, mi_app *a, dev_app *da, const dev_layout *o, d
         return ev_start(g, e) || tmap_gpu_memre_morton(da->a, 4, n, x->from, NULL, e) ||
                        tmap_gpu_memre_relabel(o->q, n, k, x->from, ne, x->q, NULL, e) ||
                        tmap_cuda_copy(g->c, x->perm, x->from, n * 4, e) ||
-                       ev_stop(g, &x->build_ms, e) ? -1 : 0;
+                       ev_stop(g, &x->build_ms, e) || locality_steps(g, a, da, o, x, e) ? -1 : 0;
     uint64_t rowptr = 0;
     unsigned nnz = (unsigned)n, nrows = (unsigned)ne;
     void *args[] = {&da->aux, &nnz, &rowptr, &nrows};
@@ -501,6 +552,34 @@ static int build_cpu(gpu *g, const mi_app *a, tmap_memre_kind k, dev_layout *x, 
     return rc ? -1 : 1;
 }
 
+/* Sharing's build again (warm, into arrays of its own, checked equal to
+ * x's): where its time goes.  Says so; builds nothing that is used. */
+static int share_again(gpu *g, const mi_app *a, const dev_layout *loc, const dev_layout *x,
+                       tmap_error *e)
+{
+    size_t n = a->ref.nthreads, m = n * a->ref.per_thread, nb = (n + 255) / 256, nout = 0;
+    dev_layout y = {0};
+    double ms = 0;
+    int rc = alloc_layout(g, &y, m, m, 0, e) || tmap_cuda_alloc(g->c, (nb + 1) * 4, &y.start, e) ||
+             ev_start(g, e) ||
+             tmap_gpu_memre_share(loc->q, loc->perm, n, a->ref.per_thread, 256, y.from, y.q,
+                                  y.start, &nout, e) ||
+             ev_stop(g, &ms, e) ? -1 : 0;
+    int same = rc ? -1 : nout == x->nout;
+    if (same == 1)
+        same = same_bytes(g, x->from, y.from, nout * 4, e);
+    if (same == 1)
+        same = same_bytes(g, x->q, y.q, m * 4, e);
+    if (same == 1)
+        same = same_bytes(g, x->start, y.start, (nb + 1) * 4, e);
+    layout_free(g, &y);
+    if (same < 0)
+        return -1;
+    printf("  (sharing's build again, warm: %.3f ms; the first, timed build %.3f ms, without the "
+           "locality layout's; the same arrays: %s)\n", ms, x->build_ms, same ? "yes" : "NO");
+    return 0;
+}
+
 /* Sharing (md): the 256-thread blocks of the locality layout `loc` stage
  * their working sets of its A' in shared memory (48 KiB at most; not built
  * where a block's does not fit).  Its one-time cost includes loc's build;
@@ -533,7 +612,7 @@ static int build_share(gpu *g, const mi_app *a, const dev_layout *loc, dev_layou
                tmap_sectors_per_request(&x->counts), (unsigned long long)x->counts.sectors,
                requests, x->build_ms);
     free(start), free(from);
-    if (rc)
+    if (rc || share_again(g, a, loc, x, e))
         return -1;
     if (most * a->ref.elem_bytes > 48 * 1024) {
         printf("  share      | not built: a block's working set (%zu elements) exceeds 48 KiB\n",

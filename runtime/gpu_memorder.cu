@@ -4,7 +4,10 @@
  * wu2013's padding, bit for bit regroup's tmap_memre_relabel,
  * tmap_memre_morton and tmap_memre_pad with warps of 32.  Each enqueues
  * its work on `stream` (scratch from cudaMallocAsync on it, freed on it)
- * and waits for nothing.
+ * and waits for nothing.  The relabeling's pass over the index (Q =
+ * where[P], 55M accesses for MD at 1M particles) reads and writes four
+ * entries a thread, streamed past the L2 (evict-first), which keeps the
+ * inverse order that every access reads at random.
  *
  * Reverse Cuthill-McKee (tmap_gpu_memre_rcm) is level-synchronous: a BFS
  * level at a time, each level's vertices claimed by atomics and then put
@@ -76,6 +79,32 @@ __global__ void redirect_kernel(const unsigned *index, u64 m, const unsigned *wh
     u64 i = global_id();
     if (i < m)
         q[i] = where[index[i]];
+}
+
+/* The same, four accesses a thread (index and q 16-byte aligned): the
+ * index streamed through with evict-first loads and stores, so that the
+ * L2 keeps `where`, which every access reads at random. */
+__global__ void redirect4_kernel(const uint4 *index, u64 m4, const unsigned *where, uint4 *q)
+{
+    u64 i = global_id();
+    if (i >= m4)
+        return;
+    uint4 v = __ldcs(index + i);
+    v.x = where[v.x], v.y = where[v.y], v.z = where[v.z], v.w = where[v.w];
+    __stcs(q + i, v);
+}
+
+/* q = where[index] over m accesses: four at a time where both arrays are
+ * 16-byte aligned, the last m % 4 one at a time. */
+void redirect(const unsigned *index, u64 m, const unsigned *where, unsigned *q, cudaStream_t s)
+{
+    u64 m4 = ((uintptr_t)index | (uintptr_t)q) % 16 ? 0 : m / 4, done = m4 * 4;
+    if (m4)
+        redirect4_kernel<<<blocks_for(m4), THREADS, 0, s>>>((const uint4 *)index, m4, where,
+                                                            (uint4 *)q);
+    if (m > done)
+        redirect_kernel<<<blocks_for(m - done), THREADS, 0, s>>>(index + done, m - done, where,
+                                                                 q + done);
 }
 
 /* --------------------------------------------------------------- Morton */
@@ -609,8 +638,7 @@ extern "C" tmap_status tmap_gpu_memre_relabel(uint64_t index, size_t nthreads, s
             return cudaSuccess;
         inverse_kernel<<<blocks_for(nelems), THREADS, 0, s>>>((const unsigned *)order,
                                                               (unsigned)nelems, where);
-        redirect_kernel<<<blocks_for(m), THREADS, 0, s>>>((const unsigned *)index, m, where,
-                                                          (unsigned *)q);
+        redirect((const unsigned *)index, m, where, (unsigned *)q, s);
         return cudaSuccess;
     }, err);
 }

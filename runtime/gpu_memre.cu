@@ -9,8 +9,9 @@
  * to the free slots, found with a CUB scan, in order.  Partial
  * duplication: one warp per request counts its sectors (gpu_warp.cuh), a
  * CUB radix sort ranks the requests, a scan places the chosen ones'
- * copies.  Sharing: the accesses sorted by (block, element), the distinct
- * pairs numbered by a scan.  Job swapping as a sort (regroup's
+ * copies.  Sharing: the accesses sorted by (block, element), packed in
+ * one key of the fewest bits (32 where they fit: the greatest element is
+ * read first), the distinct pairs numbered by a scan.  Job swapping as a sort (regroup's
  * tmap_memre_swap_sorted): one stable radix sort of the jobs per access
  * on the segment it reads, last access first (then the block), the
  * categories' starts by a maximum scan, and a last stable sort puts each
@@ -395,21 +396,38 @@ extern "C" tmap_status tmap_gpu_memre_partial(uint64_t index, size_t nthreads, s
 
 /* ----------------------------------------------------------- sharing */
 
-/* Access (slot s, j) at m = s * k + j: key (block, element), value i. */
+/* *most = the greatest of the m entries of index (a fixed grid, one
+ * atomicMax per warp). */
+__global__ void share_max_kernel(const unsigned *index, unsigned long long m, unsigned *most)
+{
+    unsigned v = 0;
+#pragma unroll 4
+    for (unsigned long long x = blockIdx.x * (unsigned long long)THREADS + threadIdx.x; x < m;
+         x += (unsigned long long)gridDim.x * THREADS)
+        v = max(v, index[x]);
+    for (int off = WARP / 2; off; off /= 2)
+        v = max(v, __shfl_down_sync(EMPTY, v, off));
+    if (threadIdx.x % WARP == 0)
+        atomicMax(most, v);
+}
+
+/* Access (slot s, j) at m = s * k + j: key (block, element) packed as
+ * block << ebits | element (K: 32 bits where they fit), value i. */
+template <typename K>
 __global__ void share_keys_kernel(const unsigned *index, const unsigned *perm,
                                   unsigned long long n, unsigned long long k,
-                                  unsigned long long bs, unsigned long long *key, unsigned *val)
+                                  unsigned long long bs, int ebits, K *key, unsigned *val)
 {
     unsigned long long m = blockIdx.x * (unsigned long long)THREADS + threadIdx.x;
     if (m >= n * k)
         return;
     unsigned long long s = m / k, t = perm ? perm[s] : s, i = t * k + m % k;
-    key[m] = (s / bs) << 32 | index[i];
+    key[m] = (K)(s / bs) << ebits | index[i];
     val[m] = (unsigned)i;
 }
 
-__global__ void share_flag_kernel(const unsigned long long *key, unsigned long long m,
-                                  unsigned *flag)
+template <typename K>
+__global__ void share_flag_kernel(const K *key, unsigned long long m, unsigned *flag)
 {
     unsigned long long x = blockIdx.x * (unsigned long long)THREADS + threadIdx.x;
     if (x < m)
@@ -417,19 +435,21 @@ __global__ void share_flag_kernel(const unsigned long long *key, unsigned long l
 }
 
 /* pos[x] (inclusive count of distinct pairs) - 1 is access val[x]'s slot. */
-__global__ void share_place_kernel(const unsigned long long *key, const unsigned *val,
-                                   const unsigned *flag, const unsigned *pos, unsigned long long m,
+template <typename K>
+__global__ void share_place_kernel(const K *key, const unsigned *val, const unsigned *flag,
+                                   const unsigned *pos, unsigned long long m, int ebits,
                                    unsigned *from, unsigned *q, unsigned *start)
 {
     unsigned long long x = blockIdx.x * (unsigned long long)THREADS + threadIdx.x;
     if (x >= m)
         return;
     unsigned y = pos[x] - 1;
+    K block = key[x] >> ebits;
     q[val[x]] = y;
     if (flag[x])
-        from[y] = (unsigned)(key[x] & 0xffffffffull);
-    if (x == 0 || key[x] >> 32 != key[x - 1] >> 32)
-        start[key[x] >> 32] = y;
+        from[y] = (unsigned)(key[x] & (((K)1 << ebits) - 1));
+    if (x == 0 || key[x - 1] >> ebits != block)
+        start[block] = y;
 }
 
 static int bits_for(unsigned long long v)
@@ -440,42 +460,73 @@ static int bits_for(unsigned long long v)
     return b;
 }
 
+/* The sort over (block, element) keys of K: ebits element bits under the
+ * block's; pieces carved from p (its scratch) and t (CUB's). */
+template <typename K>
+static cudaError_t share_sorted(const unsigned *index, const unsigned *perm, size_t n, size_t k,
+                                size_t bs, int ebits, int end_bit, pool *p, unsigned *from,
+                                unsigned *q, unsigned *start, unsigned *total)
+{
+    size_t m = n * k, sort_bytes = 0, scan_bytes = 0;
+    cudaError_t e = cub::DeviceRadixSort::SortPairs(NULL, sort_bytes, (K *)NULL, (K *)NULL,
+                                                    (unsigned *)NULL, (unsigned *)NULL, (int)m,
+                                                    0, end_bit);
+    if (e == cudaSuccess)
+        e = cub::DeviceScan::InclusiveSum(NULL, scan_bytes, (unsigned *)NULL, (unsigned *)NULL,
+                                          (int)m);
+    size_t temp_bytes = sort_bytes > scan_bytes ? sort_bytes : scan_bytes;
+    if (e == cudaSuccess)
+        e = cudaMalloc(&p->base, 2 * m * sizeof(K) + 4 * m * 4 + temp_bytes + 7 * 64);
+    if (e != cudaSuccess)
+        return e;
+    K *key[2] = {(K *)p->take(m * sizeof(K)), (K *)p->take(m * sizeof(K))};
+    unsigned *val[2] = {(unsigned *)p->take(m * 4), (unsigned *)p->take(m * 4)};
+    unsigned *flag = (unsigned *)p->take(m * 4), *pos = (unsigned *)p->take(m * 4);
+    void *temp = p->take(temp_bytes);
+    share_keys_kernel<K><<<blocks_for(m), THREADS>>>(index, perm, n, k, bs, ebits, key[0],
+                                                     val[0]);
+    e = cub::DeviceRadixSort::SortPairs(temp, sort_bytes, key[0], key[1], val[0], val[1], (int)m,
+                                        0, end_bit);
+    if (e == cudaSuccess) {
+        share_flag_kernel<K><<<blocks_for(m), THREADS>>>(key[1], m, flag);
+        e = cub::DeviceScan::InclusiveSum(temp, scan_bytes, flag, pos, (int)m);
+    }
+    if (e == cudaSuccess) {
+        share_place_kernel<K><<<blocks_for(m), THREADS>>>(key[1], val[1], flag, pos, m, ebits,
+                                                          from, q, start);
+        e = cudaMemcpy(total, pos + m - 1, 4, cudaMemcpyDeviceToHost);
+    }
+    return e;
+}
+
+/* The accesses sorted by (block, element) with the fewest key bits: the
+ * greatest element read first (one pass over the index), so that block
+ * and element share a 32-bit key where they fit (1M threads x 55 over 1M
+ * elements in blocks of 256: 20 + 12 bits, four radix passes of 8-byte
+ * pairs instead of six of 12-byte ones); the same order either way. */
 static cudaError_t share_steps(const unsigned *index, const unsigned *perm, size_t n, size_t k,
                                size_t bs, unsigned *from, unsigned *q, unsigned *start,
                                size_t *nout)
 {
-    size_t m = n * k, nb = (n + bs - 1) / bs, sort_bytes = 0, scan_bytes = 0;
-    int end_bit = 32 + bits_for(nb);
-    cudaError_t e = cub::DeviceRadixSort::SortPairs(NULL, sort_bytes, (unsigned long long *)NULL,
-                                                    (unsigned long long *)NULL, (unsigned *)NULL,
-                                                    (unsigned *)NULL, (int)m, 0, end_bit);
-    if (e == cudaSuccess)
-        e = cub::DeviceScan::InclusiveSum(NULL, scan_bytes, (unsigned *)NULL, (unsigned *)NULL,
-                                          (int)m);
-    pool p = {NULL, 0};
-    size_t temp_bytes = sort_bytes > scan_bytes ? sort_bytes : scan_bytes;
-    if (e == cudaSuccess)
-        e = cudaMalloc(&p.base, 2 * m * 8 + 4 * m * 4 + temp_bytes + 7 * 64);
+    size_t m = n * k, nb = (n + bs - 1) / bs;
+    unsigned most = 0, total = 0, *dmost = NULL;
+    cudaError_t e = cudaMalloc(&dmost, 4);
+    if (e == cudaSuccess && (e = cudaMemset(dmost, 0, 4)) == cudaSuccess) {
+        share_max_kernel<<<blocks_for(m) < 2048 ? blocks_for(m) : 2048, THREADS>>>(index, m,
+                                                                                  dmost);
+        e = cudaMemcpy(&most, dmost, 4, cudaMemcpyDeviceToHost);
+    }
+    cudaFree(dmost);
     if (e != cudaSuccess)
         return e;
-    unsigned long long *key[2] = {(unsigned long long *)p.take(m * 8),
-                                  (unsigned long long *)p.take(m * 8)};
-    unsigned *val[2] = {(unsigned *)p.take(m * 4), (unsigned *)p.take(m * 4)};
-    unsigned *flag = (unsigned *)p.take(m * 4), *pos = (unsigned *)p.take(m * 4);
-    void *temp = p.take(temp_bytes);
-    unsigned total = 0;
-    share_keys_kernel<<<blocks_for(m), THREADS>>>(index, perm, n, k, bs, key[0], val[0]);
-    e = cub::DeviceRadixSort::SortPairs(temp, sort_bytes, key[0], key[1], val[0], val[1], (int)m,
-                                        0, end_bit);
-    if (e == cudaSuccess) {
-        share_flag_kernel<<<blocks_for(m), THREADS>>>(key[1], m, flag);
-        e = cub::DeviceScan::InclusiveSum(temp, scan_bytes, flag, pos, (int)m);
-    }
-    if (e == cudaSuccess) {
-        share_place_kernel<<<blocks_for(m), THREADS>>>(key[1], val[1], flag, pos, m, from, q,
-                                                       start);
-        e = cudaMemcpy(&total, pos + m - 1, 4, cudaMemcpyDeviceToHost);
-    }
+    int ebits = bits_for(most), end_bit = ebits + bits_for(nb - 1);
+    end_bit = end_bit ? end_bit : 1;
+    pool p = {NULL, 0};
+    e = end_bit <= 32 && ebits < 32
+            ? share_sorted<unsigned>(index, perm, n, k, bs, ebits, end_bit, &p, from, q, start,
+                                     &total)
+            : share_sorted<unsigned long long>(index, perm, n, k, bs, ebits, end_bit, &p, from, q,
+                                               start, &total);
     if (e == cudaSuccess)
         e = cudaMemcpy(start + nb, &total, 4, cudaMemcpyHostToDevice);
     *nout = total;
