@@ -14,7 +14,7 @@
  * pseudo-peripheral search's sweeps run 64 levels between waits; the
  * numbering knows its levels' sizes from the root's sweep (a BFS's levels
  * do not depend on the order within them) and does not wait.  Where the
- * device launches cooperative kernels (all that CUDA 13 supports), a
+ * device launches cooperative kernels (its attribute says so), a
  * sweep is one kernel with a grid barrier per level, and so is a
  * component's numbering when no row exceeds 32 entries: the parents rank
  * their own children and a scan of their counts places them, no sort
