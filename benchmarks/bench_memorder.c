@@ -4,7 +4,8 @@
  * tmap_memre_rcm) and on the GPU (runtime/gpu_memorder.cu; the data already
  * there), for n threads reading n elements at random (k = 1, 8-byte
  * elements), n random points, and RCM of the 7-point Laplacian of a cube of
- * about n vertices under a random permutation.  Every GPU result is
+ * about n vertices under a random permutation (tmap_gpu_memre_rcm since
+ * branch rcmfast).  Every GPU result is
  * compared with the CPU's; GPU times: events around the call, median of
  * --reps.
  *
@@ -81,8 +82,32 @@ static int same(gpu *g, uint64_t d, const uint32_t *want, size_t n, tmap_error *
     return ok;
 }
 
-/* RCM's CPU time for the Laplacian of side^3 vertices, randomly renumbered. */
-static double rcm_ms(uint32_t side, uint64_t *s, tmap_error *e)
+/* tmap_gpu_memre_rcm's median time (one untimed run first) on the CSR
+ * (n vertices, nnz entries), its order compared with want; -1: failed or
+ * differs. */
+static float rcm_gpu_ms(gpu *g, const uint32_t *rowptr, const uint32_t *col, size_t n,
+                        const uint32_t *want, tmap_error *e)
+{
+    size_t nnz = rowptr[n];
+    uint64_t dr = 0, dc = 0, dord = 0;
+    float ms[64], med = -1;
+    int reps = g->reps < 64 ? g->reps : 64, rc = tmap_cuda_alloc(g->c, (n + 1) * 4, &dr, e) ||
+             tmap_cuda_alloc(g->c, nnz * 4, &dc, e) || tmap_cuda_alloc(g->c, n * 4, &dord, e) ||
+             tmap_cuda_upload(g->c, dr, rowptr, (n + 1) * 4, e) ||
+             tmap_cuda_upload(g->c, dc, col, nnz * 4, e);
+    for (int i = -1; !rc && i < reps; i++)
+        rc = tmap_timer_start(g->timer, NULL, e) ||
+             tmap_gpu_memre_rcm(dr, dc, n, dord, NULL, e) ||
+             tmap_timer_stop(g->timer, NULL, e) || tmap_timer_wait(g->timer, &ms[i < 0 ? 0 : i], e);
+    if (!rc && same(g, dord, want, n, e))
+        med = bench_median(ms, reps);
+    tmap_cuda_free(g->c, dr), tmap_cuda_free(g->c, dc), tmap_cuda_free(g->c, dord);
+    return med;
+}
+
+/* RCM's CPU time for the Laplacian of side^3 vertices, randomly renumbered;
+ * *gms its GPU time (tmap_gpu_memre_rcm, the same order), -1 if not. */
+static double rcm_ms(gpu *g, uint32_t side, uint64_t *s, float *gms, tmap_error *e)
 {
     size_t n = (size_t)side * side * side;
     uint32_t *lab = malloc(n * 4), *rowptr = malloc((n + 1) * 4), *col = malloc(n * 7 * 4);
@@ -108,6 +133,8 @@ static double rcm_ms(uint32_t side, uint64_t *s, tmap_error *e)
         double t0 = tmap_clock_seconds();
         if (!tmap_memre_rcm(rowptr, col, n, order, e))
             ms = (tmap_clock_seconds() - t0) * 1e3;
+        if (ms >= 0)
+            *gms = rcm_gpu_ms(g, rowptr, col, n, order, e);
     }
     free(lab), free(rowptr), free(col), free(order), free(inv);
     return ms;
@@ -155,11 +182,12 @@ static int run_size(gpu *g, size_t n, uint64_t seed, tmap_error *e)
         tmap_memre_free(&m), free(want);
     }
     uint32_t side = (uint32_t)cbrt((double)n);
-    double rcm = rc ? -1 : rcm_ms(side, &s, e);
-    if (!rc && rcm >= 0)
-        printf("rcm      %10zu %10.2f %9s %9s  (7-point Laplacian of %u^3, CPU only)\n",
-               (size_t)side * side * side, rcm, "-", "-", side);
-    rc = rc || rcm < 0;
+    float rgpu = -1;
+    double rcm = rc ? -1 : rcm_ms(g, side, &s, &rgpu, e);
+    if (!rc && rcm >= 0 && rgpu >= 0)
+        printf("rcm      %10zu %10.2f %9.3f %8.1fx  (7-point Laplacian of %u^3, randomly "
+               "relabeled)\n", (size_t)side * side * side, rcm, rgpu, rcm / rgpu, side);
+    rc = rc || rcm < 0 || rgpu < 0;
     tmap_cuda_free(g->c, a.index), tmap_cuda_free(g->c, a.order), tmap_cuda_free(g->c, a.xyz);
     tmap_cuda_free(g->c, a.from), tmap_cuda_free(g->c, a.q), tmap_cuda_free(g->c, a.perm);
     tmap_cuda_free(g->c, a.nout);

@@ -16,13 +16,21 @@
  * queue gives (regroup's tmap_memre_rcm), so the two are equal.  The
  * pseudo-peripheral search's sweeps run 64 levels between waits; the
  * numbering knows its levels' sizes from the root's sweep (a BFS's levels
- * do not depend on the order within them) and does not wait.
+ * do not depend on the order within them) and does not wait.  Where the
+ * device launches cooperative kernels (its attribute says so), a
+ * sweep is one kernel with a grid barrier per level, and so is a
+ * component's numbering when no row exceeds 32 entries: the parents rank
+ * their own children and a scan of their counts places them, no sort
+ * (the section "one kernel per BFS").
  *
  * Padding's one sequential step: where a warp's working set starts
  * depends on where the warps before it ended (the padding), so one block
  * walks the per-warp summaries (distinct elements, whether the first is
  * the previous warp's last) in order; everything per thread is parallel.
  */
+#include <cooperative_groups.h>
+#include <cub/block/block_reduce.cuh>
+#include <cub/block/block_scan.cuh>
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_select.cuh>
 #include <cuda_runtime.h>
@@ -35,6 +43,8 @@ extern "C" {
 #include "common/base.h"
 }
 #include "common/morton.h"
+
+namespace cg = cooperative_groups;
 
 namespace {
 
@@ -250,10 +260,10 @@ __global__ void place_kernel(const unsigned *index, const unsigned *perm, u64 n,
 const unsigned NUMBERED = 0xffffffffu; /* seen[v] of a vertex already in the order */
 
 /* deg[v]: v's neighbours other than itself (as tmap_memre_rcm counts them);
- * *maxdeg their maximum; flag[v]: isolated (degree 0); id[v] = v. */
+ * max[0] their maximum, max[1] the longest row (self loops and repeats
+ * included); flag[v]: isolated (degree 0); id[v] = v. */
 __global__ void degree_kernel(const unsigned *rowptr, const unsigned *col, unsigned n,
-                              unsigned *deg, unsigned *maxdeg, unsigned char *flag,
-                              unsigned *id)
+                              unsigned *deg, unsigned *max, unsigned char *flag, unsigned *id)
 {
     u64 v = global_id();
     if (v >= n)
@@ -262,7 +272,7 @@ __global__ void degree_kernel(const unsigned *rowptr, const unsigned *col, unsig
     for (unsigned e = rowptr[v]; e < rowptr[v + 1]; e++)
         d += col[e] != v;
     deg[v] = d, flag[v] = d == 0, id[v] = (unsigned)v;
-    atomicMax(maxdeg, d);
+    atomicMax(&max[0], d), atomicMax(&max[1], rowptr[v + 1] - rowptr[v]);
 }
 
 /* seen[list[i]] = NUMBERED for i < m. */
@@ -388,6 +398,216 @@ __global__ void reverse_kernel(const unsigned *cm, unsigned n, unsigned *order)
         order[n - 1 - i] = cm[i];
 }
 
+/* ------------------------------- reverse Cuthill-McKee, one kernel per BFS
+ *
+ * The same searches and numbering as the launches per level above, each
+ * one cooperative kernel whose levels are separated by grid-wide
+ * barriers (cooperative_groups' grid sync: the host launches once per
+ * search or component, not once per level).  A level's vertices go one
+ * per thread, their rows' neighbours loaded BATCH at a time; in a search
+ * a row longer than SMALL_ROW is read by its whole warp.  The numbering
+ * needs no sort: the children of a parent (the neighbours whose least
+ * parent it is) are at most its row's length, so with every row at most
+ * SMALL_ROW long a thread ranks its parent's children by (degree,
+ * vertex) itself, and the parents' child counts, scanned in label order,
+ * give each parent's first position: the order (least parent label,
+ * degree, vertex).  Data written inside a kernel is read through L2
+ * (__ldcg) after the barrier. */
+
+enum { PT = 512, BATCH = 4, SMALL_ROW = 32 };
+
+/* A search's claims from v over col[e0..e1) by `step`: each neighbour not
+ * seen in this search (stamp below base) gets stamp t and is appended at
+ * q[at + ...] (*cnt counts them). */
+__device__ void sweep_row(const unsigned *col, u64 e0, u64 e1, unsigned step, unsigned v,
+                          unsigned base, unsigned t, unsigned *seen, unsigned *q, unsigned at,
+                          unsigned *cnt)
+{
+    for (; e0 < e1; e0 += BATCH * (u64)step) {
+        unsigned u[BATCH], s[BATCH];
+#pragma unroll
+        for (int k = 0; k < BATCH; k++)
+            u[k] = e0 + k * (u64)step < e1 ? __ldg(col + e0 + k * (u64)step) : v;
+#pragma unroll
+        for (int k = 0; k < BATCH; k++)
+            s[k] = u[k] != v ? __ldcg(seen + u[k]) : base;
+#pragma unroll
+        for (int k = 0; k < BATCH; k++)
+            if (s[k] < base && atomicMax(seen + u[k], t) < base)
+                q[at + atomicAdd(cnt, 1u)] = u[k];
+    }
+}
+
+/* A search from q[0] (stamp base, set with bound[0..2) and cnt[0..2) = 0
+ * by the host's first launch): level L is q[bound[L]..bound[L + 1]), its
+ * size counted in cnt[L]; *ecc = the last level. */
+__global__ void __launch_bounds__(PT)
+    coop_search_kernel(const unsigned *rowptr, const unsigned *col, unsigned *q,
+                       unsigned *bound, unsigned *cnt, unsigned base, unsigned *seen,
+                       unsigned *ecc)
+{
+    cg::grid_group grid = cg::this_grid();
+    const unsigned lane = threadIdx.x % WARP;
+    const u64 stride = (u64)gridDim.x * PT, warp0 = blockIdx.x * (u64)PT + threadIdx.x - lane;
+    unsigned lo = 0, hi = 1;
+    for (unsigned level = 0;; level++) {
+        unsigned t = base + level + 1, *c = cnt + level + 1;
+        if (blockIdx.x == 0 && threadIdx.x == 0)
+            cnt[level + 2] = 0; /* counted from the next level on, after the barrier */
+        for (u64 w = warp0; w < hi - lo; w += stride) { /* the same steps in a warp's lanes */
+            u64 x = w + lane;
+            unsigned v = 0, b = 0, e = 0;
+            if (x < hi - lo)
+                v = __ldcg(q + lo + x), b = __ldg(rowptr + v), e = __ldg(rowptr + v + 1);
+            bool big = e - b > SMALL_ROW;
+            if (!big)
+                sweep_row(col, b, e, 1, v, base, t, seen, q, hi, c);
+            for (unsigned many = __ballot_sync(EMPTY, big); many; many &= many - 1) {
+                int k = __ffs(many) - 1;
+                unsigned vk = __shfl_sync(EMPTY, v, k), bk = __shfl_sync(EMPTY, b, k);
+                unsigned ek = __shfl_sync(EMPTY, e, k);
+                sweep_row(col, (u64)bk + lane, ek, WARP, vk, base, t, seen, q, hi, c);
+            }
+        }
+        grid.sync();
+        unsigned m = __ldcg(c);
+        if (!m) {
+            if (blockIdx.x == 0 && threadIdx.x == 0)
+                *ecc = level;
+            return;
+        }
+        if (blockIdx.x == 0 && threadIdx.x == 0)
+            bound[level + 2] = hi + m;
+        lo = hi, hi += m;
+    }
+}
+
+/* The numbering's claims from v (label i) over its row: each neighbour
+ * not seen in this search (stamp below base) or claimed by this level
+ * (stamp t) gets stamp t and keeps its least parent label. */
+__device__ void number_row(const unsigned *rowptr, const unsigned *col, unsigned v, unsigned i,
+                           unsigned base, unsigned t, unsigned *seen, unsigned *parent)
+{
+    for (unsigned e0 = __ldg(rowptr + v), e1 = __ldg(rowptr + v + 1); e0 < e1; e0 += BATCH) {
+        unsigned u[BATCH], s[BATCH];
+#pragma unroll
+        for (int k = 0; k < BATCH; k++)
+            u[k] = e1 - e0 > (unsigned)k ? __ldg(col + e0 + k) : v;
+#pragma unroll
+        for (int k = 0; k < BATCH; k++)
+            s[k] = u[k] != v ? __ldcg(seen + u[k]) : base;
+#pragma unroll
+        for (int k = 0; k < BATCH; k++)
+            if (u[k] != v && (s[k] < base || s[k] == t))
+                atomicMax(seen + u[k], t), atomicMin(parent + u[k], i);
+    }
+}
+
+/* The children of v (label i) in the level of stamp t, each once: cu[],
+ * their degrees cd[] (v's row is at most SMALL_ROW long); returns how
+ * many. */
+__device__ unsigned children(const unsigned *rowptr, const unsigned *col, const unsigned *deg,
+                             const unsigned *seen, const unsigned *parent, unsigned v,
+                             unsigned i, unsigned t, unsigned *cu, unsigned *cd)
+{
+    unsigned c = 0;
+    for (unsigned e0 = __ldg(rowptr + v), e1 = __ldg(rowptr + v + 1); e0 < e1; e0 += BATCH) {
+        unsigned u[BATCH], s[BATCH], p[BATCH];
+#pragma unroll
+        for (int k = 0; k < BATCH; k++)
+            u[k] = e1 - e0 > (unsigned)k ? __ldg(col + e0 + k) : v;
+#pragma unroll
+        for (int k = 0; k < BATCH; k++)
+            s[k] = u[k] != v ? __ldcg(seen + u[k]) : 0, p[k] = u[k] != v ? __ldcg(parent + u[k]) : 0;
+#pragma unroll
+        for (int k = 0; k < BATCH; k++) {
+            if (u[k] == v || s[k] != t || p[k] != i)
+                continue;
+            bool again = false;
+            for (unsigned j = 0; j < c; j++)
+                again |= cu[j] == u[k];
+            if (!again)
+                cu[c] = u[k], cd[c] = __ldg(deg + u[k]), c++;
+        }
+    }
+    return c;
+}
+
+/* A component numbered from its root q[at] (stamp base, set by the
+ * host), `levels` levels after the root's (its search's eccentricity).
+ * Each level [lo, hi): (1) its vertices claim their unclaimed neighbours
+ * and give them their least label; (2) each block counts the children of
+ * its run of the level's parents and scans the counts (off[], tot[] per
+ * block); (3) each parent puts its children at hi + the blocks' counts
+ * before + its offset + their rank by (degree, vertex).  Every row at
+ * most SMALL_ROW long. */
+__global__ void __launch_bounds__(PT)
+    coop_number_kernel(const unsigned *rowptr, const unsigned *col, const unsigned *deg,
+                       unsigned *q, unsigned at, unsigned levels, unsigned base, unsigned *seen,
+                       unsigned *parent, unsigned *off, unsigned *tot)
+{
+    typedef cub::BlockScan<unsigned, PT> scan_t;
+    typedef cub::BlockReduce<unsigned, PT> reduce_t;
+    __shared__ union {
+        typename scan_t::TempStorage scan;
+        typename reduce_t::TempStorage reduce;
+    } sh;
+    __shared__ unsigned sh_sum[2];
+    cg::grid_group grid = cg::this_grid();
+    unsigned cu[SMALL_ROW], cd[SMALL_ROW];
+    const u64 stride = (u64)gridDim.x * PT;
+    unsigned lo = at, hi = at + 1;
+    for (unsigned level = 0; level < levels; level++) {
+        unsigned t = base + level + 1, size = hi - lo;
+        for (u64 x = blockIdx.x * (u64)PT + threadIdx.x; x < size; x += stride) /* (1) */
+            number_row(rowptr, col, __ldcg(q + lo + x), lo + (unsigned)x, base, t, seen, parent);
+        grid.sync();
+        unsigned chunk = (size + gridDim.x - 1) / gridDim.x;
+        u64 first = (u64)blockIdx.x * chunk, last = first + chunk < size ? first + chunk : size;
+        unsigned run = 0;
+        for (u64 x0 = first; x0 < last; x0 += PT) { /* (2), block-uniform steps */
+            u64 x = x0 + threadIdx.x;
+            unsigned c = 0, ex, sum;
+            if (x < last)
+                c = children(rowptr, col, deg, seen, parent, __ldcg(q + lo + x),
+                             lo + (unsigned)x, t, cu, cd);
+            scan_t(sh.scan).ExclusiveSum(c, ex, sum);
+            __syncthreads();
+            if (x < last)
+                off[x] = run + ex;
+            run += sum;
+        }
+        if (threadIdx.x == 0)
+            tot[blockIdx.x] = run;
+        grid.sync();
+        unsigned before = 0, all = 0;
+        for (unsigned b = threadIdx.x; b < gridDim.x; b += PT) {
+            unsigned k = __ldcg(tot + b);
+            all += k, before += b < blockIdx.x ? k : 0;
+        }
+        before = reduce_t(sh.reduce).Sum(before);
+        __syncthreads();
+        all = reduce_t(sh.reduce).Sum(all);
+        if (threadIdx.x == 0)
+            sh_sum[0] = before, sh_sum[1] = all;
+        __syncthreads();
+        before = sh_sum[0], all = sh_sum[1];
+        for (u64 x = first + threadIdx.x; x < last; x += PT) { /* (3) */
+            unsigned c = children(rowptr, col, deg, seen, parent, __ldcg(q + lo + x),
+                                  lo + (unsigned)x, t, cu, cd);
+            unsigned pos = hi + before + __ldcg(off + x);
+            for (unsigned k = 0; k < c; k++) {
+                unsigned r = 0;
+                for (unsigned j = 0; j < c; j++)
+                    r += cd[j] < cd[k] || (cd[j] == cd[k] && cu[j] < cu[k]);
+                q[pos + r] = cu[k];
+            }
+        }
+        grid.sync();
+        lo = hi, hi += all;
+    }
+}
+
 unsigned bits_of(u64 x)
 {
     unsigned b = 0;
@@ -399,8 +619,11 @@ unsigned bits_of(u64 x)
 /* The state of one tmap_gpu_memre_rcm call. */
 struct rcm {
     const unsigned *rowptr, *col;
-    unsigned n, base, maxdeg, id_bits;
+    unsigned n, base, maxdeg, maxrow, id_bits;
     unsigned *deg, *seen, *parent, *cm, *queue, *count, *ids, *bound;
+    unsigned *lvl, *off, *tot;  /* the cooperative kernels': level sizes [n + 2], offsets [n],
+                                   the blocks' counts [grid_number] */
+    unsigned grid_search, grid_number; /* their grids (blocks), 0: the launches per level */
     u64 *key[2], *best;
     unsigned *host;  /* pinned: a least key, a chunk of a search's bounds */
     unsigned *hb[2]; /* host: the bounds of two searches' levels [n + 1] */
@@ -470,6 +693,20 @@ cudaError_t search(rcm &r, unsigned root, unsigned *hb, unsigned *ecc)
         restamp_kernel<<<blocks_for(r.n), THREADS, 0, r.s>>>(r.seen, r.n);
         r.base = 1;
     }
+    if (r.grid_search) { /* one cooperative kernel, one wait */
+        sweep_root_kernel<<<1, 1, 0, r.s>>>(r.queue, root, r.seen, r.base, r.bound, r.count);
+        if ((e = cudaMemsetAsync(r.lvl, 0, 2 * sizeof *r.lvl, r.s)) != cudaSuccess)
+            return e;
+        unsigned *ecc_dev = r.count + 2;
+        void *args[] = {(void *)&r.rowptr, (void *)&r.col, (void *)&r.queue, (void *)&r.bound,
+                        (void *)&r.lvl, (void *)&r.base, (void *)&r.seen, (void *)&ecc_dev};
+        if ((e = cudaLaunchCooperativeKernel((const void *)coop_search_kernel, r.grid_search, PT,
+                                             args, 0, r.s)) != cudaSuccess ||
+            (e = read_u32(r, ecc_dev, ecc)) != cudaSuccess)
+            return e;
+        r.base += *ecc + 2;
+        return cudaMemcpy(hb, r.bound, (size_t)(*ecc + 2) * 4, cudaMemcpyDeviceToHost);
+    }
     sweep_root_kernel<<<1, 1, 0, r.s>>>(r.queue, root, r.seen, r.base, r.bound, r.count);
     unsigned level = 0;
     for (;;) {
@@ -528,6 +765,17 @@ cudaError_t number(rcm &r, unsigned root, unsigned at, const unsigned *hb, unsig
         r.base = 1;
     }
     root_kernel<<<1, 1, 0, r.s>>>(q, at, root, r.seen, r.base);
+    if (r.grid_number && r.maxrow <= SMALL_ROW) { /* one cooperative kernel, no sort */
+        void *args[] = {(void *)&r.rowptr, (void *)&r.col, (void *)&r.deg, (void *)&q,
+                        (void *)&at, (void *)&ecc, (void *)&r.base, (void *)&r.seen,
+                        (void *)&r.parent, (void *)&r.off, (void *)&r.tot};
+        if ((e = cudaLaunchCooperativeKernel((const void *)coop_number_kernel, r.grid_number, PT,
+                                             args, 0, r.s)) != cudaSuccess)
+            return e;
+        r.base += ecc + 2;
+        *reached = hb[ecc + 1];
+        return cudaSuccess;
+    }
     unsigned lo = at, hi = at + 1;
     for (unsigned level = 0; level < ecc; level++) {
         unsigned m = hb[level + 2] - hb[level + 1];
@@ -545,6 +793,26 @@ cudaError_t number(rcm &r, unsigned root, unsigned at, const unsigned *hb, unsig
     return cudaGetLastError();
 }
 
+/* The cooperative kernels' grids: at most 2 blocks of PT per SM, all
+ * resident; 0 where the device cannot launch them (the launches per level
+ * then). */
+cudaError_t coop_grids(rcm &r)
+{
+    int dev = 0, coop = 0, sms = 0, per_sm[2] = {0, 0};
+    cudaError_t e = cudaGetDevice(&dev);
+    if (e == cudaSuccess)
+        e = cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, dev);
+    if (e == cudaSuccess)
+        e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+    if (e == cudaSuccess)
+        e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm[0], coop_search_kernel, PT, 0);
+    if (e == cudaSuccess)
+        e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm[1], coop_number_kernel, PT, 0);
+    r.grid_search = coop ? (unsigned)(sms * (per_sm[0] < 2 ? per_sm[0] : 2)) : 0;
+    r.grid_number = coop ? (unsigned)(sms * (per_sm[1] < 2 ? per_sm[1] : 2)) : 0;
+    return e;
+}
+
 /* The whole order: isolated vertices first (each its own component, the
  * least degree), by label; then each component from the least (degree,
  * vertex) not numbered, numbered from its pseudo-peripheral vertex; then
@@ -553,12 +821,13 @@ cudaError_t rcm_order(rcm &r, unsigned char *flag, unsigned *order)
 {
     cudaError_t e = cudaMemsetAsync(r.seen, 0, (size_t)r.n * 4, r.s);
     if (e != cudaSuccess || (e = cudaMemsetAsync(r.parent, 0xff, (size_t)r.n * 4, r.s)) ||
-        (e = cudaMemsetAsync(r.count, 0, 8, r.s)))
+        (e = cudaMemsetAsync(r.count, 0, 3 * sizeof *r.count, r.s)))
         return e;
     degree_kernel<<<blocks_for(r.n), THREADS, 0, r.s>>>(r.rowptr, r.col, r.n, r.deg, r.count + 1,
                                                          flag, r.ids);
     unsigned numbered = 0;
-    if ((e = read_u32(r, r.count + 1, &r.maxdeg)) != cudaSuccess ||
+    if ((e = read_u32(r, r.count + 2, &r.maxrow)) != cudaSuccess ||
+        (e = read_u32(r, r.count + 1, &r.maxdeg)) != cudaSuccess ||
         (e = cub::DeviceSelect::Flagged(r.temp, r.temp_bytes, r.ids, flag, r.cm, r.count, (int)r.n, r.s)) != cudaSuccess ||
         (e = read_u32(r, r.count, &numbered)) != cudaSuccess)
         return e;
@@ -739,7 +1008,10 @@ extern "C" tmap_status tmap_gpu_memre_rcm(uint64_t rowptr, uint64_t col, size_t 
     rcm r = {};
     r.rowptr = (const unsigned *)rowptr, r.col = (const unsigned *)col, r.n = (unsigned)n;
     r.id_bits = bits_of(n - 1), r.s = (cudaStream_t)stream;
-    cudaError_t e = cudaMallocHost((void **)&r.host, (CHUNK + 2) * 4);
+    cudaError_t e = coop_grids(r);
+    if (e != cudaSuccess)
+        return cuda_fail(err, e, fn, "the cooperative kernels' occupancy");
+    e = cudaMallocHost((void **)&r.host, (CHUNK + 2) * 4);
     if (e != cudaSuccess)
         return cuda_fail(err, e, fn, "cudaMallocHost");
     r.hb[0] = (unsigned *)malloc((n + 1) * 4), r.hb[1] = (unsigned *)malloc((n + 1) * 4);
@@ -753,7 +1025,10 @@ extern "C" tmap_status tmap_gpu_memre_rcm(uint64_t rowptr, uint64_t col, size_t 
         r.parent = c.take<unsigned>(n), r.cm = c.take<unsigned>(n);
         r.queue = c.take<unsigned>(n), r.ids = c.take<unsigned>(n);
         r.bound = c.take<unsigned>(n + CHUNK + 2);
-        r.count = c.take<unsigned>(2), r.best = c.take<u64>(1);
+        r.count = c.take<unsigned>(3), r.best = c.take<u64>(1);
+        r.lvl = c.take<unsigned>(r.grid_search ? n + 2 : 0);
+        r.off = c.take<unsigned>(r.grid_number ? n : 0);
+        r.tot = c.take<unsigned>(r.grid_number);
         r.key[0] = c.take<u64>(n), r.key[1] = c.take<u64>(n);
         size_t b[4] = {0, 0, 0, 0};
         cudaError_t x = cub::DeviceRadixSort::SortKeys(NULL, b[0], r.key[0], r.key[1], (int)n,

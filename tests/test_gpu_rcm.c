@@ -6,8 +6,11 @@
  * of thousands of vertices), a ring with random chords (many ties of
  * degree), a Kronecker-like graph (many isolated vertices and small
  * components, hubs), and a star whose sort keys need more than 64 bits
- * (the two-sort path).  And tmap_gpu_memre_follow against the threads
- * following their rows computed here.
+ * (the two-sort path); graphs whose rows are all at most 32 long (the
+ * cooperative numbering without a sort: a relabeled path of 10,000
+ * levels, a ring with chords, repeats and self loops, a row of exactly
+ * 32) and the same with a row of 33.  And tmap_gpu_memre_follow against
+ * the threads following their rows computed here.
  */
 #include "tests/testutil.h"
 #include "threadmap/regroup.h"
@@ -170,6 +173,66 @@ static void wide_keys(void **state)
     tmap_cuda_close(c);
 }
 
+static uint32_t longest_row(const graph *g)
+{
+    uint32_t m = 0;
+    for (uint32_t v = 0; v < g->n; v++)
+        m = g->rowptr[v + 1] - g->rowptr[v] > m ? g->rowptr[v + 1] - g->rowptr[v] : m;
+    return m;
+}
+
+/* Graphs whose rows are at most 32 long (self loops and repeats counted),
+ * numbered without a sort by the cooperative kernel, and the same with one
+ * row of 33 (the launches per level): a randomly relabeled path of 20,000
+ * vertices (10,000 levels, one or two vertices each); a ring with random
+ * chords, repeated edges and self loops, one vertex's row exactly 32. */
+static void bounded_rows(void **state)
+{
+    tmap_cuda *c = test_gpu_open();
+    enum { NP = 20000, NR = 30000, CH = 2 };
+    uint32_t *lab = test_random_perm(NP, 6), (*e)[2] = malloc((size_t)NR * 8 * sizeof *e);
+    for (uint32_t v = 0; v + 1 < NP; v++)
+        e[v][0] = lab[v], e[v][1] = lab[v + 1];
+    graph g = from_edges(NP, (const uint32_t (*)[2])e, NP - 1);
+    assert_int_equal(longest_row(&g), 2);
+    same(c, &g, "a relabeled path");
+    graph_free(&g), free(lab);
+    uint64_t x = 11;
+    for (int over = 0; over < 2; over++) {
+        size_t m = 0;
+        for (uint32_t v = 0; v < NR; v++) /* the ring: every row 2 */
+            e[m][0] = v, e[m++][1] = (v + 1) % NR;
+        for (size_t i = 0; i < (size_t)NR * CH; i++) { /* chords, some twice, some loops */
+            uint32_t a = (uint32_t)(next(&x) % NR), b = next(&x) % 8 ? (uint32_t)(next(&x) % NR) : a;
+            e[m][0] = a, e[m++][1] = b;
+            if (next(&x) % 8 == 0)
+                e[m][0] = b, e[m++][1] = a;
+        }
+        for (uint32_t k = 0; k < 30 + (uint32_t)over; k++) /* vertex 7's row: 2 + 30 (+ 1) */
+            e[m][0] = 7, e[m++][1] = (7 + 100 * (k + 1)) % NR;
+        g = from_edges(NR, (const uint32_t (*)[2])e, m);
+        uint32_t *cut = calloc(NR, 4); /* drop chords from rows that would pass 32 */
+        for (uint32_t v = 0; v < NR; v++)
+            cut[v] = g.rowptr[v + 1] - g.rowptr[v];
+        size_t kept = NR;
+        for (size_t i = NR; i < m; i++) {
+            uint32_t a = e[i][0], b = e[i][1];
+            int hub = i >= m - 30 - (size_t)over;
+            if (!hub && (a == 7 || b == 7 || cut[a] > 30 || cut[b] > 30))
+                continue;
+            e[kept][0] = a, e[kept++][1] = b;
+        }
+        graph_free(&g), free(cut);
+        g = from_edges(NR, (const uint32_t (*)[2])e, kept);
+        assert_int_equal(g.rowptr[8] - g.rowptr[7], 32 + over);
+        assert_int_equal(longest_row(&g), 32 + over);
+        same(c, &g, over ? "a ring with chords, one row of 33+" : "a ring with chords, rows <= 32");
+        graph_free(&g);
+    }
+    free(e);
+    tmap_cuda_close(c);
+}
+
 /* Threads (rows ascending, several per row) by their row's position in a
  * random order, stably. */
 static void follow_rows(void **state)
@@ -210,6 +273,7 @@ int main(void)
         cmocka_unit_test(grid3d),
         cmocka_unit_test(random_graphs),
         cmocka_unit_test(wide_keys),
+        cmocka_unit_test(bounded_rows),
         cmocka_unit_test(follow_rows),
     };
     return test_gpu_main(tests, NULL, NULL);

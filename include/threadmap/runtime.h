@@ -558,12 +558,17 @@ tmap_status tmap_gpu_memre_pad(uint64_t index, size_t nthreads, size_t nelems, s
  * ignored), equal to regroup's tmap_memre_rcm: isolated vertices first,
  * then each component from the least (degree, vertex) not numbered,
  * numbered from its pseudo-peripheral vertex (George and Liu's search,
- * BFS sweeps on the GPU), level by level, each level's vertices sorted by
- * (the least label of their parents in the previous level, degree,
- * vertex) with a CUB radix sort; the whole order reversed.  Unlike the
- * others it WAITS: the host reads the sweeps' level bounds every 64
- * levels and each component's least vertex (the numbering itself, whose
- * levels' sizes the root's sweep gave, does not); n at most 2^31 - 1. 
+ * BFS sweeps on the GPU), level by level, each level's vertices in the
+ * order (the least label of their parents in the previous level, degree,
+ * vertex); the whole order reversed.  Where the device can launch
+ * cooperative kernels, each sweep is one kernel (grid-wide barriers
+ * between levels), and so is each component's numbering when every row
+ * is at most 32 long (each parent ranks its own children, no sort);
+ * otherwise a level is a few launches and a CUB radix sort.  Unlike the
+ * others it WAITS: the host reads each sweep's level bounds (every 64
+ * levels without cooperative launches) and each component's least vertex
+ * (the numbering itself, whose levels' sizes the root's sweep gave, does
+ * not); n at most 2^31 - 1. 
  * tmap_gpu_memre_follow: perm [nthreads] = the threads (thread t owns row
  * row[t] < nrows) by their row's position in order (order: [nrows]),
  * stably: with rows ascending, each row's threads in their order (the
