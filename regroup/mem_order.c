@@ -104,42 +104,6 @@ static tmap_status check_csr(const uint32_t *rowptr, const uint32_t *col, size_t
     return TMAP_OK;
 }
 
-tmap_status tmap_memre_rcm(const uint32_t *rowptr, const uint32_t *col, size_t n, uint32_t *order,
-                           tmap_error *err)
-{
-    tmap_status st = TMAP_NEED(err, rowptr, col, order);
-    if (st || (st = check_csr(rowptr, col, n, err)))
-        return st;
-    graph g = {rowptr, col, n, calloc(n, sizeof(uint32_t)), calloc(n, sizeof(uint32_t)),
-               malloc(n * sizeof(uint32_t)), calloc(n, 1)};
-    tmap_memre_keyed *byd = malloc(n * sizeof *byd), *scratch = malloc(n * sizeof *scratch);
-    if (!g.deg || !g.level || !g.queue || !g.done || !byd || !scratch) {
-        st = tmap_fail(err, TMAP_ERR_NOMEM, "out of memory");
-    } else {
-        for (size_t v = 0; v < n; v++) {
-            for (uint32_t e = rowptr[v]; e < rowptr[v + 1]; e++)
-                g.deg[v] += col[e] != v;
-            byd[v] = (tmap_memre_keyed){g.deg[v], (uint32_t)v};
-        }
-        tmap_memre_sort(byd, n);
-        size_t numbered = 0;
-        for (size_t i = 0; i < n; i++) { /* each component from its least-degree vertex */
-            if (g.done[byd[i].id])
-                continue;
-            size_t reached = bfs(&g, peripheral(&g, byd[i].id, scratch), 1, scratch);
-            for (size_t q = 0; q < reached; q++)
-                order[numbered++] = g.queue[q], g.done[g.queue[q]] = 1;
-            clear(&g, reached);
-        }
-        for (size_t i = 0; i < n / 2; i++) { /* reversed */
-            uint32_t t = order[i];
-            order[i] = order[n - 1 - i], order[n - 1 - i] = t;
-        }
-    }
-    free(g.deg), free(g.level), free(g.queue), free(g.done), free(byd), free(scratch);
-    return st;
-}
-
 /* Root's component numbered level by level, as tmap_gpu_memre_rcm does it:
  * level L+1 is every vertex not yet reached with a neighbour in level L,
  * each with its least such neighbour's label (its position in out), the
@@ -175,8 +139,12 @@ static size_t number_levels(graph *g, uint32_t root, uint32_t *out, uint32_t *pa
     return hi;
 }
 
-tmap_status tmap_memre_rcm_levels(const uint32_t *rowptr, const uint32_t *col, size_t n,
-                                  uint32_t *order, tmap_error *err)
+/* Reverse Cuthill-McKee: each component from its least-degree vertex's
+ * pseudo-peripheral vertex, numbered by the serial queue (tmap_memre_rcm)
+ * or level by level (by_levels: tmap_memre_rcm_levels), the whole order
+ * reversed. */
+static tmap_status rcm(const uint32_t *rowptr, const uint32_t *col, size_t n, uint32_t *order,
+                       int by_levels, tmap_error *err)
 {
     tmap_status st = TMAP_NEED(err, rowptr, col, order);
     if (st || (st = check_csr(rowptr, col, n, err)))
@@ -184,8 +152,8 @@ tmap_status tmap_memre_rcm_levels(const uint32_t *rowptr, const uint32_t *col, s
     graph g = {rowptr, col, n, calloc(n, sizeof(uint32_t)), calloc(n, sizeof(uint32_t)),
                malloc(n * sizeof(uint32_t)), calloc(n, 1)};
     tmap_memre_keyed *byd = malloc(n * sizeof *byd), *scratch = malloc(n * sizeof *scratch);
-    uint32_t *parent = malloc(n * sizeof *parent);
-    if (!g.deg || !g.level || !g.queue || !g.done || !byd || !scratch || !parent) {
+    uint32_t *parent = by_levels ? malloc(n * sizeof *parent) : NULL;
+    if (!g.deg || !g.level || !g.queue || !g.done || !byd || !scratch || (by_levels && !parent)) {
         st = tmap_fail(err, TMAP_ERR_NOMEM, "out of memory");
     } else {
         for (size_t v = 0; v < n; v++) {
@@ -198,9 +166,14 @@ tmap_status tmap_memre_rcm_levels(const uint32_t *rowptr, const uint32_t *col, s
         for (size_t i = 0; i < n; i++) { /* each component from its least-degree vertex */
             if (g.done[byd[i].id])
                 continue;
-            uint32_t *out = order + numbered;
-            size_t reached = number_levels(&g, peripheral(&g, byd[i].id, scratch), out, parent,
-                                           scratch);
+            uint32_t root = peripheral(&g, byd[i].id, scratch), *out = order + numbered;
+            size_t reached;
+            if (by_levels) {
+                reached = number_levels(&g, root, out, parent, scratch);
+            } else {
+                reached = bfs(&g, root, 1, scratch);
+                memcpy(out, g.queue, reached * sizeof *out);
+            }
             for (size_t q = 0; q < reached; q++)
                 g.done[out[q]] = 1, g.level[out[q]] = 0;
             numbered += reached;
@@ -213,6 +186,18 @@ tmap_status tmap_memre_rcm_levels(const uint32_t *rowptr, const uint32_t *col, s
     free(g.deg), free(g.level), free(g.queue), free(g.done), free(byd), free(scratch);
     free(parent);
     return st;
+}
+
+tmap_status tmap_memre_rcm(const uint32_t *rowptr, const uint32_t *col, size_t n, uint32_t *order,
+                           tmap_error *err)
+{
+    return rcm(rowptr, col, n, order, 0, err);
+}
+
+tmap_status tmap_memre_rcm_levels(const uint32_t *rowptr, const uint32_t *col, size_t n,
+                                  uint32_t *order, tmap_error *err)
+{
+    return rcm(rowptr, col, n, order, 1, err);
 }
 
 tmap_status tmap_memre_morton(const float *xyz, size_t stride, size_t n, uint32_t *order,
