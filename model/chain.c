@@ -151,17 +151,48 @@ static int hoistable(ready_map *r, const tmap_ptx_stmt *s, double from)
     return issue_time(r, s, dst_end, from) <= from;
 }
 
+/* Marks the registers s writes as not ready, so that a load reading them
+ * later in the block does not go first; saved[*n] keeps what they held. */
+typedef struct saved_reg {
+    double *slot, at;
+} saved_reg;
+
+static void mark_pending(ready_map *r, const tmap_ptx_stmt *s, saved_reg *saved, size_t *n,
+                         size_t cap)
+{
+    uint32_t dst_end = !writes_nothing(s->text) && s->nopnd > 1 ? s->opnd[1] : 0;
+    for (uint32_t k = 0; k < dst_end && *n < cap; k++)
+        if (s->toks[k].kind == TMAP_TOK_REG) {
+            double *slot = ready_slot(r, s->toks[k].text);
+            saved[(*n)++] = (saved_reg){slot, *slot};
+            *slot = TMAP_LAT_MAX;
+        }
+}
+
 /* One run of the block's ninstr instructions from body[at] on, as ptxas
  * schedules them and a warp issues them: the loads that depend on nothing
  * computed in the block first, then the others in order; each issues a
  * cycle after the one before at the earliest, once the registers (and
- * guard) it reads are ready.  Returns when the last completes. */
+ * guard) it reads are ready.  Returns when the last completes.  (The loads
+ * that go first are found before the block's other instructions have
+ * written anything: a load whose address the block computes goes first
+ * too.)  dataflow: a load goes first only if no instruction before it in
+ * the block writes what it reads, and every instruction issues once what
+ * it reads is ready, in no order (ptxas's reordering, unbounded). */
 static tmap_status chain_pass(const tmap_lat_table *t, const tmap_ptx_func *f, uint32_t at,
                               const tmap_cfg_block *blk, const tmap_access *acc, size_t nacc,
-                              double l2_latency, ready_map *r, unsigned char *early,
-                              double from, double *out, double *last, tmap_error *err)
+                              double l2_latency, int dataflow, ready_map *r,
+                              unsigned char *early, double from, double *out, double *last,
+                              tmap_error *err)
 {
     double end = from, next = from, when = from;
+    size_t cap = 1, npend = 0;
+    for (size_t i = at, seen = 0; dataflow && i < f->nbody && seen < blk->ninstr; i++)
+        if (f->body[i].kind == TMAP_ST_INSTR)
+            seen++, cap += f->body[i].ntoks;
+    saved_reg *saved = dataflow ? malloc(cap * sizeof *saved) : NULL;
+    if (dataflow && !saved)
+        return tmap_fail(err, TMAP_ERR_NOMEM, "out of memory for the latency chains");
     tmap_status st = TMAP_OK;
     for (int sweep = 0; sweep < 2 && !st; sweep++) {
         uint32_t seen = 0;
@@ -172,12 +203,18 @@ static tmap_status chain_pass(const tmap_lat_table *t, const tmap_ptx_func *f, u
             uint32_t j = seen++;
             if (sweep == 0)
                 early[j] = (unsigned char)hoistable(r, s, from);
+            if (sweep == 0 && !early[j] && dataflow)
+                mark_pending(r, s, saved, &npend, cap);
             if (early[j] != (sweep == 0))
                 continue;
-            st = issue_one(t, s, acc, nacc, l2_latency, r, next, &end, &when, err);
-            next = when + 1;
+            st = issue_one(t, s, acc, nacc, l2_latency, r, dataflow ? from : next, &end, &when,
+                           err);
+            next = when + 1 > next ? when + 1 : next;
         }
+        while (sweep == 0 && npend > 0) /* undone last first: a register written twice */
+            npend--, *saved[npend].slot = saved[npend].at;
     }
+    free(saved);
     *out = end;
     *last = next;
     return st;
@@ -189,8 +226,8 @@ static tmap_status chain_pass(const tmap_lat_table *t, const tmap_ptx_func *f, u
  * where iterations overlap as far as they do not depend on each other. */
 static tmap_status block_chain(const tmap_lat_table *t, const tmap_ptx_func *f, uint32_t at,
                                const tmap_cfg *cfg, size_t b, const tmap_access *acc,
-                               size_t nacc, double l2_latency, ready_map *r, double *out,
-                               tmap_error *err)
+                               size_t nacc, double l2_latency, int dataflow, ready_map *r,
+                               double *out, tmap_error *err)
 {
     const tmap_cfg_block *blk = &cfg->blocks[b];
     if (ready_reset(r, f, at, blk->ninstr))
@@ -202,18 +239,20 @@ static tmap_status block_chain(const tmap_lat_table *t, const tmap_ptx_func *f, 
     unsigned char *early = malloc(blk->ninstr + 1);
     tmap_status st = early ? TMAP_OK : tmap_fail(err, TMAP_ERR_NOMEM, "out of memory");
     if (!st)
-        st = chain_pass(t, f, at, blk, acc, nacc, l2_latency, r, early, 0, &e1, &l1, err);
+        st = chain_pass(t, f, at, blk, acc, nacc, l2_latency, dataflow, r, early, 0, &e1, &l1,
+                        err);
     if (!st && self)
-        st = chain_pass(t, f, at, blk, acc, nacc, l2_latency, r, early, l1, &e2, &l2, err);
+        st = chain_pass(t, f, at, blk, acc, nacc, l2_latency, dataflow, r, early, l1, &e2, &l2,
+                        err);
     free(early);
     double v = self ? e2 - e1 : e1;
     *out = v > blk->ninstr ? v : blk->ninstr;
     return st;
 }
 
-tmap_status tmap_lat_chains(const tmap_lat_table *t, const tmap_ptx_module *m,
-                            const char *kernel, const tmap_access *acc, size_t nacc,
-                            double data_latency, double **chain, tmap_error *err)
+static tmap_status chains(const tmap_lat_table *t, const tmap_ptx_module *m, const char *kernel,
+                          const tmap_access *acc, size_t nacc, double data_latency,
+                          int dataflow, double **chain, tmap_error *err)
 {
     if (!t || !m || !chain)
         return tmap_fail(err, TMAP_ERR_INVALID, "tmap_lat_chains: an argument is NULL");
@@ -230,7 +269,7 @@ tmap_status tmap_lat_chains(const tmap_lat_table *t, const tmap_ptx_module *m,
         const tmap_cfg_block *blk = &cfg->blocks[b];
         const tmap_ptx_func *f = tmap_ptx_find_func(m, cfg->funcs[blk->func].name);
         assert(f != NULL); /* the CFG was built from this module */
-        st = block_chain(t, f, at[b], cfg, b, acc, nacc, data_latency, &r, &v[b], err);
+        st = block_chain(t, f, at[b], cfg, b, acc, nacc, data_latency, dataflow, &r, &v[b], err);
         if (st)
             tmap_error_prefix(err, "block %zu (PTX line %u)", b, blk->line);
     }
@@ -242,4 +281,18 @@ tmap_status tmap_lat_chains(const tmap_lat_table *t, const tmap_ptx_module *m,
     }
     *chain = v;
     return TMAP_OK;
+}
+
+tmap_status tmap_lat_chains(const tmap_lat_table *t, const tmap_ptx_module *m,
+                            const char *kernel, const tmap_access *acc, size_t nacc,
+                            double data_latency, double **chain, tmap_error *err)
+{
+    return chains(t, m, kernel, acc, nacc, data_latency, 0, chain, err);
+}
+
+tmap_status tmap_lat_chains_dataflow(const tmap_lat_table *t, const tmap_ptx_module *m,
+                                     const char *kernel, const tmap_access *acc, size_t nacc,
+                                     double data_latency, double **chain, tmap_error *err)
+{
+    return chains(t, m, kernel, acc, nacc, data_latency, 1, chain, err);
 }

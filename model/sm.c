@@ -6,10 +6,13 @@
  * of the L2's bandwidth.  docs/model.md states it:
  *
  *   per warp w      I_w = sum_b c_wb issue_b + constant replays
- *                   L_w = sum_b c_wb latency_b + wavefronts: an access
+ *                   L_w = sum_b c_wb latency_b + wavefronts + walks: an access
  *                   whose a/c lanes touch as many lines (gathered, or
  *                   data ones scattered, s_w) waits a cycle for each
  *                   line after the first: c (a/c - 1)(gather_n + data_n s_w)
+ *                   (walks: c max(0, walk_b (1 - (1 - q_b)^(a/c)) -
+ *                   walk_base_b), the warp waiting for the slowest of its
+ *                   a/c lanes walking segments of their own: tmap_sm_blocks)
  *                   S_w = sum_b sectors of b's accesses (below)
  *   per block k     warp j of k goes to sub-partition (j + r_k) mod P,
  *                   r_k its resident slot on the SM (the same warp of
@@ -102,11 +105,16 @@ static tmap_status blocks_check(const tmap_sm_block *blk, size_t n, tmap_error *
     for (size_t b = 0; b < n; b++) {
         const double v[] = {blk[b].issue, blk[b].latency, blk[b].affine_n,
                             blk[b].affine_bytes, blk[b].data_n, blk[b].data_bytes,
-                            blk[b].gather_n, blk[b].uniform_n, blk[b].const_n};
+                            blk[b].gather_n, blk[b].uniform_n, blk[b].const_n,
+                            blk[b].walk, blk[b].walk_base, blk[b].walk_q};
         for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
             if (!(v[i] >= 0) || v[i] > TMAP_LAT_MAX)
                 return tmap_fail(err, TMAP_ERR_INVALID, "SM model: block %zu: a cost of %g "
                                  "(each must be in [0, %g])", b, v[i], TMAP_LAT_MAX);
+        if (blk[b].walk_q > 1)
+            return tmap_fail(err, TMAP_ERR_INVALID, "SM model: block %zu: a walked load starts "
+                             "a sector in a share %g of its executions (at most 1)", b,
+                             blk[b].walk_q);
     }
     return TMAP_OK;
 }
@@ -154,6 +162,10 @@ static warp_cost warp_of(const tmap_warp_counts *w, const tmap_sm_block *blk,
         double extra = ab / cb - 1;
         r.latency += cb * x->latency + WAVEFRONT_CYCLES * cb * extra *
                                            (x->gather_n + x->data_n * scattered);
+        /* the warp waits for its slowest lane: the walked load waits for a
+         * new sector when any of its ab / cb lanes starts one */
+        if (x->walk > 0)
+            r.latency += cb * fmax(0, x->walk * (1 - pow(1 - x->walk_q, ab / cb)) - x->walk_base);
         r.sectors += fmax(x->affine_n * cb, ab * x->affine_bytes / 32) + ab * x->data_bytes / 32;
         r.lane_sectors += (p->redirect ? x->affine_n * u * scattered : 0) +
                           x->data_n * u * scattered + x->gather_n * ab;
@@ -398,6 +410,149 @@ static void add_access(tmap_sm_block *b, const tmap_access *a)
     }
 }
 
+static double entry_of(const tmap_lat_table *t, const char *key);
+
+/* depth[b]: how many loops of cfg hold block b.  A loop is a back edge
+ * u -> h of a depth-first search from each function's first block (h on
+ * the search's stack), with the blocks that reach u without passing h;
+ * back edges to one header make one loop.  (nvcc's PTX is reducible:
+ * these are its natural loops.) */
+static tmap_status loop_depths(const tmap_cfg *cfg, uint32_t *depth, tmap_error *err)
+{
+    size_t n = cfg->nblocks, ne = 0, nback = 0;
+    for (size_t b = 0; b < n; b++)
+        ne += cfg->blocks[b].nsucc;
+    uint32_t *first = calloc(n + 2, sizeof *first), *pred = malloc((ne + 1) * sizeof *pred);
+    uint32_t *stack = malloc((n + 1) * sizeof *stack), *edge = calloc(n + 1, sizeof *edge);
+    uint32_t *in = calloc(n + 1, sizeof *in), *work = malloc((2 * ne + 1) * sizeof *work);
+    uint32_t *back = malloc((2 * ne + 1) * sizeof *back); /* latch, header pairs */
+    unsigned char *state = calloc(n + 1, 1);
+    if (!first || !pred || !stack || !edge || !in || !work || !back || !state) {
+        free(first), free(pred), free(stack), free(edge), free(in), free(work), free(back),
+            free(state);
+        return tmap_fail(err, TMAP_ERR_NOMEM, "out of memory for the loops of %zu blocks", n);
+    }
+    for (size_t b = 0; b < n; b++) /* predecessors as CSR: pred[first[v] .. first[v + 1]) */
+        for (uint32_t k = 0; k < cfg->blocks[b].nsucc; k++)
+            first[cfg->blocks[b].succ[k] + 1]++;
+    for (size_t b = 0; b < n; b++)
+        first[b + 1] += first[b];
+    for (size_t b = 0; b < n; b++)
+        for (uint32_t k = 0; k < cfg->blocks[b].nsucc; k++) {
+            uint32_t v = cfg->blocks[b].succ[k];
+            pred[first[v] + edge[v]++] = (uint32_t)b;
+        }
+    memset(edge, 0, (n + 1) * sizeof *edge);
+    for (size_t f = 0; f < cfg->nfuncs; f++) { /* state 1: on the stack, 2: done */
+        size_t top = 0;
+        uint32_t root = cfg->funcs[f].first_block;
+        if (!cfg->funcs[f].nblocks || state[root])
+            continue;
+        stack[top++] = root, state[root] = 1;
+        while (top) {
+            uint32_t u = stack[top - 1];
+            if (edge[u] == cfg->blocks[u].nsucc) {
+                state[u] = 2, top--;
+                continue;
+            }
+            uint32_t v = cfg->blocks[u].succ[edge[u]++];
+            if (state[v] == 1)
+                back[2 * nback] = u, back[2 * nback + 1] = v, nback++;
+            else if (!state[v])
+                stack[top++] = v, state[v] = 1;
+        }
+    }
+    for (size_t e = 0; e < nback; e++) { /* each header once, with all its latches */
+        uint32_t h = back[2 * e + 1], nw = 0;
+        if (state[h] == 3)
+            continue;
+        state[h] = 3, in[h] = h + 1, depth[h]++;
+        for (size_t x = e; x < nback; x++)
+            if (back[2 * x + 1] == h)
+                work[nw++] = back[2 * x];
+        while (nw) {
+            uint32_t u = work[--nw];
+            if (in[u] == h + 1)
+                continue;
+            in[u] = h + 1, depth[u]++;
+            for (uint32_t k = first[u]; k < first[u + 1]; k++)
+                if (in[pred[k]] != h + 1)
+                    work[nw++] = pred[k];
+        }
+    }
+    free(first), free(pred), free(stack), free(edge), free(in), free(work), free(back),
+        free(state);
+    return TMAP_OK;
+}
+
+/* The chains (tmap_lat_chains_dataflow) with every walked load (a DATA
+ * global load) starting a sector in a share bytes / 32 of its executions,
+ * at l2_latency: bytes 0, all hit; 32, all start one; WALK_ASIS, as the
+ * access says. */
+enum { WALK_ASIS = 64 };
+
+static tmap_status chains_at(const tmap_lat_table *t, const tmap_ptx_module *m,
+                             const char *kernel, const tmap_access *acc, size_t nacc,
+                             double l2_latency, uint32_t bytes, double **chain, tmap_error *err)
+{
+    tmap_access *a = malloc((nacc + 1) * sizeof *a);
+    if (!a)
+        return tmap_fail(err, TMAP_ERR_NOMEM, "out of memory for %zu accesses", nacc);
+    for (size_t i = 0; i < nacc; i++) {
+        a[i] = acc[i];
+        if (a[i].cls == TMAP_ACCESS_DATA && a[i].space == TMAP_SPACE_GLOBAL && !a[i].store &&
+            bytes != WALK_ASIS)
+            a[i].bytes = bytes;
+    }
+    tmap_status st = tmap_lat_chains_dataflow(t, m, kernel, a, nacc, l2_latency, chain, err);
+    free(a);
+    return st;
+}
+
+/* A warp waits for its slowest lane (docs/model.md): per block, what its
+ * chain grows by when every walked load starts a sector at the walk
+ * latency (sm:dram.latency, else l2_latency) instead of hitting: the
+ * growth between the chains of all hits and all sectors at l2_latency,
+ * scaled to the walk latency over an L1 hit's (ld.global.u32); the part
+ * of that the chain holds as the loads are (walk_base); their share of
+ * executions that start one (walk_q).  None in a loop inside a loop: its
+ * segment is walked again on every outer iteration, from the caches. */
+static tmap_status walk_costs(const tmap_lat_table *t, const tmap_ptx_module *m,
+                              const char *kernel, const tmap_cfg *cfg, const tmap_access *acc,
+                              size_t nacc, double l2_latency, tmap_sm_block *out,
+                              tmap_error *err)
+{
+    double walk_latency = entry_of(t, "sm:dram.latency"), l1 = entry_of(t, "ld.global.u32");
+    if (!(walk_latency > 0))
+        walk_latency = l2_latency;
+    if (!(l1 >= 0) || !(l2_latency > l1) || !nacc)
+        return TMAP_OK; /* no L2 latency: the chains do not see sectors */
+    double *hit = NULL, *all = NULL, *asis = NULL, *n = calloc(cfg->nblocks + 1, sizeof *n);
+    double scale = fmax(0, (walk_latency - l1) / (l2_latency - l1));
+    uint32_t *depth = calloc(cfg->nblocks + 1, sizeof *depth);
+    tmap_status st = n && depth ? TMAP_OK : tmap_fail(err, TMAP_ERR_NOMEM, "out of memory for "
+                                                      "%zu blocks", cfg->nblocks);
+    if (!st)
+        st = loop_depths(cfg, depth, err);
+    if (!st)
+        st = chains_at(t, m, kernel, acc, nacc, l2_latency, 0, &hit, err);
+    if (!st)
+        st = chains_at(t, m, kernel, acc, nacc, l2_latency, 32, &all, err);
+    if (!st)
+        st = chains_at(t, m, kernel, acc, nacc, l2_latency, WALK_ASIS, &asis, err);
+    for (size_t i = 0; !st && i < nacc; i++)
+        if (acc[i].cls == TMAP_ACCESS_DATA && acc[i].space == TMAP_SPACE_GLOBAL &&
+            !acc[i].store && depth[acc[i].block] < 2)
+            n[acc[i].block] += 1, out[acc[i].block].walk_q += fmin(1, acc[i].bytes / 32.0);
+    for (size_t b = 0; !st && b < cfg->nblocks; b++) {
+        out[b].walk_q = n[b] > 0 ? out[b].walk_q / n[b] : 0;
+        out[b].walk = n[b] > 0 ? fmax(0, all[b] - hit[b]) * scale : 0;
+        out[b].walk_base = n[b] > 0 ? fmax(0, asis[b] - hit[b]) : 0;
+    }
+    free(hit), free(all), free(asis), free(n), free(depth);
+    return st;
+}
+
 tmap_status tmap_sm_blocks(const tmap_lat_table *t, const tmap_ptx_module *m, const char *kernel,
                            const tmap_cfg *cfg, const double *sass, double l2_latency,
                            tmap_sm_block **blk, tmap_error *err)
@@ -422,6 +577,8 @@ tmap_status tmap_sm_blocks(const tmap_lat_table *t, const tmap_ptx_module *m, co
         assert(acc[i].block < cfg->nblocks); /* tmap_access_list maps into cfg */
         add_access(&out[acc[i].block], &acc[i]);
     }
+    if (!st)
+        st = walk_costs(t, m, kernel, cfg, acc, nacc, l2_latency, out, err);
     free(acc), free(chain), free(per_class);
     if (st)
         free(out);

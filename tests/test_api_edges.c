@@ -130,6 +130,7 @@ static void test_null_arguments(void **state)
     CALL(tmap_lat_lookup_opcode(NULL, NULL, NULL, e));
     CALL(tmap_lat_blocks(NULL, NULL, NULL, NULL, e));
     CALL(tmap_lat_chains(NULL, NULL, NULL, NULL, 0, 0, NULL, e));
+    CALL(tmap_lat_chains_dataflow(NULL, NULL, NULL, NULL, 0, 0, NULL, e));
     CALL(tmap_lat_default_path(NULL, NULL, 0, e));
     CALL(tmap_sched_dynamic(NULL, 0, 0, 0, NULL, NULL, e));
     CALL(tmap_sched_static(NULL, 0, 0, 0, NULL, NULL, e));

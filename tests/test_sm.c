@@ -7,8 +7,10 @@
  * original order, gathered) and a lane's own sectors at the gather rate,
  * constant replays, the warp counts of a BBV
  * under a grouping, latency chains (tmap_lat_chains) and the classes of a
- * kernel's accesses (tmap_access_list).
+ * kernel's accesses (tmap_access_list), the walk term (a warp waits for its
+ * slowest lane) and its costs from tmap_sm_blocks (none two loops deep).
  */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -340,6 +342,53 @@ static void test_loop_chain(void **state)
     free(chain);
 }
 
+/* The dataflow chains: a load whose address the block computes waits for
+ * it.  add.s64 0-4, the load 4-14, add.u32 14-18 (tmap_lat_chains puts the
+ * load first, 0-10, and the add.u32 at 10-14).  test_chain's block 0 as
+ * dataflow: both adds of %r1 at 2, the mul at 6, setp at 11, bra 14-15. */
+static void test_dataflow_chain(void **state)
+{
+    static const char table[] = "ld.global.u32\t10\t-\tt\nadd.u32\t4\t-\tt\n"
+                                "add.s64\t4\t-\tt\nclass:default\t1\t-\tt\n";
+    static const char ptx[] =
+        ".version 8.0\n.target sm_90\n.address_size 64\n"
+        ".visible .entry k(.param .u64 p)\n{\n"
+        "  .reg .b32 %r<4>;\n  .reg .b64 %rd<3>;\n"
+        "  ld.param.u64 %rd1, [p];\n  bra NEXT;\n"
+        "NEXT:\n  add.s64 %rd2, %rd1, 4;\n  ld.global.u32 %r1, [%rd2];\n"
+        "  add.u32 %r2, %r1, 1;\n  ret;\n}\n";
+    tmap_lat_table *t = NULL;
+    tmap_ptx_module *m = NULL;
+    double *in_order = NULL, *dataflow = NULL;
+    TMAP_CHECK(tmap_lat_parse(table, strlen(table), "t.tsv", &t, err));
+    TMAP_CHECK(tmap_ptx_parse(ptx, strlen(ptx), "k.ptx", &m, err));
+    TMAP_CHECK(tmap_lat_chains(t, m, "k", NULL, 0, 0, &in_order, err));
+    TMAP_CHECK(tmap_lat_chains_dataflow(t, m, "k", NULL, 0, 0, &dataflow, err));
+    assert_true(in_order[1] == 14 && dataflow[1] == 18);
+    free(in_order), free(dataflow);
+    tmap_ptx_free(m);
+    tmap_lat_free(t);
+    static const char table2[] = "mov.u32\t2\t-\tt\nadd.u32\t4\t-\tt\n"
+                                 "mul.lo.u32\t5\t-\tt\nret\t1\t-\tt\n"
+                                 "setp.lt.u32\t3\t-\tt\nst.global.u32\t10\t-\tt\n"
+                                 "class:default\t1\t-\tt\n";
+    static const char ptx2[] =
+        ".version 8.0\n.target sm_90\n.address_size 64\n"
+        ".visible .entry k(.param .u64 p)\n{\n"
+        "  .reg .b32 %r<6>;\n  .reg .b64 %rd<2>;\n  .reg .pred %p<2>;\n"
+        "  mov.u32 %r1, 5;\n  add.u32 %r2, %r1, 1;\n  add.u32 %r3, %r1, 2;\n"
+        "  mul.lo.u32 %r4, %r2, %r3;\n  setp.lt.u32 %p1, %r4, 9;\n"
+        "  @%p1 bra DONE;\n  ld.param.u64 %rd1, [p];\n"
+        "  st.global.u32 [%rd1], %r4;\nDONE:\n  ret;\n}\n";
+    TMAP_CHECK(tmap_lat_parse(table2, strlen(table2), "t.tsv", &t, err));
+    TMAP_CHECK(tmap_ptx_parse(ptx2, strlen(ptx2), "k.ptx", &m, err));
+    TMAP_CHECK(tmap_lat_chains_dataflow(t, m, "k", NULL, 0, 0, &dataflow, err));
+    assert_true(dataflow[0] == 15 && dataflow[1] == 11 && dataflow[2] == 1);
+    free(dataflow);
+    tmap_ptx_free(m);
+    tmap_lat_free(t);
+}
+
 /* a[tid] is thread-affine, b[a[tid]] one level of indirection, b[b[a[tid]]]
  * a gather, b[0] uniform; the store to a[tid] is thread-affine. */
 static void test_access_classes(void **state)
@@ -379,6 +428,72 @@ static void test_access_classes(void **state)
     tmap_ptx_free(m);
 }
 
+/* A warp waits for its slowest lane: a CFG block of issue 10, latency 100,
+ * walk 200 (its chain when every lane starts a sector), walk_base 25,
+ * walk_q 1/8, run c = 4 times.  One lane: 200 / 8 - 25 = 0 more, 400.
+ * Eight lanes: 200 (1 - (7/8)^8) - 25 = 200 x 0.656391 - 25 = 106.278 more
+ * an execution, 4 x 206.278 = 825.11.  32 lanes: 200 (1 - (7/8)^32) - 25 =
+ * 200 x 0.986063 - 25 = 172.213, 4 x 272.213 = 1088.85. */
+static void test_walk(void **state)
+{
+    tmap_sm_block b = {.issue = 10, .latency = 100, .walk = 200, .walk_base = 25,
+                       .walk_q = 0.125};
+    hand h;
+    uint32_t c[] = {4}, one[] = {4}, eight[] = {32}, all[] = {128};
+    hand_init(&h, 1, 32, c, one);
+    assert_true(time_of(&h, &b, 1, 1, 0, NULL) == 400);
+    hand_init(&h, 8, 32, c, eight);
+    assert_true(fabs(time_of(&h, &b, 1, 1, 0, NULL) - 825.11) < 0.01);
+    hand_init(&h, 32, 32, c, all);
+    assert_true(fabs(time_of(&h, &b, 1, 1, 0, NULL) - 1088.85) < 0.01);
+    b.walk_q = 1.5;
+    tmap_sm_params p = {.nsms = 1, .blocks_per_sm = 1, .subpartitions = 4, .warps_per_block = 1};
+    tmap_sm_time_parts t;
+    tmap_error e = {0};
+    assert_int_equal(tmap_sm_time(&h.w, &b, &p, &t, &e), TMAP_ERR_INVALID);
+}
+
+/* The walk costs of tmap_sm_blocks: b[a[tid]] read in a loop (block 1) and
+ * in a loop inside it (block 2).  Block 1's load ends the chain: 10 cycles
+ * when it hits (ld.global.u32), 100 when it starts a sector (l2_latency), so
+ * walk = 90 x (190 - 10) / (100 - 10) = 180 at sm:dram.latency 190;
+ * walk_base = 90 x 4 / 32 = 11.25, walk_q = 4 / 32.  Block 2 is two loops
+ * deep: its segment is walked again on every outer iteration, no walk. */
+static void test_walk_blocks(void **state)
+{
+    static const char table[] = "ld.global.u32\t10\t-\tt\nsm:dram.latency\t190\t-\tt\n"
+                                "class:default\t1\t-\tt\n";
+    static const char ptx[] =
+        ".version 8.0\n.target sm_90\n.address_size 64\n"
+        ".visible .entry k(.param .u64 pa, .param .u64 pb)\n{\n"
+        "  .reg .b32 %r<12>;\n  .reg .b64 %rd<8>;\n  .reg .pred %p<3>;\n"
+        "  ld.param.u64 %rd1, [pa];\n  ld.param.u64 %rd2, [pb];\n"
+        "  mov.u32 %r1, %tid.x;\n  mul.wide.u32 %rd3, %r1, 4;\n  add.s64 %rd4, %rd1, %rd3;\n"
+        "  ld.global.u32 %r2, [%rd4];\n"
+        "  mul.wide.u32 %rd5, %r2, 4;\n  add.s64 %rd6, %rd2, %rd5;\n  mov.u32 %r9, 0;\n"
+        "OUTER:\n  ld.global.u32 %r11, [%rd6];\n  mov.u32 %r10, 0;\n"
+        "INNER:\n  ld.global.u32 %r3, [%rd6];\n  add.u32 %r10, %r10, 1;\n"
+        "  setp.lt.u32 %p1, %r10, 8;\n  @%p1 bra INNER;\n"
+        "  add.u32 %r9, %r9, 1;\n  setp.lt.u32 %p2, %r9, 8;\n  @%p2 bra OUTER;\n"
+        "  ret;\n}\n";
+    tmap_lat_table *t = NULL;
+    tmap_ptx_module *m = NULL;
+    tmap_cfg *cfg = NULL;
+    tmap_sm_block *blk = NULL;
+    TMAP_CHECK(tmap_lat_parse(table, strlen(table), "t.tsv", &t, err));
+    TMAP_CHECK(tmap_ptx_parse(ptx, strlen(ptx), "k.ptx", &m, err));
+    TMAP_CHECK(tmap_cfg_build(m, "k", &cfg, err));
+    assert_int_equal(cfg->nblocks, 5);
+    TMAP_CHECK(tmap_sm_blocks(t, m, "k", cfg, NULL, 100, &blk, err));
+    assert_true(blk[1].walk == 180 && blk[1].walk_base == 11.25 && blk[1].walk_q == 0.125);
+    assert_true(blk[2].walk == 0 && blk[2].walk_base == 0 && blk[2].walk_q == 0);
+    assert_true(blk[0].walk == 0 && blk[3].walk == 0 && blk[4].walk == 0);
+    free(blk);
+    tmap_cfg_free(cfg);
+    tmap_ptx_free(m);
+    tmap_lat_free(t);
+}
+
 static void test_bad_input(void **state)
 {
     hand h;
@@ -411,7 +526,9 @@ int main(void)
         cmocka_unit_test(test_own_rate),
         cmocka_unit_test(test_constant_replays), cmocka_unit_test(test_warp_counts),
         cmocka_unit_test(test_chain),         cmocka_unit_test(test_loop_chain),
-        cmocka_unit_test(test_access_classes), cmocka_unit_test(test_bad_input),
+        cmocka_unit_test(test_dataflow_chain),
+        cmocka_unit_test(test_access_classes), cmocka_unit_test(test_walk),
+        cmocka_unit_test(test_walk_blocks),   cmocka_unit_test(test_bad_input),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

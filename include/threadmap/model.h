@@ -88,6 +88,12 @@ void tmap_lat_report_free(tmap_lat_report *r);
 tmap_status tmap_lat_chains(const tmap_lat_table *t, const tmap_ptx_module *m,
                             const char *kernel, const tmap_access *acc, size_t nacc,
                             double data_latency, double **chain, tmap_error *err);
+/* The same with each load waiting for what the block computes before it and
+ * every instruction issued once what it reads is ready (a dataflow critical
+ * path): the walk term of the SM model (tmap_sm_blocks) reads these. */
+tmap_status tmap_lat_chains_dataflow(const tmap_lat_table *t, const tmap_ptx_module *m,
+                                     const char *kernel, const tmap_access *acc, size_t nacc,
+                                     double data_latency, double **chain, tmap_error *err);
 const char *tmap_lat_match_name(tmap_lat_match m);
 /* The class an opcode falls back to ("fp32", "mem.global"...; "default" for
  * a malformed opcode), and the class names a table may define. */
@@ -338,6 +344,14 @@ typedef struct tmap_sm_block {
     double gather_n;     /* global accesses through loaded data (GATHER) */
     double uniform_n;    /* global accesses at one address for the warp */
     double const_n;      /* __constant__ reads at addresses that vary */
+    double walk;         /* what the chain grows by per execution when every
+                            lane walking its own segment (its DATA loads)
+                            starts a sector there, at the walk latency
+                            (docs/model.md, "A warp waits for its slowest
+                            lane"); 0 in a nested loop ... */
+    double walk_base;    /* ... the part of that the chain holds at a share
+                            walk_q of executions at the L2 latency ... */
+    double walk_q;       /* ... and that share: bytes / 32, at most 1 */
 } tmap_sm_block;
 
 
@@ -351,7 +365,10 @@ tmap_status tmap_sm_time(const tmap_warp_counts *w, const tmap_sm_block *blk,
  * SASS count, or its PTX count when sass is NULL) and, over the opcode
  * classes, the sum of the table's issue intervals of its instructions of
  * one class; latency = tmap_lat_chains with data-dependent global loads at
- * l2_latency; the accesses by class (tmap_access_list). */
+ * l2_latency; the accesses by class (tmap_access_list); walk, walk_base and
+ * walk_q from tmap_lat_chains_dataflow with the walked loads all hitting,
+ * all starting a sector and as they are, scaled to the table's
+ * sm:dram.latency (else l2_latency) over ld.global.u32's (an L1 hit). */
 tmap_status tmap_sm_blocks(const tmap_lat_table *t, const tmap_ptx_module *m, const char *kernel,
                            const tmap_cfg *cfg, const double *sass, double l2_latency,
                            tmap_sm_block **blk, tmap_error *err);
