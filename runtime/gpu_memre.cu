@@ -12,10 +12,12 @@
  * copies.  Sharing: the accesses sorted by (block, element), packed in
  * one key of the fewest bits (32 where they fit: the greatest element is
  * read first), the distinct pairs numbered by a scan.  Job swapping as a sort (regroup's
- * tmap_memre_swap_sorted): one stable radix sort of the jobs per access
- * on the segment it reads, last access first (then the block), the
- * categories' starts by a maximum scan, and a last stable sort puts each
- * category's residue (beyond its whole warps) after the whole warps.
+ * tmap_memre_swap_sorted): the category key (the block, then the segment
+ * of each access) packed into the fewest 32-bit words, one stable radix
+ * sort of the jobs per word (the least significant first), the categories
+ * numbered by a scan of their heads, their residues (beyond their whole
+ * warps) summed by a scan over the categories, and one kernel places each
+ * job: the block's whole warps first, then its residues, in category order.
  */
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
