@@ -26,10 +26,11 @@
  * against the CPU reference: MD bit for bit, BFS levels exactly, SpMV and
  * CG within rounding (atomics).  Times are medians of --reps runs (CUDA
  * events) after one warm-up; a BFS run is a whole search, a CG run the
- * whole solve.  MD's locality and sharing builds run a second time,
- * warm, each step between its own events, into arrays of their own
- * checked equal to the first's (where the time goes; "again" lines), with
- * a device copy of Q for the bandwidth a build's floor divides by.
+ * whole solve.  MD's locality and sharing builds and every swapping
+ * build run a second time, warm, each step between its own events, into
+ * arrays of their own checked equal to the first's (where the time goes;
+ * "again" lines), with a device copy of Q for the bandwidth a build's
+ * floor divides by.
  * Usage: bench_memirr_apps [--md N,..] [--bfs SCALE,..] [--spmv N,..]
  *        [--stencil SIDE,..] [--cg-iters I] [--reps R] [--seed S]
  *        [--cpu-limit ACCESSES]   (an empty list skips an app)
@@ -465,6 +466,53 @@ static int locality_steps(gpu *g, const mi_app *a, const dev_app *da, const dev_
     return 0;
 }
 
+/* Swapping's build, where its time goes: the same build again after the
+ * timed one (its kernels loaded), whole between two events, then step by
+ * step (tmap_gpu_memre_swap_steps: each step between its own events, waited
+ * for), into perms of their own checked equal to the build's; beside each
+ * step, its floor: the bytes it must read and write at the bandwidth of a
+ * device copy of Q.  Says so; builds nothing that is used. */
+static int swap_again(gpu *g, const mi_app *a, const dev_layout *o, const dev_layout *x,
+                      tmap_error *e)
+{
+    size_t n = a->ref.nthreads, k = a->ref.per_thread, ne = a->ref.nelems;
+    size_t eb = a->ref.elem_bytes;
+    uint64_t p1 = 0, p2 = 0, qc = 0;
+    double whole = 0, copy_ms = 0, sum = 0, floor_ms = 0;
+    tmap_swap_steps st;
+    int rc = tmap_cuda_alloc(g->c, n * 4, &p1, e) || tmap_cuda_alloc(g->c, n * 4, &p2, e) ||
+             tmap_cuda_alloc(g->c, n * k * 4, &qc, e) || ev_start(g, e) ||
+             tmap_gpu_memre_swap(o->q, n, k, ne, eb, 0, p1, e) || ev_stop(g, &whole, e) ||
+             tmap_gpu_memre_swap_steps(o->q, n, k, ne, eb, 0, p2, &st, e) || ev_start(g, e) ||
+             tmap_cuda_copy(g->c, qc, o->q, n * k * 4, e) || ev_stop(g, &copy_ms, e) ? -1 : 0;
+    int same = rc ? -1 : same_bytes(g, x->perm, p1, n * 4, e);
+    if (same == 1)
+        same = same_bytes(g, x->perm, p2, n * 4, e);
+    tmap_cuda_free(g->c, p1), tmap_cuda_free(g->c, p2), tmap_cuda_free(g->c, qc);
+    if (same < 0)
+        return -1;
+    double gbs = 2e-6 * (double)(n * k * 4) / copy_ms; /* read + written, GB/s */
+    static const char *names[TMAP_SWAP_STEPS] = {"alloc", "keys", "sort", "runs", "place",
+                                                 "free"};
+    printf("  (swap build again, warm: %.3f ms in one window; step by step, each waited for:",
+           whole);
+    for (int i = 0; i < TMAP_SWAP_STEPS; i++) {
+        double f = st.bytes[i] / (gbs * 1e6);
+        sum += st.ms[i], floor_ms += f;
+        printf(" %s %.3f", names[i], st.ms[i]);
+        if (st.bytes[i] > 0)
+            printf(" (%.0f MB, floor %.3f)", st.bytes[i] * 1e-6, f);
+        printf(i + 1 < TMAP_SWAP_STEPS ? "," : ";");
+    }
+    printf(" sum %.3f ms, floor %.3f ms (%u key word%s, %u radix passes, %zu categories); "
+           "reading Q and writing the perm alone %.3f ms; a device copy of Q, %.0f MB read and "
+           "written, %.3f ms: %.0f GB/s; the first, timed build %.3f ms; the same perm: %s)\n",
+           sum, floor_ms, st.words, st.words == 1 ? "" : "s", st.passes, st.runs,
+           (double)(n * k * 4 + n * 4) / (gbs * 1e6), 2e-6 * (double)(n * k * 4), copy_ms, gbs,
+           x->build_ms, same ? "yes" : "NO");
+    return 0;
+}
+
 /* The locality order, on the GPU: md's Morton order (threads follow their
  * particles); otherwise reverse Cuthill-McKee of the rows (the COO's rows
  * as a CSR; tmap_gpu_memre_rcm, tmap_memre_rcm's order) with the threads
@@ -689,7 +737,7 @@ static int build_kind(gpu *g, mi_app *a, dev_app *da, tmap_memre_kind k, dev_lay
         x->q = o->q, x->borrowed_q = 1, x->nout = ne;
         rc = alloc_layout(g, x, 0, 0, n, e) || ev_start(g, e) ||
              tmap_gpu_memre_swap(o->q, n, kk, ne, a->ref.elem_bytes, 0, x->perm, e) ||
-             ev_stop(g, &x->build_ms, e) ? -1 : 1;
+             ev_stop(g, &x->build_ms, e) || swap_again(g, a, o, x, e) ? -1 : 1;
         break;
     case TMAP_MEMRE_HYBRID:
         rc = build_cpu(g, a, k, x, e);

@@ -12,16 +12,21 @@
  * copies.  Sharing: the accesses sorted by (block, element), packed in
  * one key of the fewest bits (32 where they fit: the greatest element is
  * read first), the distinct pairs numbered by a scan.  Job swapping as a sort (regroup's
- * tmap_memre_swap_sorted): one stable radix sort of the jobs per access
- * on the segment it reads, last access first (then the block), the
- * categories' starts by a maximum scan, and a last stable sort puts each
- * category's residue (beyond its whole warps) after the whole warps.
+ * tmap_memre_swap_sorted): the category key (the block, then the segment
+ * of each access) packed into the fewest 32-bit words, one stable radix
+ * sort of the jobs per word (the least significant first), the categories
+ * numbered by a scan of their heads, their residues (beyond their whole
+ * warps) summed by a scan over the categories, and one kernel places each
+ * job: the block's whole warps first, then its residues, in category order.
  */
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
 #include <cuda_runtime.h>
+#include <thrust/iterator/counting_iterator.h>
+#include <thrust/iterator/transform_iterator.h>
 
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "runtime/gpu_warp.cuh"
 #include "threadmap/runtime.h"
@@ -553,122 +558,324 @@ extern "C" tmap_status tmap_gpu_memre_share(uint64_t index, uint64_t perm, size_
 
 /* ------------------------------------------------------------- swapping */
 
-__global__ void iota_kernel(unsigned *id, unsigned long long n)
+/* The category key, most significant field first: the block (when there
+ * are several), then the segment of each access j = 0..k-1.  The fields
+ * are packed into 32-bit words, as many as fit, grouped from the least
+ * significant end (the fewest words); one stable sort per word, least
+ * significant first, gives the order of one sort on the whole key. */
+struct swap_word {
+    unsigned lo, hi; /* fields [lo, hi) */
+    int bits;
+};
+
+struct swap_plan {
+    size_t n, k, bs, nb;
+    int has_block, block_bits, seg_bits, shift; /* seg = 1 << shift elements */
+    unsigned nfields, nwords;
+    swap_word *word; /* host: nwords, the least significant first */
+};
+
+/* CUB's 8-bit digits: the radix passes of a word of `bits`. */
+static int swap_passes(int bits) { return (bits + 7) / 8; }
+
+/* Field f's value for job t: its block, or the segment of its access. */
+__device__ static unsigned swap_field(const unsigned *index, unsigned long long t,
+                                      unsigned long long k, unsigned long long bs, int has_block,
+                                      int shift, unsigned f)
 {
-    unsigned long long i = blockIdx.x * (unsigned long long)THREADS + threadIdx.x;
-    if (i < n)
-        id[i] = (unsigned)i;
+    if (has_block && f == 0)
+        return (unsigned)(t / bs);
+    return index[t * k + (f - has_block)] >> shift;
 }
 
-/* key[i]: the segment that job id[i]'s access j reads; j = k: its block. */
-__global__ void swap_key_kernel(const unsigned *index, const unsigned *id, unsigned long long n,
-                                unsigned long long k, unsigned long long j, unsigned seg,
-                                unsigned long long bs, unsigned *key)
-{
-    unsigned long long i = blockIdx.x * (unsigned long long)THREADS + threadIdx.x;
-    if (i < n)
-        key[i] = j < k ? index[id[i] * k + j] / seg : (unsigned)(id[i] / bs);
-}
-
-/* run[i] = i where sorted job i starts a category (its block or one of its
- * segments differs from the job before), else 0. */
-__global__ void swap_head_kernel(const unsigned *index, const unsigned *id, unsigned long long n,
-                                 unsigned long long k, unsigned seg, unsigned long long bs,
-                                 unsigned *run)
+/* key[i]: the word [lo, hi) of job id[i] (of job i on the first word, which
+ * also writes id: the identity). */
+__global__ void swap_key_kernel(const unsigned *index, unsigned *id, unsigned long long n,
+                                unsigned long long k, unsigned long long bs, int has_block,
+                                int block_bits, int seg_bits, int shift, unsigned lo, unsigned hi,
+                                int first, unsigned *key)
 {
     unsigned long long i = blockIdx.x * (unsigned long long)THREADS + threadIdx.x;
     if (i >= n)
         return;
-    unsigned long long a = id[i], b = i ? id[i - 1] : 0;
-    bool head = i == 0 || a / bs != b / bs;
-    for (unsigned long long j = 0; !head && j < k; j++)
-        head = index[a * k + j] / seg != index[b * k + j] / seg;
-    run[i] = head ? (unsigned)i : 0;
-}
-
-/* After the maximum scan run[i] is where job i's category starts: its
- * last job writes the category's length there. */
-__global__ void swap_len_kernel(const unsigned *run, unsigned long long n, unsigned *len)
-{
-    unsigned long long i = blockIdx.x * (unsigned long long)THREADS + threadIdx.x;
-    if (i < n && (i + 1 == n || run[i + 1] != run[i]))
-        len[run[i]] = (unsigned)(i + 1 - run[i]);
-}
-
-/* key[i] = job i's block x 2 + whether it is beyond its category's whole
- * warps (a residue). */
-__global__ void swap_residue_kernel(const unsigned *id, const unsigned *run, const unsigned *len,
-                                    unsigned long long n, unsigned long long bs, unsigned *key)
-{
-    unsigned long long i = blockIdx.x * (unsigned long long)THREADS + threadIdx.x;
-    if (i < n) {
-        unsigned r = (unsigned)i - run[i], whole = len[run[i]] / WARP * WARP;
-        key[i] = (unsigned)(id[i] / bs) * 2 + (r >= whole);
+    unsigned long long t = first ? i : id[i];
+    unsigned v = 0;
+    for (unsigned f = lo; f < hi; f++) {
+        int w = has_block && f == 0 ? block_bits : seg_bits;
+        v = (w == 32 ? 0 : v << w) | swap_field(index, t, k, bs, has_block, shift, f);
     }
+    key[i] = v;
+    if (first)
+        id[i] = (unsigned)i;
 }
 
-struct max_op {
-    __device__ unsigned operator()(unsigned a, unsigned b) const { return a > b ? a : b; }
+/* Whether sorted job p starts a category: its most significant word
+ * (key, sorted) differs from job p-1's, or one of the fields below it. */
+struct swap_head {
+    const unsigned *key, *id, *index;
+    unsigned long long k, bs;
+    int has_block, shift;
+    unsigned below, nfields; /* fields [below, nfields) lie in the other words */
+    __device__ unsigned operator()(unsigned p) const
+    {
+        if (p == 0 || key[p] != key[p - 1])
+            return 1;
+        unsigned long long a = id[p], b = id[p - 1];
+        for (unsigned f = below; f < nfields; f++)
+            if (swap_field(index, a, k, bs, has_block, shift, f) !=
+                swap_field(index, b, k, bs, has_block, shift, f))
+                return 1;
+        return 0;
+    }
 };
 
-static cudaError_t swap_steps(const unsigned *index, size_t n, size_t k, size_t ne, unsigned seg,
-                              size_t bs, unsigned *perm)
+/* Category c's residue (its jobs beyond whole warps); 0 past the last. */
+struct swap_rem {
+    const unsigned *start;
+    const unsigned *runs; /* device: the number of categories */
+    __device__ unsigned operator()(unsigned c) const
+    {
+        return c < *runs ? (start[c + 1] - start[c]) % WARP : 0;
+    }
+};
+
+/* run[p] (1 + the category of sorted job p, an inclusive count of the
+ * heads): start[c] = where category c begins; start[runs] = n. */
+__global__ void swap_start_kernel(const unsigned *run, unsigned long long n, unsigned *start)
 {
-    size_t sort_bytes = 0, scan_bytes = 0, nb = (n + bs - 1) / bs;
-    cudaError_t e = cub::DeviceRadixSort::SortPairs(NULL, sort_bytes, (unsigned *)NULL,
-                                                    (unsigned *)NULL, (unsigned *)NULL,
-                                                    (unsigned *)NULL, (int)n, 0, 32);
+    unsigned long long p = blockIdx.x * (unsigned long long)THREADS + threadIdx.x;
+    if (p >= n)
+        return;
+    if (p == 0 || run[p] != run[p - 1])
+        start[run[p] - 1] = (unsigned)p;
+    if (p + 1 == n)
+        start[run[p]] = (unsigned)n;
+}
+
+/* Sorted job p of category c, in block b (the sorted positions [b * bs,
+ * b * bs + its size), the block being the most significant field): the
+ * block's whole warps first, in category order, then its residues, in
+ * category order.  rex[c]: the residues of the categories before c (an
+ * exclusive sum; the block's own from the difference with its first
+ * category's). */
+__global__ void swap_place_kernel(const unsigned *id, const unsigned *run, const unsigned *start,
+                                  const unsigned *rex, unsigned long long n,
+                                  unsigned long long bs, unsigned *perm)
+{
+    unsigned long long p = blockIdx.x * (unsigned long long)THREADS + threadIdx.x;
+    if (p >= n)
+        return;
+    unsigned long long b0 = p / bs * bs, blen = n - b0 < bs ? n - b0 : bs;
+    unsigned c = run[p] - 1, c0 = run[b0] - 1, c1 = run[b0 + blen - 1];
+    unsigned s = start[c], whole = start[c] + (start[c + 1] - s) / WARP * WARP;
+    unsigned before = rex[c] - rex[c0], residues = rex[c1] - rex[c0];
+    unsigned long long dest = p < whole ? p - before : b0 + blen - residues + before + (p - whole);
+    perm[dest] = id[p];
+}
+
+/* The plan: field widths, the words.  word: room for nfields words. */
+static void swap_plan_make(size_t n, size_t k, size_t ne, unsigned seg, size_t bs, swap_plan *s,
+                           swap_word *word)
+{
+    s->n = n, s->k = k, s->bs = bs, s->nb = (n + bs - 1) / bs;
+    s->has_block = s->nb > 1;
+    s->block_bits = bits_for(s->nb - 1);
+    s->seg_bits = bits_for((ne - 1) / seg);
+    s->shift = bits_for(seg) - 1;
+    s->nfields = (unsigned)k + s->has_block;
+    s->nwords = 0, s->word = word;
+    for (unsigned hi = s->nfields; hi > 0;) {
+        unsigned lo = hi;
+        int bits = 0;
+        while (lo > 0) {
+            int w = s->has_block && lo == 1 ? s->block_bits : s->seg_bits;
+            if (lo < hi && bits + w > 32)
+                break;
+            bits += w, lo--;
+        }
+        word[s->nwords++] = (swap_word){lo, hi, bits};
+        hi = lo;
+    }
+}
+
+/* Each step between two events, waited for (steps: NULL, untimed). */
+struct swap_clock {
+    tmap_swap_steps *steps;
+    cudaEvent_t ev[2];
+    cudaError_t tick(int step)
+    {
+        if (!steps)
+            return cudaSuccess;
+        float ms = 0;
+        cudaError_t e = cudaEventRecord(ev[1], 0);
+        if (e == cudaSuccess)
+            e = cudaEventSynchronize(ev[1]);
+        if (e == cudaSuccess)
+            e = cudaEventElapsedTime(&ms, ev[0], ev[1]);
+        steps->ms[step] += ms;
+        cudaEvent_t t = ev[0];
+        ev[0] = ev[1], ev[1] = t;
+        return e;
+    }
+};
+
+/* The bytes each step must read and write at least (the floor): the key
+ * words (the index's accesses of their fields, the ids, the keys), CUB's
+ * histogram and passes (a key and an id read and written), the heads'
+ * scan and the starts, the residues' scan, the placement. */
+static void swap_floor(const swap_plan *s, size_t runs, tmap_swap_steps *st)
+{
+    double n = (double)s->n;
+    st->words = s->nwords, st->passes = 0, st->runs = runs;
+    for (unsigned w = 0; w < s->nwords; w++) {
+        const swap_word *x = &s->word[w];
+        unsigned acc = x->hi - x->lo - (s->has_block && x->lo == 0);
+        st->bytes[TMAP_SWAP_KEYS] += 4 * n * (acc + 2); /* + the ids read or written, the keys */
+        int p = swap_passes(x->bits);
+        st->passes += (unsigned)p;
+        st->bytes[TMAP_SWAP_SORT] += p ? 4 * n + 16 * n * p : 0;
+    }
+    st->bytes[TMAP_SWAP_RUNS] = 12 * n + 16 * (double)runs;
+    st->bytes[TMAP_SWAP_PLACE] = 12 * n;
+}
+
+static cudaError_t swap_steps(const unsigned *index, const swap_plan *s, unsigned *perm,
+                              swap_clock *clk)
+{
+    size_t n = s->n, sort_bytes = 0, scan_bytes = 0, rex_bytes = 0;
+    cub::DoubleBuffer<unsigned> key(NULL, NULL), id(NULL, NULL);
+    thrust::counting_iterator<unsigned> at(0);
+    swap_head head = {};
+    swap_rem rem = {};
+    cudaError_t e = cub::DeviceRadixSort::SortPairs(NULL, sort_bytes, key, id, (int)n, 0, 32);
     if (e == cudaSuccess)
-        e = cub::DeviceScan::InclusiveScan(NULL, scan_bytes, (unsigned *)NULL, (unsigned *)NULL,
-                                           max_op(), (int)n);
-    pool p = {NULL, 0};
+        e = cub::DeviceScan::InclusiveSum(NULL, scan_bytes,
+                                          thrust::make_transform_iterator(at, head),
+                                          (unsigned *)NULL, (int)n);
+    if (e == cudaSuccess)
+        e = cub::DeviceScan::ExclusiveSum(NULL, rex_bytes,
+                                          thrust::make_transform_iterator(at, rem),
+                                          (unsigned *)NULL, (int)n + 1);
     size_t temp_bytes = sort_bytes > scan_bytes ? sort_bytes : scan_bytes;
+    temp_bytes = temp_bytes > rex_bytes ? temp_bytes : rex_bytes;
+    pool p = {NULL, 0};
     if (e == cudaSuccess)
-        e = cudaMalloc(&p.base, 6 * n * 4 + temp_bytes + 7 * 64);
+        e = cudaMallocAsync((void **)&p.base, 4 * ((n + 1) * 4 + 64) + temp_bytes + 64, 0);
     if (e != cudaSuccess)
         return e;
-    unsigned *key[2] = {(unsigned *)p.take(n * 4), (unsigned *)p.take(n * 4)};
-    unsigned *id[2] = {(unsigned *)p.take(n * 4), (unsigned *)p.take(n * 4)};
-    unsigned *run = (unsigned *)p.take(n * 4), *len = (unsigned *)p.take(n * 4);
+    e = clk->tick(TMAP_SWAP_ALLOC);
+    unsigned *k0 = (unsigned *)p.take((n + 1) * 4), *k1 = (unsigned *)p.take((n + 1) * 4);
+    unsigned *i0 = (unsigned *)p.take((n + 1) * 4), *i1 = (unsigned *)p.take((n + 1) * 4);
     void *temp = p.take(temp_bytes);
-    int cur = 0, seg_bits = bits_for((ne - 1) / seg | 1), final_bits = bits_for(2 * nb - 1);
-    iota_kernel<<<blocks_for(n), THREADS>>>(id[0], n);
-    /* LSD: the last access first; the block (most significant) last */
-    for (size_t pass = 0; e == cudaSuccess && pass < k + (bs < n); pass++) {
-        size_t j = pass < k ? k - 1 - pass : k;
-        swap_key_kernel<<<blocks_for(n), THREADS>>>(index, id[cur], n, k, j, seg, bs, key[0]);
-        e = cub::DeviceRadixSort::SortPairs(temp, sort_bytes, key[0], key[1], id[cur],
-                                            id[1 - cur], (int)n, 0,
-                                            j < k ? seg_bits : bits_for(nb - 1));
-        cur = 1 - cur;
+    key = cub::DoubleBuffer<unsigned>(k0, k1), id = cub::DoubleBuffer<unsigned>(i0, i1);
+    /* LSD: the least significant word first; each pass ping-pongs between
+     * the two buffers of keys and of ids (CUB's DoubleBuffer: no copies of
+     * its own) */
+    for (unsigned w = 0; e == cudaSuccess && w < s->nwords; w++) {
+        const swap_word *x = &s->word[w];
+        swap_key_kernel<<<blocks_for(n), THREADS>>>(index, id.Current(), n, s->k, s->bs,
+                                                    s->has_block, s->block_bits, s->seg_bits,
+                                                    s->shift, x->lo, x->hi, w == 0,
+                                                    key.Current());
+        e = cudaGetLastError();
+        if (e == cudaSuccess)
+            e = clk->tick(TMAP_SWAP_KEYS);
+        if (e == cudaSuccess)
+            e = cub::DeviceRadixSort::SortPairs(temp, sort_bytes, key, id, (int)n, 0, x->bits);
+        if (e == cudaSuccess)
+            e = clk->tick(TMAP_SWAP_SORT);
     }
+    /* the categories: the heads counted (run), where each starts */
+    unsigned *run = key.Alternate(), *start = key.Current(), *rex = id.Alternate();
+    head = {key.Current(), id.Current(), index, s->k, s->bs, s->has_block, s->shift,
+            s->word[s->nwords - 1].hi, s->nfields};
+    if (e == cudaSuccess)
+        e = cub::DeviceScan::InclusiveSum(temp, scan_bytes,
+                                          thrust::make_transform_iterator(at, head), run, (int)n);
     if (e == cudaSuccess) {
-        swap_head_kernel<<<blocks_for(n), THREADS>>>(index, id[cur], n, k, seg, bs, run);
-        e = cub::DeviceScan::InclusiveScan(temp, scan_bytes, run, key[1], max_op(), (int)n);
+        swap_start_kernel<<<blocks_for(n), THREADS>>>(run, n, start);
+        e = cudaGetLastError();
     }
+    unsigned nruns = 0;
+    if (e == cudaSuccess)
+        e = cudaMemcpy(&nruns, run + n - 1, 4, cudaMemcpyDeviceToHost);
+    rem = {start, run + n - 1};
+    if (e == cudaSuccess)
+        e = cub::DeviceScan::ExclusiveSum(temp, rex_bytes, thrust::make_transform_iterator(at, rem),
+                                          rex, (int)nruns + 1);
+    if (e == cudaSuccess)
+        e = clk->tick(TMAP_SWAP_RUNS);
     if (e == cudaSuccess) {
-        swap_len_kernel<<<blocks_for(n), THREADS>>>(key[1], n, len);
-        swap_residue_kernel<<<blocks_for(n), THREADS>>>(id[cur], key[1], len, n, bs, key[0]);
-        e = cub::DeviceRadixSort::SortPairs(temp, sort_bytes, key[0], run, id[cur], perm, (int)n,
-                                            0, final_bits);
+        swap_place_kernel<<<blocks_for(n), THREADS>>>(id.Current(), run, start, rex, n, s->bs,
+                                                      perm);
+        e = cudaGetLastError();
     }
-    return p.release(e);
+    if (e == cudaSuccess)
+        e = clk->tick(TMAP_SWAP_PLACE);
+    if (clk->steps)
+        swap_floor(s, nruns, clk->steps);
+    cudaError_t f = cudaFreeAsync(p.base, 0);
+    if (f == cudaSuccess)
+        f = cudaStreamSynchronize(0);
+    if (f == cudaSuccess)
+        f = clk->tick(TMAP_SWAP_FREE);
+    return e == cudaSuccess ? f : e;
+}
+
+static tmap_status swap_run(uint64_t index, size_t nthreads, size_t per_thread, size_t nelems,
+                            size_t elem_bytes, size_t block_size, uint64_t perm,
+                            tmap_swap_steps *steps, const char *fn, tmap_error *err)
+{
+    tmap_status st = check(nthreads, per_thread, nelems, fn, err);
+    if (st)
+        return st;
+    if (!elem_bytes || elem_bytes & (elem_bytes - 1) || block_size % WARP ||
+        nthreads > 0x7ffffffeu)
+        return tmap_fail(err, TMAP_ERR_INVALID, "%s: element bytes %zu (a power of two), blocks "
+                         "of %zu threads (0 or a multiple of 32), threads below 2^31 - 1", fn,
+                         elem_bytes, block_size);
+    unsigned seg = elem_bytes < 32 ? (unsigned)(32 / elem_bytes) : 1;
+    size_t bs = block_size && block_size < nthreads ? block_size : nthreads;
+    swap_word *word = (swap_word *)malloc((per_thread + 1) * sizeof *word);
+    if (!word)
+        return tmap_fail(err, TMAP_ERR_NOMEM, "%s: out of memory", fn);
+    swap_plan plan;
+    swap_plan_make(nthreads, per_thread, nelems, seg, bs, &plan, word);
+    swap_clock clk = {steps, {NULL, NULL}};
+    cudaError_t e = cudaSuccess;
+    if (steps) {
+        *steps = (tmap_swap_steps){};
+        e = cudaEventCreate(&clk.ev[0]);
+        if (e == cudaSuccess)
+            e = cudaEventCreate(&clk.ev[1]);
+        if (e == cudaSuccess)
+            e = cudaEventRecord(clk.ev[0], 0);
+    }
+    if (e == cudaSuccess)
+        e = swap_steps((const unsigned *)index, &plan, (unsigned *)perm, &clk);
+    for (int i = 0; i < 2; i++)
+        if (clk.ev[i])
+            cudaEventDestroy(clk.ev[i]);
+    free(word);
+    return e == cudaSuccess ? TMAP_OK : cuda_fail(err, e, fn, "the build");
 }
 
 extern "C" tmap_status tmap_gpu_memre_swap(uint64_t index, size_t nthreads, size_t per_thread,
                                            size_t nelems, size_t elem_bytes, size_t block_size,
                                            uint64_t perm, tmap_error *err)
 {
-    const char *fn = "tmap_gpu_memre_swap";
-    tmap_status st = check(nthreads, per_thread, nelems, fn, err);
-    if (st)
-        return st;
-    if (!elem_bytes || elem_bytes & (elem_bytes - 1) || block_size % WARP)
-        return tmap_fail(err, TMAP_ERR_INVALID, "%s: element bytes %zu (a power of two), blocks "
-                         "of %zu threads (0 or a multiple of 32)", fn, elem_bytes, block_size);
-    unsigned seg = elem_bytes < 32 ? (unsigned)(32 / elem_bytes) : 1;
-    cudaError_t e = swap_steps((const unsigned *)index, nthreads, per_thread, nelems, seg,
-                               block_size && block_size < nthreads ? block_size : nthreads,
-                               (unsigned *)perm);
-    return e == cudaSuccess ? TMAP_OK : cuda_fail(err, e, fn, "the build");
+    return swap_run(index, nthreads, per_thread, nelems, elem_bytes, block_size, perm, NULL,
+                    "tmap_gpu_memre_swap", err);
+}
+
+extern "C" tmap_status tmap_gpu_memre_swap_steps(uint64_t index, size_t nthreads,
+                                                 size_t per_thread, size_t nelems,
+                                                 size_t elem_bytes, size_t block_size,
+                                                 uint64_t perm, tmap_swap_steps *steps,
+                                                 tmap_error *err)
+{
+    if (!steps)
+        return tmap_fail(err, TMAP_ERR_INVALID, "tmap_gpu_memre_swap_steps: steps is NULL");
+    return swap_run(index, nthreads, per_thread, nelems, elem_bytes, block_size, perm, steps,
+                    "tmap_gpu_memre_swap_steps", err);
 }

@@ -8,7 +8,8 @@
  * (tmap_gpu_memre_partial, tmap_gpu_memre_share); job swapping as a sort
  * over the grid and within blocks, on the random references and on
  * clustered ones with whole warps (tmap_gpu_memre_swap against
- * tmap_memre_swap_sorted); and the gather that
+ * tmap_memre_swap_sorted; step by step, tmap_gpu_memre_swap_steps, the same
+ * order and the categories counted); and the gather that
  * builds A' (elements of 4, 8, 16 and 12 bytes, padding slots zero).
  */
 #include "tests/testutil.h"
@@ -55,9 +56,45 @@ static void partial_and_share_equal_cpu(tmap_cuda *c, const tmap_memref *r, cons
     tmap_cuda_free(c, dstart), free(perm);
 }
 
+/* Jobs' categories, compared: (block, the segments of each access). */
+static size_t cat_k, cat_seg, cat_bs;
+static const uint32_t *cat_index;
+
+static int by_category(const void *a, const void *b)
+{
+    uint32_t s = *(const uint32_t *)a, t = *(const uint32_t *)b;
+    if (s / cat_bs != t / cat_bs)
+        return s / cat_bs < t / cat_bs ? -1 : 1;
+    for (size_t j = 0; j < cat_k; j++) {
+        uint32_t x = cat_index[s * cat_k + j] / cat_seg, y = cat_index[t * cat_k + j] / cat_seg;
+        if (x != y)
+            return x < y ? -1 : 1;
+    }
+    return 0;
+}
+
+/* The distinct categories of the n jobs in blocks of bs (0: the grid). */
+static size_t categories_of(const tmap_memref *r, const uint32_t *index, size_t bs)
+{
+    size_t n = r->nthreads, count = 0;
+    uint32_t *job = malloc(n * 4);
+    cat_k = r->per_thread, cat_seg = r->elem_bytes < 32 ? 32 / r->elem_bytes : 1;
+    cat_bs = bs ? bs : n, cat_index = index;
+    for (size_t t = 0; t < n; t++)
+        job[t] = (uint32_t)t;
+    qsort(job, n, 4, by_category);
+    for (size_t t = 0; t < n; t++)
+        count += t == 0 || by_category(&job[t - 1], &job[t]) != 0;
+    free(job);
+    return count;
+}
+
 /* Swapping as a sort, over the grid and in blocks of 256, on p and on a
  * clustered index (37 consecutive threads of a scattered order share an
- * element: whole warps and residues): the GPU's thread order is the CPU's. */
+ * element: whole warps and residues): the GPU's thread order is the CPU's.
+ * The step-by-step build (tmap_gpu_memre_swap_steps) gives the same order
+ * and counts the categories exactly; its key words and passes as the
+ * fields' bits say (the same for both indexes). */
 static void swap_equal_cpu(tmap_cuda *c, const tmap_memref *r, const uint32_t *p, uint64_t dp)
 {
     size_t n = r->nthreads, m = n * r->per_thread;
@@ -68,10 +105,34 @@ static void swap_equal_cpu(tmap_cuda *c, const tmap_memref *r, const uint32_t *p
     for (int which = 0; which < 2; which++)
         for (size_t bs = 0; bs <= 256; bs += 256) {
             tmap_memre cpu;
+            tmap_swap_steps st;
             TMAP_CHECK(tmap_memre_swap_sorted(r, which ? clustered : p, bs, &cpu, err));
             TMAP_CHECK(tmap_gpu_memre_swap(which ? dc : dp, n, r->per_thread, r->nelems,
                                            r->elem_bytes, bs, dperm, err));
             test_expect_device_u32(c, dperm, cpu.perm, n, "swapping's perm");
+            TMAP_CHECK(tmap_cuda_zero(c, dperm, n * 4, err));
+            TMAP_CHECK(tmap_gpu_memre_swap_steps(which ? dc : dp, n, r->per_thread, r->nelems,
+                                                 r->elem_bytes, bs, dperm, &st, err));
+            test_expect_device_u32(c, dperm, cpu.perm, n, "swapping's perm, step by step");
+            assert_int_equal(st.runs, categories_of(r, which ? clustered : p, bs));
+            /* 8-byte elements: 4 a segment; fields of the segments' bits, the block's first */
+            int sb = 0, bb = 0, bits = 0, words = 1, passes = 0;
+            while ((r->nelems - 1) / 4 >> sb)
+                sb++;
+            while (bs && bs < n && (n - 1) / bs >> bb)
+                bb++;
+            for (size_t f = 0; f < r->per_thread + (bb > 0); f++) {
+                int w = f == r->per_thread ? bb : sb;
+                if (bits + w > 32)
+                    passes += (bits + 7) / 8, bits = 0, words++;
+                bits += w;
+            }
+            passes += (bits + 7) / 8;
+            assert_int_equal(st.words, words);
+            assert_int_equal(st.passes, passes);
+            for (int i = 0; i < TMAP_SWAP_STEPS; i++)
+                assert_true(st.ms[i] >= 0);
+            assert_true(st.bytes[TMAP_SWAP_SORT] >= 16.0 * (double)n * passes);
             tmap_memre_free(&cpu);
         }
     tmap_cuda_free(c, dc), tmap_cuda_free(c, dperm), free(clustered);

@@ -511,13 +511,40 @@ tmap_status tmap_gpu_memre_share(uint64_t index, uint64_t perm, size_t nthreads,
                                  uint64_t start, size_t *nout, tmap_error *err);
 /* tmap_gpu_memre_swap: regroup's tmap_memre_swap_sorted (32-byte sectors,
  * warps of 32; block_size 0 or a multiple of 32): perm (device u32
- * [nthreads]) the thread order; Q is the index itself.  One stable CUB
- * radix sort per access (and one for the blocks), a maximum scan for the
- * categories, a last sort for the residues; allocates its scratch and
- * waits. */
+ * [nthreads]) the thread order; Q is the index itself; threads below
+ * 2^31 - 1.  The category key (the block, then each access's segment, in
+ * the bits that can vary) packed into as few 32-bit words as fit, one
+ * stable CUB radix sort per word (the least significant first; with one
+ * access and no blocks, one sort on the segment); the categories by a scan
+ * of their heads, their residues by a scan over the categories, and each
+ * job placed by one kernel (whole warps first, then the residues, both in
+ * category order).  Its scratch (four words a thread) from the
+ * stream-ordered pool (cudaMallocAsync), on and for the legacy default
+ * stream; waits.
+ * tmap_gpu_memre_swap_steps: the same build, the same perm, each step
+ * between its own CUDA events and waited for (where the time goes: for
+ * benchmarks), with the bytes each step must read and write at least. */
+enum {
+    TMAP_SWAP_ALLOC, /* the scratch from the pool */
+    TMAP_SWAP_KEYS,  /* the key words (the first also writes the ids) */
+    TMAP_SWAP_SORT,  /* CUB's radix sorts, one per word */
+    TMAP_SWAP_RUNS,  /* the heads' scan, the categories' starts, the residues' scan */
+    TMAP_SWAP_PLACE, /* each job to its slot */
+    TMAP_SWAP_FREE,  /* the scratch back, the stream waited for */
+    TMAP_SWAP_STEPS
+};
+typedef struct tmap_swap_steps {
+    double ms[TMAP_SWAP_STEPS];    /* each step's time */
+    double bytes[TMAP_SWAP_STEPS]; /* what it reads and writes at least (0: no traffic) */
+    unsigned words, passes;        /* key words sorted, CUB's 8-bit radix passes over them */
+    size_t runs;                   /* the categories */
+} tmap_swap_steps;
 tmap_status tmap_gpu_memre_swap(uint64_t index, size_t nthreads, size_t per_thread,
                                 size_t nelems, size_t elem_bytes, size_t block_size,
                                 uint64_t perm, tmap_error *err);
+tmap_status tmap_gpu_memre_swap_steps(uint64_t index, size_t nthreads, size_t per_thread,
+                                      size_t nelems, size_t elem_bytes, size_t block_size,
+                                      uint64_t perm, tmap_swap_steps *steps, tmap_error *err);
 
 /*
  * The layouts that follow an order, built on the GPU (runtime/gpu_memorder.cu,
