@@ -534,14 +534,25 @@ static int build_locality(gpu *g, mi_app *a, dev_app *da, const dev_layout *o, d
     unsigned nnz = (unsigned)n, nrows = (unsigned)ne;
     void *args[] = {&da->aux, &nnz, &rowptr, &nrows};
     tmap_launch l = grid(args, 4, ne + 1);
+    tmap_gpu_rcm_steps st;
+    double ms[4] = {0, 0, 0, 0}; /* each step in its own window: CSR rows, RCM, follow, relabel */
     int rc = tmap_cuda_alloc(g->c, (ne + 1) * 4, &rowptr, e) || ev_start(g, e) ||
-             tmap_kernel_enqueue(g->csr_rows, &l, NULL, e) ||
-             tmap_gpu_memre_rcm(rowptr, o->q, ne, x->from, NULL, e) ||
+             tmap_kernel_enqueue(g->csr_rows, &l, NULL, e) || ev_stop(g, &ms[0], e) ||
+             ev_start(g, e) || tmap_gpu_memre_rcm_timed(rowptr, o->q, ne, x->from, &st, NULL, e) ||
+             ev_stop(g, &ms[1], e) || ev_start(g, e) ||
              tmap_gpu_memre_follow(da->aux, n, x->from, ne, x->perm, NULL, e) ||
+             ev_stop(g, &ms[2], e) || ev_start(g, e) ||
              tmap_gpu_memre_relabel(o->q, n, k, x->from, ne, x->q, NULL, e) ||
-             ev_stop(g, &x->build_ms, e);
+             ev_stop(g, &ms[3], e);
     tmap_cuda_free(g->c, rowptr);
-    return rc ? -1 : 0;
+    if (rc)
+        return -1;
+    x->build_ms += ms[0] + ms[1] + ms[2] + ms[3];
+    printf("  (locality build step by step: CSR row pointers %.3f ms, threads following their "
+           "rows %.3f, relabeling %zu accesses %.3f; RCM %.3f ms: ", ms[0], ms[2], n * k, ms[3],
+           ms[1]);
+    bench_rcm_steps(stdout, "", &st, ")");
+    return 0;
 }
 
 /* The symmetric renumbering (spmv): the locality layout `loc` (its rows'
@@ -556,15 +567,20 @@ static int build_symmetric(gpu *g, const mi_app *a, const dev_layout *loc, dev_l
     if (a->kind != MI_SPMV || !loc->built || !loc->aux || !loc->val || loc->perm)
         return 0;
     x->sym = 1, x->nout = ne;
+    double ms[2] = {0, 0}; /* the copies; the rows relabeled */
     int rc = alloc_layout(g, x, ne, n, 0, e) || tmap_cuda_alloc(g->c, n * 4, &x->aux, e) ||
              tmap_cuda_alloc(g->c, n * 8, &x->val, e) ||
              tmap_cuda_alloc(g->c, ne * 8, &x->ybuf, e) || ev_start(g, e) ||
              tmap_cuda_copy(g->c, x->from, loc->from, ne * 4, e) ||
              tmap_cuda_copy(g->c, x->q, loc->q, n * 4, e) ||
-             tmap_cuda_copy(g->c, x->val, loc->val, n * 8, e) ||
+             tmap_cuda_copy(g->c, x->val, loc->val, n * 8, e) || ev_stop(g, &ms[0], e) ||
+             ev_start(g, e) ||
              tmap_gpu_memre_relabel(loc->aux, n, 1, loc->from, ne, x->aux, NULL, e) ||
-             ev_stop(g, &x->build_ms, e) ? -1 : 1;
-    x->build_ms += loc->build_ms, x->cpu_ms = loc->cpu_ms;
+             ev_stop(g, &ms[1], e) ? -1 : 1;
+    x->build_ms += ms[0] + ms[1] + loc->build_ms, x->cpu_ms = loc->cpu_ms;
+    if (rc == 1)
+        printf("  (symmetric build: the locality build's %.3f ms, then its own copies %.3f ms "
+               "and rows relabeled %.3f: %.3f ms)\n", loc->build_ms, ms[0], ms[1], x->build_ms);
     return rc;
 }
 
@@ -757,9 +773,13 @@ static int build_kind(gpu *g, mi_app *a, dev_app *da, tmap_memre_kind k, dev_lay
     default:
         rc = 0;
     }
+    double before = x->build_ms;
     if (rc == 1 && ((x->from && tmap_cuda_alloc(g->c, x->nout * a->ref.elem_bytes, &x->ap, e)) ||
                     move_threads(g, a, da, x, e)))
         rc = -1;
+    if (rc == 1 && k == TMAP_MEMRE_LOCALITY && a->kind != MI_MD)
+        printf("  (locality build: then the threads' arrays moved %.3f ms; in all %.3f ms)\n",
+               x->build_ms - before, x->build_ms);
     if (rc == 1 && (layout_counts(g, a, x, e) || (x->from && gather_counts(g, a, x, e))))
         rc = -1;
     if (rc != 1 && k != TMAP_MEMRE_SHARE)

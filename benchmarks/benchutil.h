@@ -57,6 +57,23 @@ static inline int bench_gpu_failed(const char *name, const tmap_error *e)
     return e->status == TMAP_ERR_NO_DEVICE ? 3 : 1;
 }
 
+/* A tmap_gpu_memre_rcm_timed call's steps, on one line between `prefix`
+ * and `suffix`. */
+static inline void bench_rcm_steps(FILE *out, const char *prefix, const tmap_gpu_rcm_steps *s,
+                                   const char *suffix)
+{
+    double sum = s->alloc_ms + s->setup_ms + s->sweep_ms + s->least_ms + s->number_ms +
+                 s->rest_ms;
+    fprintf(out, "%sallocation %.3f ms, setup %.3f, sweeps %.3f (%u, %s:", prefix, s->alloc_ms,
+            s->setup_ms, s->sweep_ms, s->sweeps, s->coop_sweeps ? "cooperative" : "launches");
+    for (unsigned i = 0; i < s->sweeps && i < 4; i++)
+        fprintf(out, " %.3f", s->sweep_each_ms[i]);
+    fprintf(out, "%s), least vertices %.3f, numbering %.3f (%u components, %llu levels, %s), "
+            "marks and reversal %.3f; sum %.3f ms%s\n", s->sweeps > 4 ? " ..." : "", s->least_ms,
+            s->number_ms, s->components, s->levels,
+            s->coop_number ? "cooperative" : "launches per level", s->rest_ms, sum, suffix);
+}
+
 static inline void bench_banner(FILE *out, const tmap_device_info *d, const char *prefix)
 {
     fprintf(out, "%sdevice: %s (sm_%d%d), %d SMs, SM clock %d MHz, memory clock %d MHz\n", prefix,

@@ -18,10 +18,12 @@
  * numbering knows its levels' sizes from the root's sweep (a BFS's levels
  * do not depend on the order within them) and does not wait.  Where the
  * device launches cooperative kernels (its attribute says so), a
- * sweep is one kernel with a grid barrier per level, and so is a
- * component's numbering when no row exceeds 32 entries: the parents rank
- * their own children and a scan of their counts places them, no sort
- * (the section "one kernel per BFS").
+ * sweep is one kernel with a grid barrier per level (its appends
+ * aggregated over the lanes that run together: one atomic for them), and
+ * so is a component's numbering when no row exceeds 32 entries: the
+ * parents rank their own children and a scan of their counts places
+ * them, no sort, one grid barrier a level (the section "one kernel per
+ * BFS").  tmap_gpu_memre_rcm_timed times the steps.
  *
  * Padding's one sequential step: where a warp's working set starts
  * depends on where the warps before it ended (the padding), so one block
@@ -29,9 +31,11 @@
  * the previous warp's last) in order; everything per thread is parallel.
  */
 #include <cooperative_groups.h>
+#include <cooperative_groups/scan.h>
 #include <cub/block/block_reduce.cuh>
 #include <cub/block/block_scan.cuh>
 #include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_scan.cuh>
 #include <cub/device/device_select.cuh>
 #include <cuda_runtime.h>
 
@@ -61,6 +65,20 @@ tmap_status cuda_fail(tmap_error *err, cudaError_t e, const char *fn, const char
 unsigned blocks_for(size_t n) { return (unsigned)((n + THREADS - 1) / THREADS); }
 
 __device__ u64 global_id() { return blockIdx.x * (u64)THREADS + threadIdx.x; }
+
+/* Appends through one counter, aggregated over the lanes that arrive
+ * together (cooperative groups' coalesced threads): one atomicAdd for
+ * them all, each lane's c slots after the lanes of lower rank.  Returns
+ * this lane's first slot.  The order within a level does not matter to
+ * those that append (a BFS level is a set; the numbering ranks its own). */
+__device__ unsigned take_slots(unsigned *cnt, unsigned c)
+{
+    cg::coalesced_group g = cg::coalesced_threads();
+    unsigned incl = cg::inclusive_scan(g, c), first = 0, last = g.size() - 1;
+    if (g.thread_rank() == last && incl)
+        first = atomicAdd(cnt, incl);
+    return g.shfl(first, last) + incl - c;
+}
 
 /* One device allocation cut into aligned pieces: a first pass (base
  * NULL) only counts the bytes. */
@@ -326,7 +344,7 @@ __global__ void sweep_kernel(const unsigned *rowptr, const unsigned *col, unsign
             if (u == v || (s >= base && s != t))
                 continue;
             if (atomicMax(&seen[u], t) < base)
-                q[atomicAdd(tail, 1u)] = u;
+                q[take_slots(tail, 1)] = u;
         }
     }
 }
@@ -365,7 +383,7 @@ __global__ void expand_kernel(const unsigned *rowptr, const unsigned *col, unsig
         if (u == v || (s >= base && s != t))
             continue;
         if (atomicMax(&seen[u], t) < base)
-            q[hi + atomicAdd(count, 1u)] = u;
+            q[hi + take_slots(count, 1)] = u;
         if (parent)
             atomicMin(&parent[u], i);
     }
@@ -418,7 +436,8 @@ enum { PT = 512, BATCH = 4, SMALL_ROW = 32 };
 
 /* A search's claims from v over col[e0..e1) by `step`: each neighbour not
  * seen in this search (stamp below base) gets stamp t and is appended at
- * q[at + ...] (*cnt counts them). */
+ * q[at + ...] (*cnt counts them; a batch's claims of the lanes that run
+ * together take their slots with one atomic). */
 __device__ void sweep_row(const unsigned *col, u64 e0, u64 e1, unsigned step, unsigned v,
                           unsigned base, unsigned t, unsigned *seen, unsigned *q, unsigned at,
                           unsigned *cnt)
@@ -431,10 +450,16 @@ __device__ void sweep_row(const unsigned *col, u64 e0, u64 e1, unsigned step, un
 #pragma unroll
         for (int k = 0; k < BATCH; k++)
             s[k] = u[k] != v ? __ldcg(seen + u[k]) : base;
+        unsigned got = 0; /* the claims of this batch, one bit each */
 #pragma unroll
         for (int k = 0; k < BATCH; k++)
             if (s[k] < base && atomicMax(seen + u[k], t) < base)
-                q[at + atomicAdd(cnt, 1u)] = u[k];
+                got |= 1u << k;
+        unsigned slot = at + take_slots(cnt, __popc(got));
+#pragma unroll
+        for (int k = 0; k < BATCH; k++)
+            if (got >> k & 1)
+                q[slot++] = u[k];
     }
 }
 
@@ -535,16 +560,26 @@ __device__ unsigned children(const unsigned *rowptr, const unsigned *col, const 
 
 /* A component numbered from its root q[at] (stamp base, set by the
  * host), `levels` levels after the root's (its search's eccentricity).
- * Each level [lo, hi): (1) its vertices claim their unclaimed neighbours
- * and give them their least label; (2) each block counts the children of
- * its run of the level's parents and scans the counts (off[], tot[] per
- * block); (3) each parent puts its children at hi + the blocks' counts
- * before + its offset + their rank by (degree, vertex).  Every row at
+ * The root claims its neighbours first; then each level [lo, hi), with
+ * ONE grid barrier: (A) each block counts the children of its run of the
+ * level's parents and scans the counts (off[]), and publishes its total
+ * in tot[] (a word per block, by the level's parity: (level + 1) << 32 |
+ * count); it waits only for the blocks before it to publish theirs, and
+ * adds them; (B) each parent puts its children at hi + the blocks' counts
+ * before + its offset + their rank by (degree, vertex), and each child,
+ * its label now known, claims its unclaimed neighbours and gives them its
+ * label if the least (the next level's claims, folded into this placing);
+ * barrier; the level's size is the sum of tot[].  The claims of (B) touch
+ * only vertices of the level after the children's (a stamp below base, or
+ * the next level's), never a neighbour of a parent, so the children that
+ * another block still counts in (A) do not move under it.  tot[] by
+ * parity: a block that reads a level's words after its barrier reads
+ * them before any block can publish the level two after.  Every row at
  * most SMALL_ROW long. */
 __global__ void __launch_bounds__(PT)
     coop_number_kernel(const unsigned *rowptr, const unsigned *col, const unsigned *deg,
                        unsigned *q, unsigned at, unsigned levels, unsigned base, unsigned *seen,
-                       unsigned *parent, unsigned *off, unsigned *tot)
+                       unsigned *parent, unsigned *off, u64 *tot)
 {
     typedef cub::BlockScan<unsigned, PT> scan_t;
     typedef cub::BlockReduce<unsigned, PT> reduce_t;
@@ -552,20 +587,24 @@ __global__ void __launch_bounds__(PT)
         typename scan_t::TempStorage scan;
         typename reduce_t::TempStorage reduce;
     } sh;
-    __shared__ unsigned sh_sum[2];
+    __shared__ unsigned sh_sum;
     cg::grid_group grid = cg::this_grid();
     unsigned cu[SMALL_ROW], cd[SMALL_ROW];
-    const u64 stride = (u64)gridDim.x * PT;
+    volatile u64 *word = tot;
     unsigned lo = at, hi = at + 1;
+    if (threadIdx.x < 2)
+        word[threadIdx.x * gridDim.x + blockIdx.x] = 0; /* an earlier launch's words */
+    if (blockIdx.x == 0 && threadIdx.x == 0 && levels)
+        number_row(rowptr, col, q[at], at, base, base + 1, seen, parent);
+    grid.sync();
     for (unsigned level = 0; level < levels; level++) {
         unsigned t = base + level + 1, size = hi - lo;
-        for (u64 x = blockIdx.x * (u64)PT + threadIdx.x; x < size; x += stride) /* (1) */
-            number_row(rowptr, col, __ldcg(q + lo + x), lo + (unsigned)x, base, t, seen, parent);
-        grid.sync();
         unsigned chunk = (size + gridDim.x - 1) / gridDim.x;
+        volatile u64 *mine = word + (level & 1) * gridDim.x;
+        const u64 tag = (u64)(level + 1) << 32;
         u64 first = (u64)blockIdx.x * chunk, last = first + chunk < size ? first + chunk : size;
         unsigned run = 0;
-        for (u64 x0 = first; x0 < last; x0 += PT) { /* (2), block-uniform steps */
+        for (u64 x0 = first; x0 < last; x0 += PT) { /* (A), block-uniform steps */
             u64 x = x0 + threadIdx.x;
             unsigned c = 0, ex, sum;
             if (x < last)
@@ -578,21 +617,22 @@ __global__ void __launch_bounds__(PT)
             run += sum;
         }
         if (threadIdx.x == 0)
-            tot[blockIdx.x] = run;
-        grid.sync();
-        unsigned before = 0, all = 0;
-        for (unsigned b = threadIdx.x; b < gridDim.x; b += PT) {
-            unsigned k = __ldcg(tot + b);
-            all += k, before += b < blockIdx.x ? k : 0;
+            mine[blockIdx.x] = tag | run;
+        unsigned before = 0;
+        for (unsigned b = threadIdx.x; b < blockIdx.x; b += PT) { /* the blocks before */
+            u64 w;
+            do
+                w = mine[b];
+            while ((w & ~0xffffffffull) != tag);
+            before += (unsigned)w;
         }
         before = reduce_t(sh.reduce).Sum(before);
-        __syncthreads();
-        all = reduce_t(sh.reduce).Sum(all);
         if (threadIdx.x == 0)
-            sh_sum[0] = before, sh_sum[1] = all;
+            sh_sum = before;
         __syncthreads();
-        before = sh_sum[0], all = sh_sum[1];
-        for (u64 x = first + threadIdx.x; x < last; x += PT) { /* (3) */
+        before = sh_sum;
+        bool claim = level + 1 < levels; /* the last level's children have no next level */
+        for (u64 x = first + threadIdx.x; x < last; x += PT) { /* (B) */
             unsigned c = children(rowptr, col, deg, seen, parent, __ldcg(q + lo + x),
                                   lo + (unsigned)x, t, cu, cd);
             unsigned pos = hi + before + __ldcg(off + x);
@@ -601,9 +641,20 @@ __global__ void __launch_bounds__(PT)
                 for (unsigned j = 0; j < c; j++)
                     r += cd[j] < cd[k] || (cd[j] == cd[k] && cu[j] < cu[k]);
                 q[pos + r] = cu[k];
+                if (claim)
+                    number_row(rowptr, col, cu[k], pos + r, base, t + 1, seen, parent);
             }
         }
         grid.sync();
+        unsigned all = 0;
+        for (unsigned b = threadIdx.x; b < gridDim.x; b += PT)
+            all += (unsigned)mine[b];
+        all = reduce_t(sh.reduce).Sum(all);
+        if (threadIdx.x == 0)
+            sh_sum = all;
+        __syncthreads();
+        all = sh_sum;
+        __syncthreads(); /* sh_sum and sh.reduce are used again */
         lo = hi, hi += all;
     }
 }
@@ -621,8 +672,8 @@ struct rcm {
     const unsigned *rowptr, *col;
     unsigned n, base, maxdeg, maxrow, id_bits;
     unsigned *deg, *seen, *parent, *cm, *queue, *count, *ids, *bound;
-    unsigned *lvl, *off, *tot;  /* the cooperative kernels': level sizes [n + 2], offsets [n],
-                                   the blocks' counts [grid_number] */
+    unsigned *lvl, *off;        /* the cooperative kernels': level sizes [n + 2], offsets [n] */
+    u64 *tot;                   /* the numbering's blocks' counts [2 x grid_number] */
     unsigned grid_search, grid_number; /* their grids (blocks), 0: the launches per level */
     u64 *key[2], *best;
     unsigned *host;  /* pinned: a least key, a chunk of a search's bounds */
@@ -630,7 +681,25 @@ struct rcm {
     void *temp;
     size_t temp_bytes;
     cudaStream_t s;
+    tmap_gpu_rcm_steps *steps; /* NULL: not timed */
+    cudaEvent_t ev[2];         /* the step's start and end (steps only) */
 };
+
+/* The timing of one step (steps only): tick() before it, tock() after,
+ * which waits for it and adds its time to *ms (the host's part between
+ * the two included: the stream is idle while the host works). */
+cudaError_t tick(rcm &r) { return r.steps ? cudaEventRecord(r.ev[0], r.s) : cudaSuccess; }
+
+cudaError_t tock(rcm &r, double *ms)
+{
+    float f = 0;
+    cudaError_t e = cudaSuccess;
+    if (r.steps && (e = cudaEventRecord(r.ev[1], r.s)) == cudaSuccess &&
+        (e = cudaEventSynchronize(r.ev[1])) == cudaSuccess &&
+        (e = cudaEventElapsedTime(&f, r.ev[0], r.ev[1])) == cudaSuccess)
+        *ms += f;
+    return e;
+}
 
 cudaError_t read_u32(rcm &r, const unsigned *dev, unsigned *out)
 {
@@ -733,15 +802,38 @@ cudaError_t search(rcm &r, unsigned root, unsigned *hb, unsigned *ecc)
 /* George and Liu's pseudo-peripheral vertex from start, as tmap_memre_rcm:
  * move to the least-degree vertex of the last level while the
  * eccentricity grows.  *hb: the root's levels' bounds (one of r.hb). */
+cudaError_t timed_search(rcm &r, unsigned root, unsigned *hb, unsigned *ecc)
+{
+    double ms = 0;
+    cudaError_t e = tick(r);
+    if (e == cudaSuccess && (e = search(r, root, hb, ecc)) == cudaSuccess &&
+        (e = tock(r, &ms)) == cudaSuccess && r.steps) {
+        tmap_gpu_rcm_steps *st = r.steps;
+        if (st->sweeps < sizeof st->sweep_each_ms / sizeof *st->sweep_each_ms)
+            st->sweep_each_ms[st->sweeps] = ms;
+        st->sweep_ms += ms, st->sweeps++;
+    }
+    return e;
+}
+
+cudaError_t timed_least(rcm &r, const unsigned *list, unsigned lo, unsigned hi, unsigned *v)
+{
+    cudaError_t e = tick(r);
+    if (e == cudaSuccess && (e = least(r, list, lo, hi, v)) == cudaSuccess)
+        e = tock(r, r.steps ? &r.steps->least_ms : NULL);
+    return e;
+}
+
 cudaError_t peripheral(rcm &r, unsigned start, unsigned *out, unsigned **hb, unsigned *ecc)
 {
     unsigned root = start, far, ecc_far, next, *mine = r.hb[0], *other = r.hb[1];
-    cudaError_t e = search(r, root, mine, ecc);
+    cudaError_t e = timed_search(r, root, mine, ecc);
     if (e == cudaSuccess)
-        e = least(r, r.queue, mine[*ecc], mine[*ecc + 1], &far);
+        e = timed_least(r, r.queue, mine[*ecc], mine[*ecc + 1], &far);
     while (e == cudaSuccess && far != root) {
-        if ((e = search(r, far, other, &ecc_far)) != cudaSuccess ||
-            (e = least(r, r.queue, other[ecc_far], other[ecc_far + 1], &next)) != cudaSuccess ||
+        if ((e = timed_search(r, far, other, &ecc_far)) != cudaSuccess ||
+            (e = timed_least(r, r.queue, other[ecc_far], other[ecc_far + 1], &next)) !=
+                cudaSuccess ||
             ecc_far <= *ecc)
             break;
         root = far, *ecc = ecc_far, far = next;
@@ -819,8 +911,9 @@ cudaError_t coop_grids(rcm &r)
  * reversed into order. */
 cudaError_t rcm_order(rcm &r, unsigned char *flag, unsigned *order)
 {
-    cudaError_t e = cudaMemsetAsync(r.seen, 0, (size_t)r.n * 4, r.s);
-    if (e != cudaSuccess || (e = cudaMemsetAsync(r.parent, 0xff, (size_t)r.n * 4, r.s)) ||
+    cudaError_t e = tick(r);
+    if (e != cudaSuccess || (e = cudaMemsetAsync(r.seen, 0, (size_t)r.n * 4, r.s)) ||
+        (e = cudaMemsetAsync(r.parent, 0xff, (size_t)r.n * 4, r.s)) ||
         (e = cudaMemsetAsync(r.count, 0, 3 * sizeof *r.count, r.s)))
         return e;
     degree_kernel<<<blocks_for(r.n), THREADS, 0, r.s>>>(r.rowptr, r.col, r.n, r.deg, r.count + 1,
@@ -833,18 +926,29 @@ cudaError_t rcm_order(rcm &r, unsigned char *flag, unsigned *order)
         return e;
     if (numbered)
         mark_kernel<<<blocks_for(numbered), THREADS, 0, r.s>>>(r.cm, numbered, r.seen);
+    if ((e = tock(r, r.steps ? &r.steps->setup_ms : NULL)) != cudaSuccess)
+        return e;
     r.base = 1;
     while (numbered < r.n) {
         unsigned start, root, reached, ecc, *hb;
-        if ((e = least(r, NULL, 0, r.n, &start)) != cudaSuccess ||
+        if ((e = timed_least(r, NULL, 0, r.n, &start)) != cudaSuccess ||
             (e = peripheral(r, start, &root, &hb, &ecc)) != cudaSuccess ||
-            (e = number(r, root, numbered, hb, ecc, &reached)) != cudaSuccess)
+            (e = tick(r)) != cudaSuccess ||
+            (e = number(r, root, numbered, hb, ecc, &reached)) != cudaSuccess ||
+            (e = tock(r, r.steps ? &r.steps->number_ms : NULL)) != cudaSuccess ||
+            (e = tick(r)) != cudaSuccess)
             return e;
         mark_kernel<<<blocks_for(reached), THREADS, 0, r.s>>>(r.cm + numbered, reached, r.seen);
+        if ((e = tock(r, r.steps ? &r.steps->rest_ms : NULL)) != cudaSuccess)
+            return e;
+        if (r.steps)
+            r.steps->components++, r.steps->levels += ecc + 1;
         numbered += reached;
     }
+    if ((e = tick(r)) != cudaSuccess)
+        return e;
     reverse_kernel<<<blocks_for(r.n), THREADS, 0, r.s>>>(r.cm, r.n, order);
-    return cudaGetLastError();
+    return tock(r, r.steps ? &r.steps->rest_ms : NULL);
 }
 
 /* ---------------------------------------------------- threads follow rows */
@@ -855,6 +959,47 @@ __global__ void follow_key_kernel(const unsigned *row, unsigned n, const unsigne
     u64 t = global_id();
     if (t < n)
         key[t] = where[row[t]], id[t] = (unsigned)t;
+}
+
+/* Where the threads' rows ascend, each row's threads are one run
+ * [first, end) (rows without threads: 0, 0); *unsorted = 1 where a row
+ * is below the one before it or out of range. */
+__global__ void runs_kernel(const unsigned *row, unsigned n, unsigned nrows, unsigned *first,
+                            unsigned *end, unsigned *unsorted)
+{
+    u64 t = global_id();
+    if (t >= n)
+        return;
+    unsigned r = row[t], prev = t ? row[t - 1] : EMPTY, next = t + 1 < n ? row[t + 1] : EMPTY;
+    if (r >= nrows || (t && prev > r)) {
+        *unsorted = 1;
+        return;
+    }
+    if (prev != r)
+        first[r] = (unsigned)t;
+    if (next != r)
+        end[r] = (unsigned)t + 1;
+}
+
+/* len[i] = the threads of the row at position i of order. */
+__global__ void run_length_kernel(const unsigned *order, unsigned nrows, const unsigned *first,
+                                  const unsigned *end, unsigned *len)
+{
+    u64 i = global_id();
+    if (i < nrows)
+        len[i] = end[order[i]] - first[order[i]];
+}
+
+/* Thread t at its row's first slot in the new order + its place in its
+ * run: the stable sort's position. */
+__global__ void place_runs_kernel(const unsigned *row, unsigned n, const unsigned *where,
+                                  const unsigned *first, const unsigned *off, unsigned *perm)
+{
+    u64 t = global_id();
+    if (t < n) {
+        unsigned r = row[t];
+        perm[off[where[r]] + (unsigned)t - first[r]] = (unsigned)t;
+    }
 }
 
 tmap_status check_count(size_t n, const char *what, const char *fn, tmap_error *err)
@@ -998,6 +1143,24 @@ extern "C" tmap_status tmap_gpu_memre_pad(uint64_t index, size_t nthreads, size_
 extern "C" tmap_status tmap_gpu_memre_rcm(uint64_t rowptr, uint64_t col, size_t n, uint64_t order,
                                           void *stream, tmap_error *err)
 {
+    return tmap_gpu_memre_rcm_timed(rowptr, col, n, order, NULL, stream, err);
+}
+
+/* The events of a timed call (none without steps). */
+cudaError_t events(rcm &r, bool make)
+{
+    cudaError_t e = cudaSuccess;
+    for (int i = 0; r.steps && i < 2; i++) {
+        cudaError_t f = make ? cudaEventCreate(&r.ev[i]) : cudaEventDestroy(r.ev[i]);
+        e = e == cudaSuccess ? f : e;
+    }
+    return e;
+}
+
+extern "C" tmap_status tmap_gpu_memre_rcm_timed(uint64_t rowptr, uint64_t col, size_t n,
+                                                uint64_t order, tmap_gpu_rcm_steps *steps,
+                                                void *stream, tmap_error *err)
+{
     const char *fn = "tmap_gpu_memre_rcm";
     tmap_status st = check_count(n, "vertices", fn, err);
     if (st == TMAP_OK && n > 0x7fffffffu)
@@ -1007,16 +1170,22 @@ extern "C" tmap_status tmap_gpu_memre_rcm(uint64_t rowptr, uint64_t col, size_t 
         return st;
     rcm r = {};
     r.rowptr = (const unsigned *)rowptr, r.col = (const unsigned *)col, r.n = (unsigned)n;
-    r.id_bits = bits_of(n - 1), r.s = (cudaStream_t)stream;
-    cudaError_t e = coop_grids(r);
+    r.id_bits = bits_of(n - 1), r.s = (cudaStream_t)stream, r.steps = steps;
+    if (steps)
+        *steps = tmap_gpu_rcm_steps{};
+    cudaError_t e = events(r, true);
     if (e != cudaSuccess)
-        return cuda_fail(err, e, fn, "the cooperative kernels' occupancy");
+        return events(r, false), cuda_fail(err, e, fn, "cudaEventCreate");
+    if ((e = tick(r)) != cudaSuccess || (e = coop_grids(r)) != cudaSuccess)
+        return events(r, false), cuda_fail(err, e, fn, "the cooperative kernels' occupancy");
+    if (steps)
+        steps->coop_sweeps = r.grid_search != 0;
     e = cudaMallocHost((void **)&r.host, (CHUNK + 2) * 4);
     if (e != cudaSuccess)
-        return cuda_fail(err, e, fn, "cudaMallocHost");
+        return events(r, false), cuda_fail(err, e, fn, "cudaMallocHost");
     r.hb[0] = (unsigned *)malloc((n + 1) * 4), r.hb[1] = (unsigned *)malloc((n + 1) * 4);
     if (!r.hb[0] || !r.hb[1]) {
-        free(r.hb[0]), free(r.hb[1]), cudaFreeHost(r.host);
+        free(r.hb[0]), free(r.hb[1]), cudaFreeHost(r.host), events(r, false);
         return tmap_fail(err, TMAP_ERR_NOMEM, "%s: out of memory", fn);
     }
     st = with_scratch(r.s, fn, [&](carver &c) {
@@ -1028,7 +1197,7 @@ extern "C" tmap_status tmap_gpu_memre_rcm(uint64_t rowptr, uint64_t col, size_t 
         r.count = c.take<unsigned>(3), r.best = c.take<u64>(1);
         r.lvl = c.take<unsigned>(r.grid_search ? n + 2 : 0);
         r.off = c.take<unsigned>(r.grid_number ? n : 0);
-        r.tot = c.take<unsigned>(r.grid_number);
+        r.tot = c.take<u64>(2 * (size_t)r.grid_number);
         r.key[0] = c.take<u64>(n), r.key[1] = c.take<u64>(n);
         size_t b[4] = {0, 0, 0, 0};
         cudaError_t x = cub::DeviceRadixSort::SortKeys(NULL, b[0], r.key[0], r.key[1], (int)n,
@@ -1046,9 +1215,16 @@ extern "C" tmap_status tmap_gpu_memre_rcm(uint64_t rowptr, uint64_t col, size_t 
         r.temp = c.take<char>(r.temp_bytes);
         if (x != cudaSuccess || !c.base)
             return x;
+        if ((x = tock(r, steps ? &steps->alloc_ms : NULL)) != cudaSuccess)
+            return x;
         return rcm_order(r, flag, (unsigned *)order);
     }, err);
     cudaFreeHost(r.host), free(r.hb[0]), free(r.hb[1]);
+    if (steps)
+        steps->coop_number = r.grid_number && r.maxrow <= SMALL_ROW;
+    cudaError_t f = events(r, false);
+    if (st == TMAP_OK && f != cudaSuccess)
+        st = cuda_fail(err, f, fn, "cudaEventDestroy");
     return st;
 }
 
@@ -1065,23 +1241,51 @@ extern "C" tmap_status tmap_gpu_memre_follow(uint64_t row, size_t nthreads, uint
     if (st)
         return st;
     cudaStream_t s = (cudaStream_t)stream;
-    unsigned n = (unsigned)nthreads;
-    return with_scratch(s, fn, [&](carver &c) {
-        unsigned *where = c.take<unsigned>(nrows), *key[2] = {c.take<unsigned>(n),
-                                                              c.take<unsigned>(n)};
-        unsigned *id = c.take<unsigned>(n);
+    unsigned n = (unsigned)nthreads, nr = (unsigned)nrows, unsorted = 0;
+    const unsigned *rw = (const unsigned *)row, *ord = (const unsigned *)order;
+    unsigned *pm = (unsigned *)perm;
+    /* rows ascending (each row's threads one run): placed by a scan of the
+     * runs' lengths in the new order, no sort */
+    st = with_scratch(s, fn, [&](carver &c) {
+        unsigned *where = c.take<unsigned>(nr), *first = c.take<unsigned>(nr);
+        unsigned *end = c.take<unsigned>(nr), *len = c.take<unsigned>(nr);
+        unsigned *off = c.take<unsigned>(nr), *flag = c.take<unsigned>(1);
         size_t temp_bytes = 0;
-        cudaError_t e = cub::DeviceRadixSort::SortPairs(NULL, temp_bytes, key[0], key[1], id,
-                                                        (unsigned *)perm, (int)n, 0, 32, s);
+        cudaError_t e = cub::DeviceScan::ExclusiveSum(NULL, temp_bytes, len, off, (int)nr, s);
         void *temp = c.take<char>(temp_bytes);
         if (e != cudaSuccess || !c.base)
             return e;
-        inverse_kernel<<<blocks_for(nrows), THREADS, 0, s>>>((const unsigned *)order,
-                                                             (unsigned)nrows, where);
-        follow_key_kernel<<<blocks_for(n), THREADS, 0, s>>>((const unsigned *)row, n, where,
-                                                            key[0], id);
-        return cub::DeviceRadixSort::SortPairs(temp, temp_bytes, key[0], key[1], id,
-                                               (unsigned *)perm, (int)n, 0,
-                                               (int)(nrows > 1 ? bits_of(nrows - 1) : 1), s);
+        if ((e = cudaMemsetAsync(first, 0, (size_t)nr * 4, s)) != cudaSuccess ||
+            (e = cudaMemsetAsync(end, 0, (size_t)nr * 4, s)) != cudaSuccess ||
+            (e = cudaMemsetAsync(flag, 0, 4, s)) != cudaSuccess)
+            return e;
+        runs_kernel<<<blocks_for(n), THREADS, 0, s>>>(rw, n, nr, first, end, flag);
+        if ((e = cudaMemcpyAsync(&unsorted, flag, 4, cudaMemcpyDeviceToHost, s)) != cudaSuccess ||
+            (e = cudaStreamSynchronize(s)) != cudaSuccess || unsorted)
+            return e;
+        inverse_kernel<<<blocks_for(nr), THREADS, 0, s>>>(ord, nr, where);
+        run_length_kernel<<<blocks_for(nr), THREADS, 0, s>>>(ord, nr, first, end, len);
+        if ((e = cub::DeviceScan::ExclusiveSum(temp, temp_bytes, len, off, (int)nr, s)) !=
+            cudaSuccess)
+            return e;
+        place_runs_kernel<<<blocks_for(n), THREADS, 0, s>>>(rw, n, where, first, off, pm);
+        return cudaSuccess;
+    }, err);
+    if (st != TMAP_OK || !unsorted)
+        return st;
+    return with_scratch(s, fn, [&](carver &c) { /* any rows: a stable sort on the row's position */
+        unsigned *where = c.take<unsigned>(nr), *key[2] = {c.take<unsigned>(n),
+                                                           c.take<unsigned>(n)};
+        unsigned *id = c.take<unsigned>(n);
+        size_t temp_bytes = 0;
+        cudaError_t e = cub::DeviceRadixSort::SortPairs(NULL, temp_bytes, key[0], key[1], id,
+                                                        pm, (int)n, 0, 32, s);
+        void *temp = c.take<char>(temp_bytes);
+        if (e != cudaSuccess || !c.base)
+            return e;
+        inverse_kernel<<<blocks_for(nr), THREADS, 0, s>>>(ord, nr, where);
+        follow_key_kernel<<<blocks_for(n), THREADS, 0, s>>>(rw, n, where, key[0], id);
+        return cub::DeviceRadixSort::SortPairs(temp, temp_bytes, key[0], key[1], id, pm, (int)n,
+                                               0, (int)(nr > 1 ? bits_of(nr - 1) : 1), s);
     }, err);
 }

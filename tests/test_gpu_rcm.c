@@ -10,7 +10,10 @@
  * cooperative numbering without a sort: a relabeled path of 10,000
  * levels, a ring with chords, repeats and self loops, a row of exactly
  * 32) and the same with a row of 33.  And tmap_gpu_memre_follow against
- * the threads following their rows computed here.
+ * the threads following their rows computed here: rows ascending (placed
+ * by runs, no sort) and shuffled (the sort).  The sweeps' appends are
+ * warp-aggregated and the numbering folds each level's claims into the
+ * placing of the level before: every graph here runs them.
  */
 #include "tests/testutil.h"
 #include "threadmap/regroup.h"
@@ -233,9 +236,10 @@ static void bounded_rows(void **state)
     tmap_cuda_close(c);
 }
 
-/* Threads (rows ascending, several per row) by their row's position in a
- * random order, stably. */
-static void follow_rows(void **state)
+/* Threads (several per row, some rows none) by their row's position in a
+ * random order, stably: rows ascending (the runs placed without a sort),
+ * and the same threads shuffled (rows in any order: the sort). */
+static void follow_case(int shuffled)
 {
     tmap_cuda *c = test_gpu_open();
     uint64_t x = 9;
@@ -246,6 +250,11 @@ static void follow_rows(void **state)
     for (uint32_t r = 0; r < nrows; r++)
         for (uint32_t j = (uint32_t)(next(&x) % 8); j > 0; j--)
             row[n++] = r;
+    for (size_t i = n; shuffled && i > 1; i--) {
+        size_t j = next(&x) % i;
+        uint32_t t = row[i - 1];
+        row[i - 1] = row[j], row[j] = t;
+    }
     for (size_t t = 0; t < n; t++)
         start[row[t] + 1]++;
     for (uint32_t v = 0; v < nrows; v++)
@@ -258,13 +267,18 @@ static void follow_rows(void **state)
     uint64_t drow = test_device_copy(c, row, n * 4), dord = test_device_copy(c, order, nrows * 4);
     uint64_t dperm = test_device_alloc(c, n * 4);
     TMAP_CHECK(tmap_gpu_memre_follow(drow, n, dord, nrows, dperm, NULL, err));
-    test_expect_device_u32(c, dperm, want, n, "threads following their rows");
+    test_expect_device_u32(c, dperm, want, n, shuffled ? "threads following their rows, "
+                           "rows in any order" : "threads following their rows");
     tmap_error e2 = {0};
     assert_int_equal(tmap_gpu_memre_rcm(drow, dord, 0, dperm, NULL, &e2), TMAP_ERR_INVALID);
     tmap_cuda_free(c, drow), tmap_cuda_free(c, dord), tmap_cuda_free(c, dperm);
     free(order), free(where), free(row), free(start), free(at), free(want);
     tmap_cuda_close(c);
 }
+
+static void follow_rows(void **state) { follow_case(0); }
+
+static void follow_any_rows(void **state) { follow_case(1); }
 
 int main(void)
 {
@@ -275,6 +289,7 @@ int main(void)
         cmocka_unit_test(wide_keys),
         cmocka_unit_test(bounded_rows),
         cmocka_unit_test(follow_rows),
+        cmocka_unit_test(follow_any_rows),
     };
     return test_gpu_main(tests, NULL, NULL);
 }

@@ -590,7 +590,9 @@ tmap_status tmap_gpu_memre_pad(uint64_t index, size_t nthreads, size_t nelems, s
  * vertex); the whole order reversed.  Where the device can launch
  * cooperative kernels, each sweep is one kernel (grid-wide barriers
  * between levels), and so is each component's numbering when every row
- * is at most 32 long (each parent ranks its own children, no sort);
+ * is at most 32 long (each parent ranks its own children, no sort; one
+ * grid barrier a level, each level's claims made as its vertices are
+ * placed);
  * otherwise a level is a few launches and a CUB radix sort.  Unlike the
  * others it WAITS: the host reads each sweep's level bounds (every 64
  * levels without cooperative launches) and each component's least vertex
@@ -599,9 +601,35 @@ tmap_status tmap_gpu_memre_pad(uint64_t index, size_t nthreads, size_t nelems, s
  * tmap_gpu_memre_follow: perm [nthreads] = the threads (thread t owns row
  * row[t] < nrows) by their row's position in order (order: [nrows]),
  * stably: with rows ascending, each row's threads in their order (the
- * benchmarks' threads following their rows).  Enqueued, no wait. */
+ * benchmarks' threads following their rows).  It waits once, to read
+ * whether row[] ascends: then each row's threads are one run, placed by a
+ * scan of the runs' lengths in the new order; otherwise a CUB radix sort
+ * of the threads on their row's position (the same result). */
 tmap_status tmap_gpu_memre_rcm(uint64_t rowptr, uint64_t col, size_t n, uint64_t order,
                                void *stream, tmap_error *err);
+
+/* Where a tmap_gpu_memre_rcm_timed call's time went: each step between
+ * two CUDA events on the stream and waited for (the host's work between
+ * them counted: the stream is idle then), in milliseconds. */
+typedef struct tmap_gpu_rcm_steps {
+    double alloc_ms;         /* occupancy queries, pinned and scratch allocation */
+    double setup_ms;         /* degrees, the isolated vertices' selection and marks */
+    double sweep_ms;         /* every pseudo-peripheral sweep (a BFS each) */
+    double sweep_each_ms[4]; /* the first four sweeps, each */
+    double least_ms;         /* each component's start, each sweep's far vertex */
+    double number_ms;        /* every component's numbering */
+    double rest_ms;          /* the numbered marked, the order reversed */
+    unsigned sweeps, components;
+    unsigned long long levels; /* the numbered components' levels, summed */
+    int coop_sweeps;         /* the sweeps were cooperative kernels */
+    int coop_number;         /* the numbering was (rows at most 32), not launches per level */
+} tmap_gpu_rcm_steps;
+
+/* tmap_gpu_memre_rcm, the same order, with its steps timed into *steps
+ * (NULL: not timed, the same call).  The waits between steps add a few
+ * microseconds each. */
+tmap_status tmap_gpu_memre_rcm_timed(uint64_t rowptr, uint64_t col, size_t n, uint64_t order,
+                                     tmap_gpu_rcm_steps *steps, void *stream, tmap_error *err);
 tmap_status tmap_gpu_memre_follow(uint64_t row, size_t nthreads, uint64_t order, size_t nrows,
                                   uint64_t perm, void *stream, tmap_error *err);
 
