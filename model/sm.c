@@ -412,79 +412,6 @@ static void add_access(tmap_sm_block *b, const tmap_access *a)
 
 static double entry_of(const tmap_lat_table *t, const char *key);
 
-/* depth[b]: how many loops of cfg hold block b.  A loop is a back edge
- * u -> h of a depth-first search from each function's first block (h on
- * the search's stack), with the blocks that reach u without passing h;
- * back edges to one header make one loop.  (nvcc's PTX is reducible:
- * these are its natural loops.) */
-static tmap_status loop_depths(const tmap_cfg *cfg, uint32_t *depth, tmap_error *err)
-{
-    size_t n = cfg->nblocks, ne = 0, nback = 0;
-    for (size_t b = 0; b < n; b++)
-        ne += cfg->blocks[b].nsucc;
-    uint32_t *first = calloc(n + 2, sizeof *first), *pred = malloc((ne + 1) * sizeof *pred);
-    uint32_t *stack = malloc((n + 1) * sizeof *stack), *edge = calloc(n + 1, sizeof *edge);
-    uint32_t *in = calloc(n + 1, sizeof *in), *work = malloc((2 * ne + 1) * sizeof *work);
-    uint32_t *back = malloc((2 * ne + 1) * sizeof *back); /* latch, header pairs */
-    unsigned char *state = calloc(n + 1, 1);
-    if (!first || !pred || !stack || !edge || !in || !work || !back || !state) {
-        free(first), free(pred), free(stack), free(edge), free(in), free(work), free(back),
-            free(state);
-        return tmap_fail(err, TMAP_ERR_NOMEM, "out of memory for the loops of %zu blocks", n);
-    }
-    for (size_t b = 0; b < n; b++) /* predecessors as CSR: pred[first[v] .. first[v + 1]) */
-        for (uint32_t k = 0; k < cfg->blocks[b].nsucc; k++)
-            first[cfg->blocks[b].succ[k] + 1]++;
-    for (size_t b = 0; b < n; b++)
-        first[b + 1] += first[b];
-    for (size_t b = 0; b < n; b++)
-        for (uint32_t k = 0; k < cfg->blocks[b].nsucc; k++) {
-            uint32_t v = cfg->blocks[b].succ[k];
-            pred[first[v] + edge[v]++] = (uint32_t)b;
-        }
-    memset(edge, 0, (n + 1) * sizeof *edge);
-    for (size_t f = 0; f < cfg->nfuncs; f++) { /* state 1: on the stack, 2: done */
-        size_t top = 0;
-        uint32_t root = cfg->funcs[f].first_block;
-        if (!cfg->funcs[f].nblocks || state[root])
-            continue;
-        stack[top++] = root, state[root] = 1;
-        while (top) {
-            uint32_t u = stack[top - 1];
-            if (edge[u] == cfg->blocks[u].nsucc) {
-                state[u] = 2, top--;
-                continue;
-            }
-            uint32_t v = cfg->blocks[u].succ[edge[u]++];
-            if (state[v] == 1)
-                back[2 * nback] = u, back[2 * nback + 1] = v, nback++;
-            else if (!state[v])
-                stack[top++] = v, state[v] = 1;
-        }
-    }
-    for (size_t e = 0; e < nback; e++) { /* each header once, with all its latches */
-        uint32_t h = back[2 * e + 1], nw = 0;
-        if (state[h] == 3)
-            continue;
-        state[h] = 3, in[h] = h + 1, depth[h]++;
-        for (size_t x = e; x < nback; x++)
-            if (back[2 * x + 1] == h)
-                work[nw++] = back[2 * x];
-        while (nw) {
-            uint32_t u = work[--nw];
-            if (in[u] == h + 1)
-                continue;
-            in[u] = h + 1, depth[u]++;
-            for (uint32_t k = first[u]; k < first[u + 1]; k++)
-                if (in[pred[k]] != h + 1)
-                    work[nw++] = pred[k];
-        }
-    }
-    free(first), free(pred), free(stack), free(edge), free(in), free(work), free(back),
-        free(state);
-    return TMAP_OK;
-}
-
 /* The chains (tmap_lat_chains_dataflow) with every walked load (a DATA
  * global load) starting a sector in a share bytes / 32 of its executions,
  * at l2_latency: bytes 0, all hit; 32, all start one; WALK_ASIS, as the
@@ -533,7 +460,7 @@ static tmap_status walk_costs(const tmap_lat_table *t, const tmap_ptx_module *m,
     tmap_status st = n && depth ? TMAP_OK : tmap_fail(err, TMAP_ERR_NOMEM, "out of memory for "
                                                       "%zu blocks", cfg->nblocks);
     if (!st)
-        st = loop_depths(cfg, depth, err);
+        st = tmap_cfg_loop_depths(cfg, depth, err);
     if (!st)
         st = chains_at(t, m, kernel, acc, nacc, l2_latency, 0, &hit, err);
     if (!st)

@@ -1,7 +1,7 @@
 /*
  * test_cfg.c -- exact blocks, edges and immediate post-dominators of small
  * hand-written kernels: diamond, loop, early return, jump table, predicated
- * exit, a call to a .func, empty blocks.
+ * exit, a call to a .func, empty blocks; loop depths.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -113,6 +113,45 @@ static void test_loop(void **state)
     check(cfg, 2, "k/+2", 13, 1, TMAP_TERM_CBRA, 1, 3, S(1, 3));
     check(cfg, 3, "k/+3", 14, 1, TMAP_TERM_EXIT, 0, -1, NOSUCC);
     tmap_cfg_free(cfg);
+}
+
+/* Two loops, one inside the other, and a loop of two latches: depths by hand. */
+static const char nested[] = HEAD
+    ".visible .entry k(.param .u32 n)\n"
+    "{\n"
+    "\t.reg .pred %p<3>;\n"
+    "\t.reg .b32 %r<4>;\n"
+    "\tld.param.u32 %r1, [n];\n"      /* block 0: depth 0 */
+    "\tmov.u32 %r2, 0;\n"
+    "$L_outer:\n"                     /* block 1: the outer header, depth 1 */
+    "\tmov.u32 %r3, 0;\n"
+    "$L_inner:\n"                     /* block 2: the inner loop, depth 2 */
+    "\tadd.u32 %r3, %r3, 1;\n"
+    "\tsetp.lt.u32 %p1, %r3, %r1;\n"
+    "\t@%p1 bra $L_inner;\n"
+    "\tadd.u32 %r2, %r2, 1;\n"        /* block 3: the outer latch, depth 1 */
+    "\tsetp.lt.u32 %p2, %r2, %r1;\n"
+    "\t@%p2 bra $L_outer;\n"
+    "\texit;\n"                       /* block 4: depth 0 */
+    "}\n";
+
+static void check_depths(void **state, const char *text, size_t n, const uint32_t *want)
+{
+    tmap_cfg *cfg = build(state, text, "k");
+    tmap_error err;
+    uint32_t depth[8] = {0};
+    assert_int_equal(cfg->nblocks, n);
+    assert_int_equal(tmap_cfg_loop_depths(cfg, depth, &err), TMAP_OK);
+    for (size_t b = 0; b < n; b++)
+        assert_int_equal(depth[b], want[b]);
+    tmap_cfg_free(cfg);
+}
+
+static void test_loop_depths(void **state)
+{
+    check_depths(state, nested, 5, (const uint32_t[]){0, 1, 2, 1, 0});
+    check_depths(state, loop, 4, (const uint32_t[]){0, 1, 1, 0}); /* two latches, one loop */
+    check_depths(state, diamond, 4, (const uint32_t[]){0, 0, 0, 0});
 }
 
 static const char early_return[] = HEAD
@@ -279,6 +318,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_diamond, teardown),
         cmocka_unit_test_teardown(test_loop, teardown),
+        cmocka_unit_test_teardown(test_loop_depths, teardown),
         cmocka_unit_test_teardown(test_early_return_and_infinite_loop, teardown),
         cmocka_unit_test_teardown(test_jump_table_and_empty_block, teardown),
         cmocka_unit_test_teardown(test_calls_and_predicated_exit, teardown),

@@ -125,6 +125,9 @@ typedef struct tmap_cfg {
 tmap_status tmap_cfg_build(const tmap_ptx_module *m, const char *kernel,
                            tmap_cfg **out, tmap_error *err);
 void tmap_cfg_free(tmap_cfg *cfg);
+/* depth[b] (nblocks entries, zeroed by the caller): how many natural loops
+ * hold block b (0: none; a loop's header is in it); nvcc's PTX is reducible. */
+tmap_status tmap_cfg_loop_depths(const tmap_cfg *cfg, uint32_t *depth, tmap_error *err);
 
 /* Source lines (PTX compiled with -lineinfo or -G: `.file` and `.loc`).
  * "FILE:LINE" with the file's last path component ("divergent.cu:42") into
