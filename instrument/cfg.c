@@ -1,5 +1,5 @@
 /*
- * cfg.c -- basic blocks, edges and immediate post-dominators of a kernel
+ * cfg.c -- basic blocks, edges, immediate post-dominators and loop depths
  * and of every .func it reaches through call.
  *
  * Block rule: a block starts at the function's first label-or-instruction,
