@@ -1,6 +1,6 @@
 /*
- * cfg.c -- basic blocks, edges, immediate post-dominators and loop depths
- * and of every .func it reaches through call.
+ * cfg.c -- basic blocks, edges, immediate post-dominators and loop depths of
+ * a kernel and of every .func it reaches through call.
  *
  * Block rule: a block starts at the function's first label-or-instruction,
  * at every label that a bra or a .branchtargets table names, and at the
