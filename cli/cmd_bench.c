@@ -262,10 +262,13 @@ static void kernel_done(const bench_opts *o, size_t i, size_t n, tmap_bench_kern
     }
     tmap_bench_derive(k, launches, peak);
     int g = tmap_bench_find(k, "greedy-max");
-    fprintf(stderr, "threadmap bench: [%zu/%zu] %s: %.1f s; original %.3f ms, greedy-max %.2fx with overhead, "
+    char gmax[48] = "not available";
+    if (g >= 0 && isfinite(k->opt[g].speedup_total))
+        snprintf(gmax, sizeof gmax, "%.2fx with overhead", k->opt[g].speedup_total);
+    fprintf(stderr, "threadmap bench: [%zu/%zu] %s: %.1f s; original %.3f ms, greedy-max %s, "
                     "regroup() chose %s, outputs %s\n",
-            i + 1, n, k->name, k->wall_s, k->opt[0].kernel_ms, g >= 0 ? k->opt[g].speedup_total : NAN,
-            k->opt[k->chosen].name, k->outputs_ok ? "equal" : "DIFFER");
+            i + 1, n, k->name, k->wall_s, k->opt[0].kernel_ms, gmax, k->opt[k->chosen].name,
+            k->outputs_ok ? "equal" : "DIFFER");
 }
 
 static void print_summary(const tmap_bench_run *r, const char *out)
@@ -279,9 +282,11 @@ static void print_summary(const tmap_bench_run *r, const char *out)
             continue;
         }
         int g = tmap_bench_find(k, "greedy-max");
-        printf("%-24s %8.1f %10.3f %12.2f %12.1f %10s %8s\n", k->name, k->wall_s, k->opt[0].kernel_ms,
-               g >= 0 ? k->opt[g].speedup_total : NAN, k->error_pp[TMAP_BM_SCHEDULED], k->opt[k->chosen].name,
-               k->outputs_ok ? "equal" : "DIFFER");
+        char gmax[24] = "-"; /* not available */
+        if (g >= 0 && isfinite(k->opt[g].speedup_total))
+            snprintf(gmax, sizeof gmax, "%.2f", k->opt[g].speedup_total);
+        printf("%-24s %8.1f %10.3f %12s %12.1f %10s %8s\n", k->name, k->wall_s, k->opt[0].kernel_ms, gmax,
+               k->error_pp[TMAP_BM_SCHEDULED], k->opt[k->chosen].name, k->outputs_ok ? "equal" : "DIFFER");
     }
     printf("total %.1f s; report: %s/report.md\n", r->wall_s, out);
 }
