@@ -479,7 +479,7 @@ static int swap_again(gpu *g, const mi_app *a, const dev_layout *o, const dev_la
     size_t eb = a->ref.elem_bytes;
     uint64_t p1 = 0, p2 = 0, qc = 0;
     double whole = 0, copy_ms = 0, sum = 0, floor_ms = 0;
-    tmap_swap_steps st;
+    tmap_gpu_swap_steps st;
     int rc = tmap_cuda_alloc(g->c, n * 4, &p1, e) || tmap_cuda_alloc(g->c, n * 4, &p2, e) ||
              tmap_cuda_alloc(g->c, n * k * 4, &qc, e) || ev_start(g, e) ||
              tmap_gpu_memre_swap(o->q, n, k, ne, eb, 0, p1, e) || ev_stop(g, &whole, e) ||

@@ -700,7 +700,7 @@ static void swap_plan_make(size_t n, size_t k, size_t ne, unsigned seg, size_t b
 
 /* Each step between two events, waited for (steps: NULL, untimed). */
 struct swap_clock {
-    tmap_swap_steps *steps;
+    tmap_gpu_swap_steps *steps;
     cudaEvent_t ev[2];
     cudaError_t tick(int step)
     {
@@ -723,7 +723,7 @@ struct swap_clock {
  * words (the index's accesses of their fields, the ids, the keys), CUB's
  * histogram and passes (a key and an id read and written), the heads'
  * scan and the starts, the residues' scan, the placement. */
-static void swap_floor(const swap_plan *s, size_t runs, tmap_swap_steps *st)
+static void swap_floor(const swap_plan *s, size_t runs, tmap_gpu_swap_steps *st)
 {
     double n = (double)s->n;
     st->words = s->nwords, st->passes = 0, st->runs = runs;
@@ -824,7 +824,7 @@ static cudaError_t swap_steps(const unsigned *index, const swap_plan *s, unsigne
 
 static tmap_status swap_run(uint64_t index, size_t nthreads, size_t per_thread, size_t nelems,
                             size_t elem_bytes, size_t block_size, uint64_t perm,
-                            tmap_swap_steps *steps, const char *fn, tmap_error *err)
+                            tmap_gpu_swap_steps *steps, const char *fn, tmap_error *err)
 {
     tmap_status st = check(nthreads, per_thread, nelems, fn, err);
     if (st)
@@ -844,7 +844,7 @@ static tmap_status swap_run(uint64_t index, size_t nthreads, size_t per_thread, 
     swap_clock clk = {steps, {NULL, NULL}};
     cudaError_t e = cudaSuccess;
     if (steps) {
-        *steps = (tmap_swap_steps){};
+        *steps = (tmap_gpu_swap_steps){};
         e = cudaEventCreate(&clk.ev[0]);
         if (e == cudaSuccess)
             e = cudaEventCreate(&clk.ev[1]);
@@ -871,7 +871,7 @@ extern "C" tmap_status tmap_gpu_memre_swap(uint64_t index, size_t nthreads, size
 extern "C" tmap_status tmap_gpu_memre_swap_steps(uint64_t index, size_t nthreads,
                                                  size_t per_thread, size_t nelems,
                                                  size_t elem_bytes, size_t block_size,
-                                                 uint64_t perm, tmap_swap_steps *steps,
+                                                 uint64_t perm, tmap_gpu_swap_steps *steps,
                                                  tmap_error *err)
 {
     if (!steps)

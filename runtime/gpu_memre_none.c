@@ -52,7 +52,7 @@ tmap_status tmap_gpu_memre_swap(uint64_t index, size_t nthreads, size_t per_thre
 
 tmap_status tmap_gpu_memre_swap_steps(uint64_t index, size_t nthreads, size_t per_thread,
                                       size_t nelems, size_t elem_bytes, size_t block_size,
-                                      uint64_t perm, tmap_swap_steps *steps, tmap_error *err)
+                                      uint64_t perm, tmap_gpu_swap_steps *steps, tmap_error *err)
 {
     return none("tmap_gpu_memre_swap_steps", err);
 }

@@ -105,7 +105,7 @@ static void swap_equal_cpu(tmap_cuda *c, const tmap_memref *r, const uint32_t *p
     for (int which = 0; which < 2; which++)
         for (size_t bs = 0; bs <= 256; bs += 256) {
             tmap_memre cpu;
-            tmap_swap_steps st;
+            tmap_gpu_swap_steps st;
             TMAP_CHECK(tmap_memre_swap_sorted(r, which ? clustered : p, bs, &cpu, err));
             TMAP_CHECK(tmap_gpu_memre_swap(which ? dc : dp, n, r->per_thread, r->nelems,
                                            r->elem_bytes, bs, dperm, err));

@@ -533,18 +533,18 @@ enum {
     TMAP_SWAP_FREE,  /* the scratch back, the stream waited for */
     TMAP_SWAP_STEPS
 };
-typedef struct tmap_swap_steps {
+typedef struct tmap_gpu_swap_steps {
     double ms[TMAP_SWAP_STEPS];    /* each step's time */
     double bytes[TMAP_SWAP_STEPS]; /* what it reads and writes at least (0: no traffic) */
     unsigned words, passes;        /* key words sorted, CUB's 8-bit radix passes over them */
     size_t runs;                   /* the categories */
-} tmap_swap_steps;
+} tmap_gpu_swap_steps;
 tmap_status tmap_gpu_memre_swap(uint64_t index, size_t nthreads, size_t per_thread,
                                 size_t nelems, size_t elem_bytes, size_t block_size,
                                 uint64_t perm, tmap_error *err);
 tmap_status tmap_gpu_memre_swap_steps(uint64_t index, size_t nthreads, size_t per_thread,
                                       size_t nelems, size_t elem_bytes, size_t block_size,
-                                      uint64_t perm, tmap_swap_steps *steps, tmap_error *err);
+                                      uint64_t perm, tmap_gpu_swap_steps *steps, tmap_error *err);
 
 /*
  * The layouts that follow an order, built on the GPU (runtime/gpu_memorder.cu,
