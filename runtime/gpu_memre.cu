@@ -760,7 +760,7 @@ static cudaError_t swap_steps(const unsigned *index, const swap_plan *s, unsigne
     temp_bytes = temp_bytes > rex_bytes ? temp_bytes : rex_bytes;
     pool p = {NULL, 0};
     if (e == cudaSuccess)
-        e = cudaMallocAsync((void **)&p.base, 4 * ((n + 1) * 4 + 64) + temp_bytes + 64, 0);
+        e = cudaMalloc((void **)&p.base, 4 * ((n + 1) * 4 + 64) + temp_bytes + 64);
     if (e != cudaSuccess)
         return e;
     e = clk->tick(TMAP_SWAP_ALLOC);
@@ -814,9 +814,7 @@ static cudaError_t swap_steps(const unsigned *index, const swap_plan *s, unsigne
         e = clk->tick(TMAP_SWAP_PLACE);
     if (clk->steps)
         swap_floor(s, nruns, clk->steps);
-    cudaError_t f = cudaFreeAsync(p.base, 0);
-    if (f == cudaSuccess)
-        f = cudaStreamSynchronize(0);
+    cudaError_t f = cudaFree(p.base); /* waits for the device */
     if (f == cudaSuccess)
         f = clk->tick(TMAP_SWAP_FREE);
     return e == cudaSuccess ? f : e;

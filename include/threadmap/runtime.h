@@ -518,19 +518,20 @@ tmap_status tmap_gpu_memre_share(uint64_t index, uint64_t perm, size_t nthreads,
  * access and no blocks, one sort on the segment); the categories by a scan
  * of their heads, their residues by a scan over the categories, and each
  * job placed by one kernel (whole warps first, then the residues, both in
- * category order).  Its scratch (four words a thread) from the
- * stream-ordered pool (cudaMallocAsync), on and for the legacy default
- * stream; waits.
+ * category order).  Its scratch (four words a thread) by cudaMalloc and
+ * cudaFree (a warm round trip a third of the stream-ordered pool's, which
+ * maps and unmaps it at each wait: docs/memory.md), on and for the legacy
+ * default stream; waits for the device.
  * tmap_gpu_memre_swap_steps: the same build, the same perm, each step
  * between its own CUDA events and waited for (where the time goes: for
  * benchmarks), with the bytes each step must read and write at least. */
 enum {
-    TMAP_SWAP_ALLOC, /* the scratch from the pool */
+    TMAP_SWAP_ALLOC, /* the scratch (cudaMalloc) */
     TMAP_SWAP_KEYS,  /* the key words (the first also writes the ids) */
     TMAP_SWAP_SORT,  /* CUB's radix sorts, one per word */
     TMAP_SWAP_RUNS,  /* the heads' scan, the categories' starts, the residues' scan */
     TMAP_SWAP_PLACE, /* each job to its slot */
-    TMAP_SWAP_FREE,  /* the scratch back, the stream waited for */
+    TMAP_SWAP_FREE,  /* the scratch back (cudaFree: the device waited for) */
     TMAP_SWAP_STEPS
 };
 typedef struct tmap_gpu_swap_steps {
