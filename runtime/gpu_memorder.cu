@@ -43,6 +43,7 @@
 #include <stdlib.h>
 
 #include "threadmap/runtime.h"
+#include "runtime/gpu_util.cuh"
 extern "C" {
 #include "common/base.h"
 }
@@ -55,12 +56,6 @@ namespace {
 enum { THREADS = 256, WARP = 32, WALK = 1024 };
 const unsigned EMPTY = 0xffffffffu;
 typedef unsigned long long u64;
-
-tmap_status cuda_fail(tmap_error *err, cudaError_t e, const char *fn, const char *call)
-{
-    return tmap_fail(err, TMAP_ERR_CUDA, "%s: %s: %s (%s)", fn, call, cudaGetErrorName(e),
-                     cudaGetErrorString(e));
-}
 
 unsigned blocks_for(size_t n) { return (unsigned)((n + THREADS - 1) / THREADS); }
 
@@ -659,13 +654,6 @@ __global__ void __launch_bounds__(PT)
     }
 }
 
-unsigned bits_of(u64 x)
-{
-    unsigned b = 0;
-    while (x)
-        b++, x >>= 1;
-    return b;
-}
 
 /* The state of one tmap_gpu_memre_rcm call. */
 struct rcm {
@@ -726,7 +714,7 @@ cudaError_t least(rcm &r, const unsigned *list, unsigned lo, unsigned hi, unsign
 /* The level after q[lo..hi) sorted by (least parent, degree, vertex). */
 cudaError_t sort_level(rcm &r, unsigned *q, unsigned lo, unsigned hi, unsigned m)
 {
-    unsigned pbits = bits_of(hi - lo - 1), dbits = bits_of(r.maxdeg);
+    unsigned pbits = gpu_bits(hi - lo - 1), dbits = gpu_bits(r.maxdeg);
     cudaError_t e;
     if (pbits + dbits + r.id_bits <= 64) { /* one sort, the vertex in the key's low bits */
         level_key_kernel<<<blocks_for(m), THREADS, 0, r.s>>>(q, hi, m, lo, r.parent, r.deg,
@@ -1170,7 +1158,7 @@ extern "C" tmap_status tmap_gpu_memre_rcm_timed(uint64_t rowptr, uint64_t col, s
         return st;
     rcm r = {};
     r.rowptr = (const unsigned *)rowptr, r.col = (const unsigned *)col, r.n = (unsigned)n;
-    r.id_bits = bits_of(n - 1), r.s = (cudaStream_t)stream, r.steps = steps;
+    r.id_bits = gpu_bits(n - 1), r.s = (cudaStream_t)stream, r.steps = steps;
     if (steps)
         *steps = tmap_gpu_rcm_steps{};
     cudaError_t e = events(r, true);
@@ -1286,6 +1274,6 @@ extern "C" tmap_status tmap_gpu_memre_follow(uint64_t row, size_t nthreads, uint
         inverse_kernel<<<blocks_for(nr), THREADS, 0, s>>>(ord, nr, where);
         follow_key_kernel<<<blocks_for(n), THREADS, 0, s>>>(rw, n, where, key[0], id);
         return cub::DeviceRadixSort::SortPairs(temp, temp_bytes, key[0], key[1], id, pm, (int)n,
-                                               0, (int)(nr > 1 ? bits_of(nr - 1) : 1), s);
+                                               0, nr > 1 ? gpu_bits(nr - 1) : 1, s);
     }, err);
 }

@@ -28,6 +28,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "runtime/gpu_util.cuh"
 #include "runtime/gpu_warp.cuh"
 #include "threadmap/runtime.h"
 extern "C" {
@@ -36,12 +37,6 @@ extern "C" {
 
 enum { THREADS = 256, WARP = 32 };
 #define EMPTY 0xffffffffu
-
-static tmap_status cuda_fail(tmap_error *err, cudaError_t e, const char *fn, const char *call)
-{
-    return tmap_fail(err, TMAP_ERR_CUDA, "%s: %s: %s (%s)", fn, call, cudaGetErrorName(e),
-                     cudaGetErrorString(e));
-}
 
 static unsigned blocks_for(size_t n) { return (unsigned)((n + THREADS - 1) / THREADS); }
 
@@ -457,13 +452,6 @@ __global__ void share_place_kernel(const K *key, const unsigned *val, const unsi
         start[block] = y;
 }
 
-static int bits_for(unsigned long long v)
-{
-    int b = 0;
-    while (v >> b)
-        b++;
-    return b;
-}
 
 /* The sort over (block, element) keys of K: ebits element bits under the
  * block's; pieces carved from p (its scratch) and t (CUB's). */
@@ -524,7 +512,7 @@ static cudaError_t share_steps(const unsigned *index, const unsigned *perm, size
     cudaFree(dmost);
     if (e != cudaSuccess)
         return e;
-    int ebits = bits_for(most), end_bit = ebits + bits_for(nb - 1);
+    int ebits = gpu_bits(most), end_bit = ebits + gpu_bits(nb - 1);
     end_bit = end_bit ? end_bit : 1;
     pool p = {NULL, 0};
     e = end_bit <= 32 && ebits < 32
@@ -679,9 +667,9 @@ static void swap_plan_make(size_t n, size_t k, size_t ne, unsigned seg, size_t b
 {
     s->n = n, s->k = k, s->bs = bs, s->nb = (n + bs - 1) / bs;
     s->has_block = s->nb > 1;
-    s->block_bits = bits_for(s->nb - 1);
-    s->seg_bits = bits_for((ne - 1) / seg);
-    s->shift = bits_for(seg) - 1;
+    s->block_bits = gpu_bits(s->nb - 1);
+    s->seg_bits = gpu_bits((ne - 1) / seg);
+    s->shift = gpu_bits(seg) - 1;
     s->nfields = (unsigned)k + s->has_block;
     s->nwords = 0, s->word = word;
     for (unsigned hi = s->nfields; hi > 0;) {

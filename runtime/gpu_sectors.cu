@@ -17,6 +17,7 @@
 #include <limits.h>
 #include <stdint.h>
 
+#include "runtime/gpu_util.cuh"
 #include "runtime/gpu_warp.cuh"
 #include "threadmap/runtime.h"
 extern "C" {
@@ -132,14 +133,6 @@ __global__ void distinct_kernel(const unsigned long long *keys, unsigned long lo
         atomicAdd(&out->block_keys, total);
 }
 
-/* Bits to hold v (0 for 0). */
-static int bits_for(unsigned long long v)
-{
-    int b = 0;
-    while (v >> b)
-        b++;
-    return b;
-}
 
 /* The blocks' distinct keys into dev->block_keys: chunks of whole blocks,
  * each chunk's keys sorted and their distinct ones counted. */
@@ -152,7 +145,7 @@ static cudaError_t count_blocks(const geometry &g, unsigned long long block, int
     unsigned long long cap = chunk * block * g.per_thread;
     if (cap > (unsigned long long)INT_MAX)
         return cudaErrorInvalidValue; /* one block's accesses beyond CUB's int count */
-    int end_bit = 32 + bits_for(chunk - 1);
+    int end_bit = 32 + gpu_bits(chunk - 1);
     unsigned long long *keys[2] = {NULL, NULL};
     void *temp = NULL;
     size_t temp_bytes = 0;
@@ -181,11 +174,6 @@ static cudaError_t count_blocks(const geometry &g, unsigned long long block, int
     return e;
 }
 
-static tmap_status cuda_fail(tmap_error *err, cudaError_t e, const char *call)
-{
-    return tmap_fail(err, TMAP_ERR_CUDA, "tmap_gpu_sectors: %s: %s (%s)", call, cudaGetErrorName(e),
-                     cudaGetErrorString(e));
-}
 
 static int pow2(size_t v) { return v && !(v & (v - 1)); }
 
@@ -244,7 +232,7 @@ extern "C" tmap_status tmap_gpu_sectors(tmap_cuda *c, uint64_t index, uint64_t p
     cudaFree(bitmap);
     cudaFree(dev);
     if (e != cudaSuccess)
-        return cuda_fail(err, e, "counting");
+        return cuda_fail(err, e, "tmap_gpu_sectors", "counting");
     if (host.bad != ~0ull)
         return tmap_fail(err, TMAP_ERR_INVALID, "tmap_gpu_sectors: access %llu: the index is "
                          "not below the %zu elements, or perm names no thread", host.bad, nelems);
@@ -255,7 +243,7 @@ extern "C" tmap_status tmap_gpu_sectors(tmap_cuda *c, uint64_t index, uint64_t p
     if (l2_bytes && (e = cudaGetDevice(&device)) == cudaSuccess)
         e = cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device);
     if (e != cudaSuccess)
-        return cuda_fail(err, e, "cudaDeviceGetAttribute(L2)");
+        return cuda_fail(err, e, "tmap_gpu_sectors", "cudaDeviceGetAttribute(L2)");
     if (l2_bytes)
         *l2_bytes = (uint64_t)l2;
     return TMAP_OK;

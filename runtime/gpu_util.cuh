@@ -1,6 +1,7 @@
 /*
  * gpu_util.cuh -- what the runtime's CUDA files share: a failed CUDA
- * runtime call as a tmap_status naming the call; the argument check of a
+ * runtime call as a tmap_status naming the call (and the function); the
+ * bits a radix sort's key needs; the argument check of a
  * create over nthreads (CUB's int offsets); allocating and freeing a list
  * of device buffers.
  */
@@ -17,6 +18,23 @@ static inline tmap_status cuda_fail(tmap_error *err, cudaError_t e, const char *
 {
     return tmap_fail(err, TMAP_ERR_CUDA, "%s: %s (%s)", call, cudaGetErrorName(e),
                      cudaGetErrorString(e));
+}
+
+/* The same, naming the public function fn whose step `call` failed. */
+static inline tmap_status cuda_fail(tmap_error *err, cudaError_t e, const char *fn,
+                                    const char *call)
+{
+    return tmap_fail(err, TMAP_ERR_CUDA, "%s: %s: %s (%s)", fn, call, cudaGetErrorName(e),
+                     cudaGetErrorString(e));
+}
+
+/* Bits to hold v (0 for 0): a radix sort's end bit. */
+static inline int gpu_bits(unsigned long long v)
+{
+    int b = 0;
+    while (v >> b)
+        b++;
+    return b;
 }
 
 /* Returns from the calling function (which has `err`) when call fails. */
