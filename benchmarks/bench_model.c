@@ -173,10 +173,11 @@ static tmap_status report_kernel(const kdata *k, const mparams *mp, tally *t, tm
                     cmax = k->wc[0].c[v * k->nblocks + b];
             const tmap_sm_block *q = &x.sm.blocks[b];
             printf("#   block %2zu line %4u ptx %3u: issue %6.1f latency %6.1f lat %6.1f | aff %g/%gB "
-                   "data %g gather %g unif %g const %g | walk %.1f base %.1f q %.3f | max c %u\n",
+                   "data %g gather %g unif %g const %g | walk %.1f base %.1f q %.3f | max c %u | "
+                   "parent %d\n",
                    b, x.cfg->blocks[b].line, x.cfg->blocks[b].ninstr, q->issue, q->latency,
                    x.lat[b], q->affine_n, q->affine_bytes, q->data_n, q->gather_n, q->uniform_n,
-                   q->const_n, q->walk, q->walk_base, q->walk_q, cmax);
+                   q->const_n, q->walk, q->walk_base, q->walk_q, cmax, (int)q->visit_parent - 1);
         }
     tmap_sm_time_parts parts;
     st = model_times(k, &x, &k->wc[0], t0, &parts, err);

@@ -5,8 +5,11 @@
  * latency behind the others' issue, R resident thread blocks, and a share
  * of the L2's bandwidth.  docs/model.md states it:
  *
- *   per warp w      I_w = sum_b c_wb issue_b + constant replays
- *                   L_w = sum_b c_wb latency_b + wavefronts + walks: an access
+ *   per warp w      I_w = sum_b v_wb issue_b + constant replays
+ *                   (v_wb: the warp's executions of b, c_wb or more when its
+ *                   lanes run b at visits of their own: tmap_sm_visits,
+ *                   visits.c; c below stands for v)
+ *                   L_w = sum_b v_wb latency_b + wavefronts + walks: an access
  *                   whose a/c lanes touch as many lines (gathered, or
  *                   data ones scattered, s_w) waits a cycle for each
  *                   line after the first: c (a/c - 1)(gather_n + data_n s_w)
@@ -100,6 +103,28 @@ static tmap_status sm_check(const tmap_sm_params *p, tmap_error *err)
     return TMAP_OK;
 }
 
+/* The visit parents form a forest: no block is its own ancestor. */
+static tmap_status parents_check(const tmap_sm_block *blk, size_t n, tmap_error *err)
+{
+    unsigned char *state = calloc(n + 1, 1); /* 1: on the current path, 2: done */
+    if (!state)
+        return tmap_fail(err, TMAP_ERR_NOMEM, "out of memory for %zu blocks", n);
+    tmap_status st = TMAP_OK;
+    for (size_t b = 0; !st && b < n; b++) {
+        size_t x = b;
+        while (!state[x] && blk[x].visit_parent)
+            state[x] = 1, x = blk[x].visit_parent - 1;
+        if (state[x] == 1)
+            st = tmap_fail(err, TMAP_ERR_INVALID, "SM model: block %zu is its own visit "
+                           "ancestor", x);
+        for (x = b; state[x] == 1; x = blk[x].visit_parent - 1)
+            state[x] = 2;
+        state[x] = 2;
+    }
+    free(state);
+    return st;
+}
+
 static tmap_status blocks_check(const tmap_sm_block *blk, size_t n, tmap_error *err)
 {
     for (size_t b = 0; b < n; b++) {
@@ -115,8 +140,12 @@ static tmap_status blocks_check(const tmap_sm_block *blk, size_t n, tmap_error *
             return tmap_fail(err, TMAP_ERR_INVALID, "SM model: block %zu: a walked load starts "
                              "a sector in a share %g of its executions (at most 1)", b,
                              blk[b].walk_q);
+        if (blk[b].visit_parent > n || blk[b].visit_parent == b + 1)
+            return tmap_fail(err, TMAP_ERR_INVALID, "SM model: block %zu: visit parent %u "
+                             "(1 + a block of %zu other than itself, or 0)", b,
+                             blk[b].visit_parent, n);
     }
-    return TMAP_OK;
+    return parents_check(blk, n, err);
 }
 
 /* Cycles between two L1 wavefronts of one request. */
@@ -139,19 +168,20 @@ static double warp_lanes(const tmap_warp_counts *w, size_t k)
 }
 
 static warp_cost warp_of(const tmap_warp_counts *w, const tmap_sm_block *blk,
-                         const tmap_sm_params *p, size_t k)
+                         const tmap_sm_params *p, size_t k, double *v, uint32_t *stack)
 {
     size_t nb = w->nblocks;
     double lanes = warp_lanes(w, k);
     const uint32_t *c = &w->c[k * nb], *a = &w->a[k * nb];
+    tmap_sm_visits(blk, nb, c, a, v, stack); /* the warp's executions: c, or more */
     double ran = 0, active = 0;
     for (size_t b = 0; b < nb; b++)
-        ran += lanes * c[b], active += a[b];
+        ran += lanes * v[b], active += a[b];
     double h = ran > 0 ? active / ran : 1, g0 = ceil(lanes / 8);
     double scattered = lanes > g0 ? fmax(0, (w->d[k] - g0) / (lanes - g0)) : 0;
     warp_cost r = {0, 0, 0, 0};
     for (size_t b = 0; b < nb; b++) {
-        double cb = c[b], ab = a[b], u = fmin(ab, lanes);
+        double cb = v[b], ab = a[b], u = fmin(ab, lanes);
         if (!cb)
             continue;
         const tmap_sm_block *x = &blk[b];
@@ -270,10 +300,12 @@ tmap_status tmap_sm_time(const tmap_warp_counts *w, const tmap_sm_block *blk,
     double *d = malloc((nblocks + 1) * sizeof *d);
     tmap_sched_slot *where = malloc((nblocks + 1) * sizeof *where);
     double *sum = calloc(p->nsms * (P + R + 2), sizeof *sum);
-    if (!wc || !bc || !d || !where || !sum)
+    double *visits = malloc((w->nblocks + 1) * sizeof *visits);
+    uint32_t *stack = malloc((w->nblocks + 1) * sizeof *stack);
+    if (!wc || !bc || !d || !where || !sum || !visits || !stack)
         st = tmap_fail(err, TMAP_ERR_NOMEM, "out of memory for %zu thread blocks", nblocks);
     for (size_t k = 0; !st && k < w->nwarps; k++)
-        wc[k] = warp_of(w, blk, p, k);
+        wc[k] = warp_of(w, blk, p, k, visits, stack);
     if (!st)
         block_costs(wc, w->nwarps, p, bc, nblocks);
     for (size_t k = 0; !st && k < nblocks; k++)
@@ -287,7 +319,7 @@ tmap_status tmap_sm_time(const tmap_warp_counts *w, const tmap_sm_block *blk,
         st = tmap_sched_dynamic(d, nblocks, R, p->nsms, &unused, where, err);
     if (!st)
         makespan(bc, nblocks, p, where, sum, cycles);
-    free(wc), free(bc), free(d), free(where), free(sum);
+    free(wc), free(bc), free(d), free(where), free(sum), free(visits), free(stack);
     return st;
 }
 
@@ -480,6 +512,20 @@ static tmap_status walk_costs(const tmap_lat_table *t, const tmap_ptx_module *m,
     return st;
 }
 
+/* Each block's visit parent (tmap_sm_visit_parents): a warp runs a block
+ * in a loop whenever any of its lanes does (docs/model.md). */
+static tmap_status visit_parents(const tmap_cfg *cfg, tmap_sm_block *out, tmap_error *err)
+{
+    uint32_t *parent = malloc((cfg->nblocks + 1) * sizeof *parent);
+    if (!parent)
+        return tmap_fail(err, TMAP_ERR_NOMEM, "out of memory for %zu blocks", cfg->nblocks);
+    tmap_status st = tmap_sm_visit_parents(cfg, parent, err);
+    for (size_t b = 0; !st && b < cfg->nblocks; b++)
+        out[b].visit_parent = parent[b];
+    free(parent);
+    return st;
+}
+
 tmap_status tmap_sm_blocks(const tmap_lat_table *t, const tmap_ptx_module *m, const char *kernel,
                            const tmap_cfg *cfg, const double *sass, double l2_latency,
                            tmap_sm_block **blk, tmap_error *err)
@@ -506,6 +552,8 @@ tmap_status tmap_sm_blocks(const tmap_lat_table *t, const tmap_ptx_module *m, co
     }
     if (!st)
         st = walk_costs(t, m, kernel, cfg, acc, nacc, l2_latency, out, err);
+    if (!st)
+        st = visit_parents(cfg, out, err);
     free(acc), free(chain), free(per_class);
     if (st)
         free(out);

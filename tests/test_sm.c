@@ -8,7 +8,9 @@
  * constant replays, the warp counts of a BBV
  * under a grouping, latency chains (tmap_lat_chains) and the classes of a
  * kernel's accesses (tmap_access_list), the walk term (a warp waits for its
- * slowest lane) and its costs from tmap_sm_blocks (none two loops deep).
+ * slowest lane) and its costs from tmap_sm_blocks (none two loops deep), a
+ * warp running a block whenever any lane does (tmap_sm_visits) and the
+ * visit parents of a loop with an if inside (tmap_sm_visit_parents).
  */
 #include <math.h>
 #include <setjmp.h>
@@ -488,10 +490,75 @@ static void test_walk_blocks(void **state)
     assert_true(blk[1].walk == 180 && blk[1].walk_base == 11.25 && blk[1].walk_q == 0.125);
     assert_true(blk[2].walk == 0 && blk[2].walk_base == 0 && blk[2].walk_q == 0);
     assert_true(blk[0].walk == 0 && blk[3].walk == 0 && blk[4].walk == 0);
+    for (size_t b = 0; b < 5; b++) /* headers, the inner loop's exit, the ret */
+        assert_int_equal(blk[b].visit_parent, 0);
     free(blk);
     tmap_cfg_free(cfg);
     tmap_ptx_free(m);
     tmap_lat_free(t);
+}
+
+/* A warp runs a block whenever any lane does (tmap_sm_visits).  One warp of
+ * 4 lanes: block 0 (no parent) c 10, a 40: 4 lanes a visit; block 1
+ * (parent 0) c 2, a 4: each lane takes it at a share 4 / 40 of its visits,
+ * the warp at 10 (1 - 0.9^4) = 3.439 of them; block 2 (parent 1, a loop
+ * inside it) c 6, a 12: 3.439 x 12 / 4 = 10.317; block 3 (parent 0) c 5,
+ * a 5, one lane: 10 (1 - 0.875^4) = 4.138, below c: 5.  In tmap_sm_time
+ * (blocks 0 and 1, issue 1 and 10, latency = issue): 10 + 34.39 = 44.39
+ * cycles, against 10 + 20 = 30 without the parent. */
+static void test_visits(void **state)
+{
+    tmap_sm_block blk[4] = {{.issue = 1, .latency = 1},
+                            {.issue = 10, .latency = 10, .visit_parent = 1},
+                            {.issue = 1, .latency = 1, .visit_parent = 2},
+                            {.issue = 1, .latency = 1, .visit_parent = 1}};
+    uint32_t c[] = {10, 2, 6, 5}, a[] = {40, 4, 12, 5}, d[] = {4}, stack[4];
+    double v[4];
+    tmap_sm_visits(blk, 4, c, a, v, stack);
+    assert_true(v[0] == 10 && fabs(v[1] - 3.439) < 1e-12 && fabs(v[2] - 10.317) < 1e-12 &&
+                v[3] == 5);
+    tmap_warp_counts w = {4, 32, 1, 2, c, a, d};
+    tmap_sm_params p = {.nsms = 1, .blocks_per_sm = 1, .subpartitions = 4, .warps_per_block = 1};
+    tmap_sm_time_parts t;
+    TMAP_CHECK(tmap_sm_time(&w, blk, &p, &t, err));
+    assert_true(fabs(t.cycles - 44.39) < 1e-9 && fabs(t.issue - 44.39) < 1e-9);
+    blk[1].visit_parent = 0;
+    TMAP_CHECK(tmap_sm_time(&w, blk, &p, &t, err));
+    assert_true(t.cycles == 30);
+    tmap_error e = {0}; /* a parent out of range, a block its own ancestor */
+    blk[1].visit_parent = 3;
+    assert_int_equal(tmap_sm_time(&w, blk, &p, &t, &e), TMAP_ERR_INVALID);
+    blk[0].visit_parent = 2, blk[1].visit_parent = 1;
+    assert_int_equal(tmap_sm_time(&w, blk, &p, &t, &e), TMAP_ERR_INVALID);
+    assert_non_null(strstr(e.message, "its own visit ancestor"));
+}
+
+/* tmap_sm_visit_parents: a loop (block 1) with an if inside (block 2) and
+ * the join (block 3): both have the loop's block 1 as parent; the entry,
+ * the loop's first block (its dominator is outside the loop) and the ret
+ * after the loop have none. */
+static void test_visit_parents(void **state)
+{
+    static const char ptx[] =
+        ".version 8.0\n.target sm_90\n.address_size 64\n"
+        ".visible .entry k(.param .u64 pa)\n{\n"
+        "  .reg .b32 %r<12>;\n  .reg .b64 %rd<8>;\n  .reg .pred %p<3>;\n"
+        "  ld.param.u64 %rd1, [pa];\n  mov.u32 %r9, 0;\n  mov.u32 %r3, 0;\n"
+        "LOOP:\n  ld.global.u32 %r2, [%rd1];\n  setp.eq.u32 %p1, %r2, 0;\n  @%p1 bra SKIP;\n"
+        "  add.u32 %r3, %r3, 1;\n"
+        "SKIP:\n  add.u32 %r9, %r9, 1;\n  setp.lt.u32 %p2, %r9, 8;\n  @%p2 bra LOOP;\n"
+        "  ret;\n}\n";
+    tmap_ptx_module *m = NULL;
+    tmap_cfg *cfg = NULL;
+    TMAP_CHECK(tmap_ptx_parse(ptx, strlen(ptx), "k.ptx", &m, err));
+    TMAP_CHECK(tmap_cfg_build(m, "k", &cfg, err));
+    assert_int_equal(cfg->nblocks, 5);
+    uint32_t parent[5], want[5] = {0, 0, 2, 2, 0};
+    TMAP_CHECK(tmap_sm_visit_parents(cfg, parent, err));
+    for (size_t b = 0; b < 5; b++)
+        assert_int_equal(parent[b], want[b]);
+    tmap_cfg_free(cfg);
+    tmap_ptx_free(m);
 }
 
 static void test_bad_input(void **state)
@@ -528,7 +595,8 @@ int main(void)
         cmocka_unit_test(test_chain),         cmocka_unit_test(test_loop_chain),
         cmocka_unit_test(test_dataflow_chain),
         cmocka_unit_test(test_access_classes), cmocka_unit_test(test_walk),
-        cmocka_unit_test(test_walk_blocks),   cmocka_unit_test(test_bad_input),
+        cmocka_unit_test(test_walk_blocks),   cmocka_unit_test(test_visits),
+        cmocka_unit_test(test_visit_parents), cmocka_unit_test(test_bad_input),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -352,7 +352,24 @@ typedef struct tmap_sm_block {
     double walk_base;    /* ... the part of that the chain holds at a share
                             walk_q of executions at the L2 latency ... */
     double walk_q;       /* ... and that share: bytes / 32, at most 1 */
+    uint32_t visit_parent; /* 1 + the block whose visits bound this one's (its
+                              immediate dominator, in the same loop), or 0: a
+                              warp then runs it whenever any lane does
+                              (tmap_sm_visits); 0 for none */
 } tmap_sm_block;
+
+/* visit_parent of every block of cfg (parent[nblocks]): 1 + its immediate
+ * dominator when both lie in the same loop (the same loop depth, the block
+ * not the loop's first), else 0 (docs/model.md, "A warp runs a block
+ * whenever any lane does"). */
+tmap_status tmap_sm_visit_parents(const tmap_cfg *cfg, uint32_t *parent, tmap_error *err);
+/* A warp's executions of each block (visits[nblocks]) from its counts c, a
+ * (one warp's row of tmap_warp_counts): c where visit_parent is 0; else,
+ * with p the parent, v_p (1 - (1 - a_b / a_p)^(a_p / v_p)) when a_b <= a_p,
+ * v_p a_b / a_p when larger, clamped to [c_b, a_b].  stack: nblocks
+ * scratch entries.  The parents must form a forest (tmap_sm_time checks). */
+void tmap_sm_visits(const tmap_sm_block *blk, size_t nblocks, const uint32_t *c,
+                    const uint32_t *a, double *visits, uint32_t *stack);
 
 
 /* The kernel's time: blk[nblocks] per CFG block; w->block_size gives

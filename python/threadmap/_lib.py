@@ -134,7 +134,7 @@ class SmParams(ctypes.Structure):
 class SmBlock(ctypes.Structure):
     _fields_ = [(n, c_double) for n in ("issue", "latency", "affine_n", "affine_bytes", "data_n",
                                         "data_bytes", "gather_n", "uniform_n", "const_n", "walk",
-                                        "walk_base", "walk_q")]
+                                        "walk_base", "walk_q")] + [("visit_parent", c_uint32)]
 
 
 class SmModel(ctypes.Structure):
