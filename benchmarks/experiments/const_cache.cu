@@ -1,0 +1,365 @@
+// const_cache.cu -- an experiment, not built by CMake: what a __constant__
+// read at varying addresses costs on the GPU, and why marching_cubes
+// (benchmarks/suite/marching_cubes.cu) measures 0.318 ms in its original
+// order, 0.062 sorted and 0.034 sorted by its case (issue 16).  Parts:
+//   lanes   one warp, a dependent chain x = ctab[(x & zero) + off(lane, it)]:
+//           cycles a request with k = 1..32 distinct addresses (lane % k picks
+//           the address), (a) the k words in one 128-byte line, (b) each in a
+//           line of its own, all within 4 KB; and (c) k words at random in a
+//           window of S bytes (S = 128 B .. 48 KB): the constant caches'
+//           capacity and what a miss costs.
+//   tput    132 blocks of W warps (one per SM), each lane with 4 independent
+//           chains of such reads (k distinct addresses, in 1 KB): cycles of
+//           the SM per request and per distinct address, against W.
+//   mc      the suite kernel on cube ~ U[1, 254] (as the manifest draws it;
+//           this generator, not the bench's) and frac ~ U[0.05, 0.95], under
+//           the orders identity, by triangle count (heaviest first, ties by
+//           index: what sorting by BBV gives), by case (the key), by case
+//           within each warp's triangle count (a sorted warp's lanes re-sorted
+//           by case), by case over 2, 4, 16, 32 cases per warp (warps mixing
+//           that many cases); the layout transform (cube and frac moved);
+//           the median of 20 launches; beside it the same kernel reading the
+//           table from global memory (mc_triangles_g).  Per order the
+//           distinct addresses a warp's constant requests touch (computed on
+//           the host, replays = sum over requests of distinct - 1) and the
+//           distinct table rows an SM's resident warps read (8 blocks of 256
+//           threads, 132 apart, as the first waves place them).
+//   once    each mc order launched once (for ncu).
+//   nvcc -O3 -arch=sm_90 -o const_cache benchmarks/experiments/const_cache.cu
+//   ./const_cache [lanes|tput|mc|once]
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <numeric>
+#include <set>
+#include <string>
+#include <vector>
+#include "../suite/marching_cubes.cu"
+#define CK(x) do { cudaError_t e_ = (x); if (e_) { printf("%s: %s\n", #x, cudaGetErrorString(e_)); exit(1);} } while (0)
+
+__constant__ unsigned ctab[14336]; /* 56 KB: with the mc table, most of the 64 KB a module may have */
+
+__device__ __forceinline__ unsigned mix(unsigned h)
+{
+    h ^= h >> 15, h *= 0x2c1b3c6du, h ^= h >> 12, h *= 0x297a2d39u, h ^= h >> 15;
+    return h;
+}
+
+/* word offset of lane's group g at iteration it: mode 0 one line, 1 a line
+ * each (32 words apart), 2 random in a window of `words` words */
+__device__ __forceinline__ unsigned off_of(int mode, unsigned g, unsigned it, unsigned words)
+{
+    unsigned h = mix(it * 0x9e3779b1u + 0x632be5abu);
+    if (mode == 0)
+        return (h % 32u) * 32u + g;                 /* 4 KB: line h % 32, word g (k <= 32) */
+    if (mode == 1)
+        return (h % 32u + g) % 32u * 32u + (h >> 8) % 32u; /* k lines of the 4 KB, word shared */
+    return mix(h ^ (g * 0x85ebca77u)) % words;
+}
+
+__global__ void lanes_k(int mode, unsigned k, unsigned words, int iters, unsigned zero,
+                        unsigned long long *cycles, unsigned *sink)
+{
+    unsigned lane = threadIdx.x & 31, g = lane % k, x = 0;
+    unsigned long long t0 = 0;
+    for (int it = -64; it < iters; it++) {
+        if (it == 0)
+            t0 = clock64();
+        x = ctab[(x & zero) + off_of(mode, g, (unsigned)it, words)];
+    }
+    unsigned long long t1 = clock64();
+    if (lane == 0)
+        cycles[0] = t1 - t0;
+    if (x == 0xdeadbeef)
+        sink[0] = x;
+}
+
+/* W warps, each lane 4 independent chains over a 1 KB window, k distinct
+ * addresses a request */
+__global__ void tput_k(unsigned k, int iters, unsigned zero, unsigned *sink)
+{
+    unsigned lane = threadIdx.x & 31, g = lane % k, x0 = 0, x1 = 1, x2 = 2, x3 = 3;
+    for (int it = 0; it < iters; it++) {
+        unsigned h = mix((unsigned)it * 0x9e3779b1u + (threadIdx.x >> 5) * 0x51ed27u);
+        unsigned o = (h + g * 8u) % 256u;
+        x0 = ctab[(x0 & zero) + o];
+        x1 = ctab[(x1 & zero) + ((o + 1) & 255u)];
+        x2 = ctab[(x2 & zero) + ((o + 2) & 255u)];
+        x3 = ctab[(x3 & zero) + ((o + 3) & 255u)];
+    }
+    unsigned x = x0 ^ x1 ^ x2 ^ x3;
+    if (x == 0xdeadbeef)
+        sink[0] = x;
+}
+
+/* mc_triangles with the table in global memory (the same body) */
+extern "C" __global__ void mc_triangles_g(const mc_table *__restrict__ g,
+                                          const unsigned char *cube, const float *frac,
+                                          float *area, float *normal_len, int *ntri, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    int cs = cube[i], nt = g->ntri[cs];
+    float a = 0.f, sx = 0.f, sy = 0.f, sz = 0.f;
+    for (int k = 0; k < nt; k++) {
+        float p[3][3];
+        for (int v = 0; v < 3; v++) {
+            int e = g->tri[cs][3 * k + v];
+            int c0 = mc_edge_corner(e, 0), c1 = mc_edge_corner(e, 1);
+            float s = frac[12 * i + e];
+            for (int ax = 0; ax < 3; ax++)
+                p[v][ax] = corner_coord(c0, ax) + s * (corner_coord(c1, ax) - corner_coord(c0, ax));
+        }
+        float ux = p[1][0] - p[0][0], uy = p[1][1] - p[0][1], uz = p[1][2] - p[0][2];
+        float vx = p[2][0] - p[0][0], vy = p[2][1] - p[0][1], vz = p[2][2] - p[0][2];
+        float nx = uy * vz - uz * vy, ny = uz * vx - ux * vz, nz = ux * vy - uy * vx;
+        a += 0.5f * sqrtf(nx * nx + ny * ny + nz * nz);
+        sx += nx, sy += ny, sz += nz;
+    }
+    area[i] = a;
+    normal_len[i] = sqrtf(sx * sx + sy * sy + sz * sz);
+    ntri[i] = nt;
+}
+
+static unsigned long long st = 7;
+static unsigned rnd() { st = st * 6364136223846793005ULL + 1442695040888963407ULL; return (unsigned)(st >> 33); }
+
+static void part_lanes()
+{
+    std::vector<unsigned> h(14336);
+    for (unsigned i = 0; i < 14336; i++)
+        h[i] = 0; /* x & zero keeps the chain; the value read is not an address */
+    CK(cudaMemcpyToSymbol(ctab, h.data(), sizeof(unsigned) * 14336));
+    unsigned long long *cyc;
+    unsigned *sink;
+    CK(cudaMalloc(&cyc, 8));
+    CK(cudaMalloc(&sink, 4));
+    const int iters = 4096;
+    auto run = [&](int mode, unsigned k, unsigned words) {
+        double best = 1e30;
+        for (int r = 0; r < 5; r++) {
+            lanes_k<<<1, 32>>>(mode, k, words, iters, 0u, cyc, sink);
+            CK(cudaDeviceSynchronize());
+            unsigned long long c;
+            CK(cudaMemcpy(&c, cyc, 8, cudaMemcpyDeviceToHost));
+            best = std::min(best, (double)c / iters);
+        }
+        return best;
+    };
+    printf("# lanes: one warp, cycles a request (dependent chain, 4096 requests, min of 5)\n");
+    printf("%4s %12s %12s %14s\n", "k", "one_line", "k_lines", "random_in_4KB");
+    for (unsigned k : {1u, 2u, 3u, 4u, 6u, 8u, 12u, 16u, 20u, 24u, 28u, 32u})
+        printf("%4u %12.1f %12.1f %14.1f\n", k, run(0, k, 0), run(1, k, 0), run(2, k, 1024));
+    printf("# window: k words at random in S bytes (the whole of S walked over the requests)\n");
+    printf("%8s %10s %10s %10s\n", "S_bytes", "k=1", "k=8", "k=32");
+    for (unsigned s : {128u, 256u, 512u, 1024u, 2048u, 3072u, 4096u, 6144u, 8192u, 16384u,
+                       32768u, 49152u})
+        printf("%8u %10.1f %10.1f %10.1f\n", s, run(2, 1, s / 4), run(2, 8, s / 4),
+               run(2, 32, s / 4));
+    CK(cudaFree(cyc));
+    CK(cudaFree(sink));
+}
+
+static void part_tput()
+{
+    unsigned *sink;
+    CK(cudaMalloc(&sink, 4));
+    cudaEvent_t a, b;
+    CK(cudaEventCreate(&a));
+    CK(cudaEventCreate(&b));
+    int clock_khz = 0, nsm = 0;
+    CK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, 0));
+    CK(cudaDeviceGetAttribute(&nsm, cudaDevAttrMultiProcessorCount, 0));
+    const int iters = 2048;
+    printf("# tput: %d blocks of W warps, each lane 4 independent chains; SM cycles (at %d kHz) "
+           "per warp request and per distinct address of the SM\n", nsm, clock_khz);
+    printf("%4s %4s %12s %14s %14s\n", "W", "k", "ms", "cyc/request", "cyc/address");
+    for (unsigned k : {1u, 8u, 32u})
+        for (int W : {1, 2, 4, 8, 16, 32}) {
+            float best = 1e30f;
+            for (int r = 0; r < 5; r++) {
+                CK(cudaEventRecord(a));
+                tput_k<<<nsm, 32 * W>>>(k, iters, 0u, sink);
+                CK(cudaEventRecord(b));
+                CK(cudaEventSynchronize(b));
+                float ms;
+                CK(cudaEventElapsedTime(&ms, a, b));
+                best = std::min(best, ms);
+            }
+            double cyc = best * clock_khz, req = 4.0 * iters * W;
+            printf("%4d %4u %12.4f %14.2f %14.2f\n", W, k, best, cyc / req, cyc / (req * k));
+        }
+    CK(cudaFree(sink));
+}
+
+/* ------------------------------------------------------------------ mc */
+
+static const int N = 1 << 20, BS = 256;
+
+struct mc_data {
+    std::vector<unsigned char> cube;
+    std::vector<float> frac;
+};
+
+static std::vector<int> host_ntri()
+{
+    mc_table t = mc_build();
+    return std::vector<int>(t.ntri, t.ntri + 256);
+}
+
+/* host: replays per warp (sum over constant requests of distinct byte
+ * addresses - 1) and distinct rows an SM's 8 resident blocks read */
+static void order_stats(const std::vector<int> &ord, const mc_data &d, const std::vector<int> &nt,
+                        double *replays, double *rows_sm, double *cases_warp)
+{
+    double r = 0, cw = 0;
+    for (int w = 0; w < N / 32; w++) {
+        std::set<int> all;
+        for (int l = 0; l < 32; l++)
+            all.insert(d.cube[ord[w * 32 + l]]);
+        r += (double)all.size() - 1, cw += (double)all.size();
+        for (int k = 0; k < 5; k++)
+            for (int v = 0; v < 3; v++) {
+                std::set<int> s;
+                for (int l = 0; l < 32; l++) {
+                    int c = d.cube[ord[w * 32 + l]];
+                    if (nt[c] > k)
+                        s.insert(c);
+                }
+                if (!s.empty())
+                    r += (double)s.size() - 1;
+            }
+    }
+    int nblk = N / BS, nsm = 132;
+    double rows = 0, cnt = 0;
+    for (int b0 = 0; b0 + 7 * nsm < nblk; b0 += 37) {
+        std::set<int> s;
+        for (int j = 0; j < 8; j++)
+            for (int t = 0; t < BS; t++)
+                s.insert(d.cube[ord[(b0 + j * nsm) * BS + t]]);
+        rows += (double)s.size(), cnt++;
+    }
+    *replays = r / (N / 32), *rows_sm = rows / cnt, *cases_warp = cw / (N / 32);
+}
+
+static void part_mc(bool once)
+{
+    mc_data d;
+    d.cube.resize(N), d.frac.resize((size_t)12 * N);
+    for (int i = 0; i < N; i++)
+        d.cube[i] = (unsigned char)(1 + rnd() % 254);
+    for (size_t i = 0; i < d.frac.size(); i++)
+        d.frac[i] = 0.05f + 0.9f * (float)((rnd() + 0.5) / 2147483648.0);
+    std::vector<int> nt = host_ntri();
+    std::vector<std::pair<std::string, std::vector<int>>> orders;
+    std::vector<int> id(N);
+    std::iota(id.begin(), id.end(), 0);
+    orders.push_back({"identity", id});
+    std::vector<int> o = id;
+    std::stable_sort(o.begin(), o.end(), [&](int a, int b) { return nt[d.cube[a]] > nt[d.cube[b]]; });
+    orders.push_back({"by_ntri", o});
+    std::vector<int> s = o;
+    for (int w = 0; w < N / 32; w++)
+        std::stable_sort(s.begin() + 32 * w, s.begin() + 32 * w + 32,
+                         [&](int a, int b) { return d.cube[a] < d.cube[b]; });
+    orders.push_back({"by_ntri_warp_case", s});
+    o = id;
+    std::stable_sort(o.begin(), o.end(), [&](int a, int b) { return d.cube[a] < d.cube[b]; });
+    orders.push_back({"by_case", o});
+    /* warps of m cases: m warps of the by-case order, W / m apart (other cases),
+     * dealt into m warps, lane l from the (l % m)-th of them */
+    for (int m : {2, 4, 16, 32}) {
+        std::vector<int> q(N);
+        int W = N / 32, gap = W / m;
+        for (int g = 0; g < gap; g++)
+            for (int j = 0; j < m; j++)
+                for (int l = 0; l < 32; l++) {
+                    int src_w = g + (l % m) * gap, src_l = (l / m) + 32 / m * j;
+                    q[(g * m + j) * 32 + l] = o[src_w * 32 + src_l];
+                }
+        orders.push_back({"cases_per_warp_" + std::to_string(m), q});
+    }
+    unsigned char *dcube;
+    float *dfrac, *area, *nl;
+    int *ntri;
+    mc_table *gt;
+    CK(cudaMalloc(&dcube, N));
+    CK(cudaMalloc(&dfrac, sizeof(float) * 12 * N));
+    CK(cudaMalloc(&area, 4 * N));
+    CK(cudaMalloc(&nl, 4 * N));
+    CK(cudaMalloc(&ntri, 4 * N));
+    CK(cudaMalloc(&gt, sizeof(mc_table)));
+    mc_table ht = mc_build();
+    CK(cudaMemcpy(gt, &ht, sizeof ht, cudaMemcpyHostToDevice));
+    cudaEvent_t a, b;
+    CK(cudaEventCreate(&a));
+    CK(cudaEventCreate(&b));
+    if (!once) {
+        int clock_khz = 0;
+        CK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, 0));
+        printf("# mc: marching_cubes' kernel, %d threads, blocks of %d, median of 20 launches "
+               "(ms); replays/warp = sum over its constant requests of distinct addresses - 1; "
+               "cases/warp; rows/SM = distinct cases of 8 resident blocks\n", N, BS);
+        printf("%-20s %10s %10s %12s %10s %10s\n", "order", "const_ms", "global_ms",
+               "replays/warp", "cases/warp", "rows/SM");
+    }
+    for (auto &ord : orders) {
+        std::vector<unsigned char> c(N);
+        std::vector<float> f((size_t)12 * N);
+        for (int i = 0; i < N; i++) {
+            c[i] = d.cube[ord.second[i]];
+            memcpy(&f[(size_t)12 * i], &d.frac[(size_t)12 * ord.second[i]], 48);
+        }
+        CK(cudaMemcpy(dcube, c.data(), N, cudaMemcpyHostToDevice));
+        CK(cudaMemcpy(dfrac, f.data(), sizeof(float) * 12 * N, cudaMemcpyHostToDevice));
+        if (once) {
+            mc_triangles<<<N / BS, BS>>>(dcube, dfrac, area, nl, ntri, N);
+            CK(cudaDeviceSynchronize());
+            continue;
+        }
+        double med[2];
+        for (int g = 0; g < 2; g++) {
+            std::vector<float> t;
+            for (int r = 0; r < 23; r++) {
+                CK(cudaEventRecord(a));
+                if (g)
+                    mc_triangles_g<<<N / BS, BS>>>(gt, dcube, dfrac, area, nl, ntri, N);
+                else
+                    mc_triangles<<<N / BS, BS>>>(dcube, dfrac, area, nl, ntri, N);
+                CK(cudaEventRecord(b));
+                CK(cudaEventSynchronize(b));
+                float ms;
+                CK(cudaEventElapsedTime(&ms, a, b));
+                if (r >= 3)
+                    t.push_back(ms);
+            }
+            std::sort(t.begin(), t.end());
+            med[g] = (t[9] + t[10]) / 2;
+        }
+        double rep, rows, cw;
+        order_stats(ord.second, d, nt, &rep, &rows, &cw);
+        printf("%-20s %10.4f %10.4f %12.1f %10.1f %10.1f\n", ord.first.c_str(), med[0], med[1],
+               rep, cw, rows);
+    }
+    CK(cudaFree(dcube)); CK(cudaFree(dfrac)); CK(cudaFree(area)); CK(cudaFree(nl));
+    CK(cudaFree(ntri)); CK(cudaFree(gt));
+}
+
+int main(int argc, char **argv)
+{
+    std::string what = argc > 1 ? argv[1] : "all";
+    cudaDeviceProp p;
+    CK(cudaGetDeviceProperties(&p, 0));
+    printf("# %s, %d SMs\n", p.name, p.multiProcessorCount);
+    if (what == "lanes" || what == "all")
+        part_lanes();
+    if (what == "tput" || what == "all")
+        part_tput();
+    if (what == "mc" || what == "all")
+        part_mc(false);
+    if (what == "once")
+        part_mc(true);
+    return 0;
+}
