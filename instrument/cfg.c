@@ -1,5 +1,5 @@
 /*
- * cfg.c -- basic blocks, edges, immediate post-dominators and loop depths of
+ * cfg.c -- basic blocks, edges, immediate (post-)dominators and loop depths of
  * a kernel and of every .func it reaches through call.
  *
  * Block rule: a block starts at the function's first label-or-instruction,
@@ -352,7 +352,7 @@ static tmap_status link_blocks(builder *b, fscan *fs, size_t first, size_t end)
     return TMAP_OK;
 }
 
-/* ------------------------------------------------------ post-dominators */
+/* ------------------------------------------------------ dominators */
 
 /* Whether block i (of a function ending at `end`) has an edge to the exit. */
 static int exits(const tmap_cfg *cfg, size_t i, size_t end)
@@ -366,142 +366,159 @@ static int exits(const tmap_cfg *cfg, size_t i, size_t end)
     return falls && i + 1 == end;
 }
 
-typedef struct pdom {
-    size_t first, n;      /* blocks [first, first+n); node n is the exit */
-    uint32_t **pred;      /* forward predecessors per node (reverse successors) */
-    uint32_t *npred;
-    uint32_t *po;         /* postorder number per node, NONE: unreached */
-    uint32_t *order;      /* nodes by postorder */
-    uint32_t *idom;
-} pdom;
+/* A graph of nodes [0, n] rooted at node n, its edges both ways as CSR. */
+typedef struct dgraph {
+    size_t n;
+    uint32_t *ofs_out, *out; /* out[ofs_out[v] .. ofs_out[v + 1]): v's successors */
+    uint32_t *ofs_in, *in;   /* the same for its predecessors */
+} dgraph;
 
-static void pdom_free(pdom *p)
+static void dgraph_free(dgraph *g)
 {
-    for (size_t i = 0; p->pred && i <= p->n; i++)
-        free(p->pred[i]);
-    free(p->pred);
-    free(p->npred);
-    free(p->po);
-    free(p->order);
-    free(p->idom);
+    free(g->ofs_out), free(g->out), free(g->ofs_in), free(g->in);
 }
 
-/* DFS from the exit over reversed edges, iterative; fills po and order. */
-static int pdom_dfs(pdom *p, const tmap_cfg *cfg)
+/* Edges e[2k] -> e[2k + 1] into CSR form: ofs counts, then prefix sums,
+ * then each edge placed at its source's cursor (ofs shifted back after). */
+static void csr_fill(size_t n, const uint32_t *e, size_t ne, int dir, uint32_t *ofs,
+                     uint32_t *adj)
 {
-    size_t n = p->n;
-    uint32_t *stack = malloc((n + 1) * sizeof *stack), *next = calloc(n + 1, sizeof *next);
-    uint8_t *seen = calloc(n + 1, 1);
-    if (!stack || !next || !seen) {
-        free(stack), free(next), free(seen);
+    for (size_t k = 0; k < ne; k++)
+        ofs[e[2 * k + dir] + 1]++;
+    for (size_t v = 0; v <= n; v++)
+        ofs[v + 1] += ofs[v];
+    for (size_t k = 0; k < ne; k++)
+        adj[ofs[e[2 * k + dir]]++] = e[2 * k + 1 - dir];
+    memmove(ofs + 1, ofs, (n + 1) * sizeof *ofs);
+    ofs[0] = 0;
+}
+
+static int dgraph_make(dgraph *g, size_t n, const uint32_t *e, size_t ne)
+{
+    g->n = n;
+    g->ofs_out = calloc(n + 2, sizeof *g->ofs_out), g->ofs_in = calloc(n + 2, sizeof *g->ofs_in);
+    g->out = malloc((ne + 1) * sizeof *g->out), g->in = malloc((ne + 1) * sizeof *g->in);
+    if (!g->ofs_out || !g->ofs_in || !g->out || !g->in)
         return -1;
-    }
-    size_t top = 0, count = 0;
-    stack[top++] = (uint32_t)n;
-    seen[n] = 1;
+    csr_fill(n, e, ne, 0, g->ofs_out, g->out);
+    csr_fill(n, e, ne, 1, g->ofs_in, g->in);
+    return 0;
+}
+
+/* Postorder numbers po[] (NONE: not reached from the root) and the nodes by
+ * postorder; returns how many were reached, -1 without memory. */
+static int dgraph_postorder(const dgraph *g, uint32_t *po, uint32_t *order)
+{
+    size_t n = g->n, top = 0, count = 0;
+    uint32_t *stack = malloc((n + 1) * sizeof *stack), *next = malloc((n + 1) * sizeof *next);
+    if (!stack || !next)
+        return free(stack), free(next), -1;
+    for (size_t v = 0; v <= n; v++)
+        po[v] = NONE, next[v] = g->ofs_out[v];
+    stack[top++] = (uint32_t)n, po[n] = 0; /* po 0 while on the stack: seen */
     while (top) {
         uint32_t v = stack[top - 1];
-        /* reverse-graph successors of v: the exit's are the exiting blocks,
-         * a block's are its forward predecessors */
-        if (next[v] < p->npred[v]) {
-            uint32_t w = p->pred[v][next[v]++];
-            if (!seen[w]) {
-                seen[w] = 1;
-                stack[top++] = w;
-            }
+        if (next[v] < g->ofs_out[v + 1]) {
+            uint32_t w = g->out[next[v]++];
+            if (po[w] == NONE)
+                po[w] = 0, stack[top++] = w;
             continue;
         }
-        p->po[v] = (uint32_t)count;
-        p->order[count++] = v;
-        top--;
+        po[v] = (uint32_t)count, order[count++] = v, top--;
     }
-    free(stack), free(next), free(seen);
-    (void)cfg;
+    free(stack), free(next);
     return (int)count;
 }
 
-static uint32_t intersect(const pdom *p, uint32_t a, uint32_t b)
+static uint32_t intersect(const uint32_t *po, const uint32_t *idom, uint32_t a, uint32_t b)
 {
     while (a != b) {
-        while (p->po[a] < p->po[b])
-            a = p->idom[a];
-        while (p->po[b] < p->po[a])
-            b = p->idom[b];
+        while (po[a] < po[b])
+            a = idom[a];
+        while (po[b] < po[a])
+            b = idom[b];
     }
     return a;
 }
 
-static int pdom_add_pred(pdom *p, uint32_t to, uint32_t from)
+/* Cooper, Harvey and Kennedy's iteration: idom[v] of every node reached from
+ * the root n (idom[n] = n), NONE for the others; -1 without memory. */
+static int dgraph_dominators(const dgraph *g, uint32_t *idom)
 {
-    uint32_t *v = realloc(p->pred[to], (p->npred[to] + 1) * sizeof *v);
-    if (!v)
-        return -1;
-    p->pred[to] = v;
-    v[p->npred[to]++] = from;
-    return 0;
+    size_t n = g->n;
+    uint32_t *po = malloc((n + 1) * sizeof *po), *order = malloc((n + 1) * sizeof *order);
+    int count = po && order ? dgraph_postorder(g, po, order) : -1;
+    for (size_t v = 0; count >= 0 && v <= n; v++)
+        idom[v] = NONE;
+    if (count >= 0)
+        idom[n] = (uint32_t)n;
+    for (int changed = count > 0; changed;) {
+        changed = 0;
+        for (int k = count - 2; k >= 0; k--) { /* reverse postorder, the root excluded */
+            uint32_t v = order[k], nd = NONE;
+            for (uint32_t j = g->ofs_in[v]; j < g->ofs_in[v + 1]; j++) {
+                uint32_t w = g->in[j];
+                if (idom[w] != NONE)
+                    nd = nd == NONE ? w : intersect(po, idom, w, nd);
+            }
+            if (nd != idom[v])
+                idom[v] = nd, changed = 1;
+        }
+    }
+    free(po), free(order);
+    return count < 0 ? -1 : 0;
 }
 
-/* Cooper-Harvey-Kennedy on the reverse CFG of blocks [first, end). */
+/* The dominators of blocks [first, end) of one function, forward from its
+ * first block or (reverse) back from its exit: dom[i] for block first + i,
+ * -1 for the root and blocks it does not reach; -1 without memory. */
+static int func_dominators(const tmap_cfg *cfg, size_t first, size_t end, int reverse,
+                           int32_t *dom)
+{
+    size_t n = end - first, ne = 0;
+    for (size_t i = first; i < end; i++)
+        ne += cfg->blocks[i].nsucc + 1;
+    uint32_t *e = malloc((2 * ne + 2) * sizeof *e), *idom = malloc((n + 1) * sizeof *idom);
+    dgraph g = {0};
+    size_t k = 0;
+    for (size_t i = 0; e && i < n; i++) {
+        const tmap_cfg_block *blk = &cfg->blocks[first + i];
+        for (uint32_t j = 0; j < blk->nsucc; j++) {
+            uint32_t s = blk->succ[j] - (uint32_t)first;
+            e[2 * k + reverse] = (uint32_t)i, e[2 * k + 1 - reverse] = s, k++;
+        }
+        if (reverse ? exits(cfg, first + i, end) : i == 0)
+            e[2 * k] = (uint32_t)n, e[2 * k + 1] = (uint32_t)i, k++;
+    }
+    int rc = e && idom && !dgraph_make(&g, n, e, k) ? dgraph_dominators(&g, idom) : -1;
+    for (size_t i = 0; !rc && i < n; i++)
+        dom[i] = idom[i] == NONE || idom[i] == n ? -1 : (int32_t)(first + idom[i]);
+    dgraph_free(&g), free(e), free(idom);
+    return rc;
+}
+
 static tmap_status post_dominators(builder *b, size_t first, size_t end)
 {
-    tmap_cfg *cfg = b->cfg;
-    pdom p = {first, end - first, NULL, NULL, NULL, NULL, NULL};
-    size_t n = p.n;
-    p.pred = calloc(n + 1, sizeof *p.pred);
-    p.npred = calloc(n + 1, sizeof *p.npred);
-    p.po = malloc((n + 1) * sizeof *p.po);
-    p.order = malloc((n + 1) * sizeof *p.order);
-    p.idom = malloc((n + 1) * sizeof *p.idom);
-    if (!p.pred || !p.npred || !p.po || !p.order || !p.idom) {
-        pdom_free(&p);
-        return nomem(b);
+    int32_t *dom = malloc((end - first + 1) * sizeof *dom);
+    if (!dom || func_dominators(b->cfg, first, end, 1, dom))
+        return free(dom), nomem(b);
+    for (size_t i = first; i < end; i++)
+        b->cfg->blocks[i].ipdom = dom[i - first];
+    free(dom);
+    return TMAP_OK;
+}
+
+tmap_status tmap_cfg_dominators(const tmap_cfg *cfg, int32_t *idom, tmap_error *err)
+{
+    if (!cfg || !idom)
+        return tmap_fail(err, TMAP_ERR_INVALID, "tmap_cfg_dominators: NULL argument");
+    for (size_t f = 0; f < cfg->nfuncs; f++) {
+        const tmap_cfg_func *fn = &cfg->funcs[f];
+        if (func_dominators(cfg, fn->first_block, fn->first_block + fn->nblocks, 0,
+                            idom + fn->first_block))
+            return tmap_fail(err, TMAP_ERR_NOMEM, "out of memory for the dominators of %s",
+                             fn->name);
     }
-    for (size_t i = 0; i < n; i++) {
-        const tmap_cfg_block *blk = &cfg->blocks[first + i];
-        int bad = 0;
-        for (uint32_t k = 0; k < blk->nsucc; k++)
-            bad |= pdom_add_pred(&p, blk->succ[k] - (uint32_t)first, (uint32_t)i);
-        if (exits(cfg, first + i, end))
-            bad |= pdom_add_pred(&p, (uint32_t)n, (uint32_t)i);
-        if (bad) {
-            pdom_free(&p);
-            return nomem(b);
-        }
-    }
-    for (size_t i = 0; i <= n; i++) {
-        p.po[i] = NONE;
-        p.idom[i] = NONE;
-    }
-    int count = pdom_dfs(&p, cfg);
-    if (count < 0) {
-        pdom_free(&p);
-        return nomem(b);
-    }
-    p.idom[n] = (uint32_t)n;
-    for (int changed = 1; changed;) {
-        changed = 0;
-        for (int k = count - 2; k >= 0; k--) { /* reverse postorder, exit excluded */
-            uint32_t v = p.order[k], nd = NONE;
-            const tmap_cfg_block *blk = &cfg->blocks[first + v];
-            /* v's reverse-graph predecessors: its successors, and the exit */
-            for (uint32_t j = 0; j <= blk->nsucc; j++) {
-                uint32_t w = j < blk->nsucc ? blk->succ[j] - (uint32_t)first
-                             : exits(cfg, first + v, end) ? (uint32_t)n : NONE;
-                if (w == NONE || p.idom[w] == NONE)
-                    continue;
-                nd = nd == NONE ? w : intersect(&p, w, nd);
-            }
-            if (nd != p.idom[v]) {
-                p.idom[v] = nd;
-                changed = 1;
-            }
-        }
-    }
-    for (size_t i = 0; i < n; i++) {
-        uint32_t d = p.idom[i];
-        cfg->blocks[first + i].ipdom = d == NONE || d == n ? -1 : (int32_t)(first + d);
-    }
-    pdom_free(&p);
     return TMAP_OK;
 }
 

@@ -154,6 +154,26 @@ static void test_loop_depths(void **state)
     check_depths(state, diamond, 4, (const uint32_t[]){0, 0, 0, 0});
 }
 
+static void check_idom(void **state, const char *text, size_t n, const int32_t *want)
+{
+    tmap_cfg *cfg = build(state, text, "k");
+    tmap_error err;
+    int32_t idom[8];
+    assert_int_equal(cfg->nblocks, n);
+    assert_int_equal(tmap_cfg_dominators(cfg, idom, &err), TMAP_OK);
+    for (size_t b = 0; b < n; b++)
+        assert_int_equal(idom[b], want[b]);
+    tmap_cfg_free(cfg);
+}
+
+/* Immediate dominators by hand; each function's first block has none. */
+static void test_dominators(void **state)
+{
+    check_idom(state, diamond, 4, (const int32_t[]){-1, 0, 0, 0});
+    check_idom(state, loop, 4, (const int32_t[]){-1, 0, 1, 2});
+    check_idom(state, nested, 5, (const int32_t[]){-1, 0, 1, 2, 3});
+}
+
 static const char early_return[] = HEAD
     ".visible .entry k()\n"
     "{\n"
@@ -270,6 +290,12 @@ static void test_calls_and_predicated_exit(void **state)
     check(cfg, 4, "g/+0", 17, 1, TMAP_TERM_RET, 0, -1, NOSUCC);
     assert_int_equal(cfg->blocks[4].func, 2);
     assert_string_equal(cfg->blocks[0].opcodes[2], "call.uni");
+    tmap_error err;
+    int32_t idom[5];
+    assert_int_equal(tmap_cfg_dominators(cfg, idom, &err), TMAP_OK);
+    const int32_t want[] = {-1, 0, -1, 2, -1}; /* per function */
+    for (size_t b = 0; b < 5; b++)
+        assert_int_equal(idom[b], want[b]);
     tmap_cfg_free(cfg);
 }
 
@@ -319,6 +345,7 @@ int main(void)
         cmocka_unit_test_teardown(test_diamond, teardown),
         cmocka_unit_test_teardown(test_loop, teardown),
         cmocka_unit_test_teardown(test_loop_depths, teardown),
+        cmocka_unit_test_teardown(test_dominators, teardown),
         cmocka_unit_test_teardown(test_early_return_and_infinite_loop, teardown),
         cmocka_unit_test_teardown(test_jump_table_and_empty_block, teardown),
         cmocka_unit_test_teardown(test_calls_and_predicated_exit, teardown),

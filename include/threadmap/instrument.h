@@ -128,6 +128,10 @@ void tmap_cfg_free(tmap_cfg *cfg);
 /* depth[b] (nblocks entries, zeroed by the caller): how many natural loops
  * hold block b (0: none; a loop's header is in it); nvcc's PTX is reducible. */
 tmap_status tmap_cfg_loop_depths(const tmap_cfg *cfg, uint32_t *depth, tmap_error *err);
+/* idom[b] (nblocks entries): block b's immediate dominator within its
+ * function, -1 for a function's first block and blocks it does not reach
+ * (the same iteration as the post-dominators, ipdom). */
+tmap_status tmap_cfg_dominators(const tmap_cfg *cfg, int32_t *idom, tmap_error *err);
 
 /* Source lines (PTX compiled with -lineinfo or -G: `.file` and `.loc`).
  * "FILE:LINE" with the file's last path component ("divergent.cu:42") into
