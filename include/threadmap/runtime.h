@@ -624,6 +624,18 @@ typedef struct tmap_gpu_rcm_steps {
     unsigned long long levels; /* the numbered components' levels, summed */
     int coop_sweeps;         /* the sweeps were cooperative kernels */
     int coop_number;         /* the numbering was (rows at most 32), not launches per level */
+    unsigned fused_sweeps;   /* sweeps run inside a numbering's kernel (their time in number_ms) */
+    unsigned discarded;      /* numberings discarded: the sweep beside them grew the eccentricity */
+    unsigned long long sweep_barriers;  /* the separate sweeps' levels (a grid barrier each) */
+    unsigned long long number_barriers; /* the numberings' levels (with a sweep beside, the longer) */
+    /* The floors, measured after the call on the same grid and data: one
+     * grid barrier of the cooperative grid (0: none), and the DRAM
+     * bandwidth of a device copy; each step's floor is its barriers at
+     * barrier_us plus its compulsory bytes (each row pointer and column
+     * read once, each vertex's own words written once) at copy_gbs. */
+    double barrier_us, copy_gbs;
+    double barrier_one_us;   /* a grid barrier of one block (of 512) per SM, for comparison */
+    double floor_setup_ms, floor_sweep_ms, floor_number_ms;
 } tmap_gpu_rcm_steps;
 
 /* tmap_gpu_memre_rcm, the same order, with its steps timed into *steps
