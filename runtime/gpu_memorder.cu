@@ -764,7 +764,6 @@ struct rcm {
     size_t temp_bytes;
     cudaStream_t s;
     tmap_gpu_rcm_steps *steps; /* NULL: not timed */
-    u64 sweep_vertices, fused_vertices, number_vertices; /* (steps only) the floors' bytes */
     cudaEvent_t ev[2];         /* the step's start and end (steps only) */
 };
 
@@ -908,10 +907,10 @@ cudaError_t search(rcm &r, unsigned root, unsigned *hb, unsigned *ecc)
 /* A sweep's steps counted (steps only): its time, levels, vertices. */
 void count_sweep(rcm &r, double ms, unsigned ecc, unsigned reached, bool fused)
 {
-    (fused ? r.fused_vertices : r.sweep_vertices) += reached;
     tmap_gpu_rcm_steps *st = r.steps;
     if (!st)
         return;
+    (fused ? st->fused_vertices : st->sweep_vertices) += reached;
     if (fused) {
         st->fused_sweeps++;
         return;
@@ -1021,7 +1020,7 @@ cudaError_t timed_number(rcm &r, unsigned root, unsigned at, const unsigned *hb,
         if (far != EMPTY && *secc + 1 > levels) /* the sweep beside it, a barrier a level */
             levels = *secc + 1;
         r.steps->number_barriers += 1 + levels;
-        r.number_vertices += *reached;
+        r.steps->number_vertices += *reached;
         if (far != EMPTY)
             count_sweep(r, 0, *secc, shb[*secc + 1], true);
     }
@@ -1105,10 +1104,11 @@ template <typename F> cudaError_t time_of(rcm &r, F enqueue, float *ms)
     return e;
 }
 
-/* The steps' floors (steps only, after the order): a grid barrier of the
- * cooperative grid (BARRIERS of them in one kernel less none, per
- * barrier), the bandwidth of a device copy of the columns (read and
- * written), and each step's barriers and compulsory bytes at those: per
+/* The steps' floors (tmap_gpu_memre_rcm_floors, after the timed call and
+ * outside its window): a grid barrier of the cooperative grid (BARRIERS
+ * of them in one kernel less none, per barrier), the bandwidth of a
+ * device copy of the columns (read and written, into r.ids), and each
+ * step's barriers and compulsory bytes at those: per
  * vertex of a sweep its row pointer, its row's columns, its stamp, its
  * queue entry written and read (16 B + 4 B an entry); of a numbering
  * also its parent label and degree (24 B + 4 B an entry); the setup
@@ -1119,9 +1119,11 @@ cudaError_t floors(rcm &r)
     enum { BARRIERS = 1000 };
     tmap_gpu_rcm_steps *st = r.steps;
     unsigned first = 0, last = 0, grid = r.grid_number ? r.grid_number : r.grid_search;
-    cudaError_t e = read_u32(r, r.rowptr, &first);
+    cudaError_t e = cudaMemcpyAsync(&first, r.rowptr, 4, cudaMemcpyDeviceToHost, r.s);
     if (e == cudaSuccess)
-        e = read_u32(r, r.rowptr + r.n, &last);
+        e = cudaMemcpyAsync(&last, r.rowptr + r.n, 4, cudaMemcpyDeviceToHost, r.s);
+    if (e == cudaSuccess)
+        e = cudaStreamSynchronize(r.s);
     double nnz = (double)(last - first), n = r.n, per_row = nnz / n;
     float ms[4] = {0, 0, 0, 0}; /* the grid's, then one block per SM's: none, BARRIERS */
     for (unsigned k = 0; grid && e == cudaSuccess && k < 4; k++) {
@@ -1146,10 +1148,10 @@ cudaError_t floors(rcm &r)
         return e;
     st->floor_setup_ms = ((n + 1) * 4 + nnz * 4 + 26 * n) / per_ms;
     st->floor_sweep_ms = st->sweep_barriers * st->barrier_us * 1e-3 +
-                         r.sweep_vertices * (16 + 4 * per_row) / per_ms;
+                         st->sweep_vertices * (16 + 4 * per_row) / per_ms;
     st->floor_number_ms = st->number_barriers * st->barrier_us * 1e-3 +
-                          (r.number_vertices * (24 + 4 * per_row) +
-                           r.fused_vertices * (16 + 4 * per_row)) / per_ms;
+                          (st->number_vertices * (24 + 4 * per_row) +
+                           st->fused_vertices * (16 + 4 * per_row)) / per_ms;
     return e;
 }
 
@@ -1173,7 +1175,7 @@ cudaError_t rcm_order(rcm &r, unsigned char *flag, unsigned *order)
         (e = cub::DeviceSelect::Flagged(r.temp, r.temp_bytes, r.ids, flag, r.cm, r.count, (int)r.n, r.s)) != cudaSuccess ||
         (e = read_u32(r, r.count, &numbered)) != cudaSuccess)
         return e;
-    if (numbered)
+    if (numbered && numbered < r.n) /* marks for the components to come (none: none) */
         mark_kernel<<<blocks_for(numbered), THREADS, 0, r.s>>>(r.cm, numbered, r.seen, r.sseen);
     if ((e = tock(r, r.steps ? &r.steps->setup_ms : NULL)) != cudaSuccess)
         return e;
@@ -1184,8 +1186,9 @@ cudaError_t rcm_order(rcm &r, unsigned char *flag, unsigned *order)
             (e = component(r, start, numbered, &reached, &ecc)) != cudaSuccess ||
             (e = tick(r)) != cudaSuccess)
             return e;
-        mark_kernel<<<blocks_for(reached), THREADS, 0, r.s>>>(r.cm + numbered, reached, r.seen,
-                                                               r.sseen);
+        if (numbered + reached < r.n) /* another component follows: it must not cross these */
+            mark_kernel<<<blocks_for(reached), THREADS, 0, r.s>>>(r.cm + numbered, reached,
+                                                                   r.seen, r.sseen);
         if ((e = tock(r, r.steps ? &r.steps->rest_ms : NULL)) != cudaSuccess)
             return e;
         if (r.steps)
@@ -1460,11 +1463,9 @@ extern "C" tmap_status tmap_gpu_memre_rcm_timed(uint64_t rowptr, uint64_t col, s
         r.temp = c.take<char>(r.temp_bytes);
         if (x != cudaSuccess || !c.base)
             return x;
-        if ((x = tock(r, steps ? &steps->alloc_ms : NULL)) != cudaSuccess ||
-            (x = rcm_order(r, flag, (unsigned *)order)) != cudaSuccess ||
-            (steps && (x = floors(r)) != cudaSuccess))
+        if ((x = tock(r, steps ? &steps->alloc_ms : NULL)) != cudaSuccess)
             return x;
-        return cudaSuccess;
+        return rcm_order(r, flag, (unsigned *)order);
     }, err, true);
     cudaError_t g = r.sort_base ? cudaFree(r.sort_base) : cudaSuccess; /* after the stream's end */
     if (st == TMAP_OK && g != cudaSuccess)
@@ -1472,6 +1473,35 @@ extern "C" tmap_status tmap_gpu_memre_rcm_timed(uint64_t rowptr, uint64_t col, s
     cudaFreeHost(r.host), free(r.hb[0]), free(r.hb[1]);
     if (steps)
         steps->coop_number = r.grid_number && r.maxrow <= SMALL_ROW;
+    cudaError_t f = events(r, false);
+    if (st == TMAP_OK && f != cudaSuccess)
+        st = cuda_fail(err, f, fn, "cudaEventDestroy");
+    return st;
+}
+
+extern "C" tmap_status tmap_gpu_memre_rcm_floors(uint64_t rowptr, uint64_t col, size_t n,
+                                                 tmap_gpu_rcm_steps *steps, void *stream,
+                                                 tmap_error *err)
+{
+    const char *fn = "tmap_gpu_memre_rcm_floors";
+    const void *need[] = {steps}; /* TMAP_NEED's compound literal is C only */
+    tmap_status st = tmap_need(err, fn, "steps", 1, need);
+    if (st == TMAP_OK)
+        st = check_count(n, "vertices", fn, err);
+    if (st)
+        return st;
+    rcm r = {};
+    r.rowptr = (const unsigned *)rowptr, r.col = (const unsigned *)col, r.n = (unsigned)n;
+    r.s = (cudaStream_t)stream, r.steps = steps;
+    cudaError_t e = events(r, true);
+    if (e != cudaSuccess)
+        return events(r, false), cuda_fail(err, e, fn, "cudaEventCreate");
+    if ((e = coop_grids(r)) != cudaSuccess)
+        return events(r, false), cuda_fail(err, e, fn, "the cooperative kernels' occupancy");
+    st = with_scratch(r.s, fn, [&](carver &c) {
+        r.ids = c.take<unsigned>(n);
+        return c.base ? floors(r) : cudaSuccess;
+    }, err, true);
     cudaError_t f = events(r, false);
     if (st == TMAP_OK && f != cudaSuccess)
         st = cuda_fail(err, f, fn, "cudaEventDestroy");

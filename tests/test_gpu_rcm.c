@@ -71,6 +71,8 @@ static void same_steps(tmap_cuda *c, const graph *g, const char *what, tmap_gpu_
     uint64_t dord = test_device_alloc(c, g->n * 4);
     TMAP_CHECK(tmap_gpu_memre_rcm_timed(drow, dcol, g->n, dord, steps, NULL, err));
     test_expect_device_u32(c, dord, want, g->n, what);
+    if (steps)
+        TMAP_CHECK(tmap_gpu_memre_rcm_floors(drow, dcol, g->n, steps, NULL, err));
     tmap_cuda_free(c, drow), tmap_cuda_free(c, dcol), tmap_cuda_free(c, dord);
     free(want), free(seen);
 }
@@ -130,6 +132,8 @@ static void grid3d(void **state)
         assert_int_equal(st.sweeps, 1), assert_int_equal(st.fused_sweeps, 1);
         assert_int_equal(st.discarded, 0);
         assert_int_equal(st.sweep_barriers, 3 * (S - 1) + 1);
+        assert_int_equal(st.sweep_vertices, N), assert_int_equal(st.fused_vertices, N);
+        assert_int_equal(st.number_vertices, N);
         assert_true(st.barrier_us > 0 && st.copy_gbs > 0 && st.floor_number_ms > 0);
     } else {
         assert_int_equal(st.sweeps + st.fused_sweeps, 2);
