@@ -543,7 +543,8 @@ static int build_locality(gpu *g, mi_app *a, dev_app *da, const dev_layout *o, d
              tmap_gpu_memre_follow(da->aux, n, x->from, ne, x->perm, NULL, e) ||
              ev_stop(g, &ms[2], e) || ev_start(g, e) ||
              tmap_gpu_memre_relabel(o->q, n, k, x->from, ne, x->q, NULL, e) ||
-             ev_stop(g, &ms[3], e);
+             ev_stop(g, &ms[3], e) ||
+             tmap_gpu_memre_rcm_floors(rowptr, o->q, ne, &st, NULL, e); /* outside the windows */
     tmap_cuda_free(g->c, rowptr);
     if (rc)
         return -1;

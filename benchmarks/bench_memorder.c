@@ -106,7 +106,8 @@ static float rcm_gpu_ms(gpu *g, const uint32_t *rowptr, const uint32_t *col, siz
     if (med >= 0 && (tmap_timer_start(g->timer, NULL, e) ||
                      tmap_gpu_memre_rcm_timed(dr, dc, n, dord, &st, NULL, e) ||
                      tmap_timer_stop(g->timer, NULL, e) || tmap_timer_wait(g->timer, &total, e) ||
-                     !same(g, dord, want, n, e)))
+                     !same(g, dord, want, n, e) ||
+                     tmap_gpu_memre_rcm_floors(dr, dc, n, &st, NULL, e)))
         med = -1;
     if (med >= 0) {
         printf("#   rcm at %zu, one more run step by step (%.3f ms): ", n, total);

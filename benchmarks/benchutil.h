@@ -58,20 +58,26 @@ static inline int bench_gpu_failed(const char *name, const tmap_error *e)
 }
 
 /* A tmap_gpu_memre_rcm_timed call's steps, on one line between `prefix`
- * and `suffix`. */
+ * and `suffix`, each beside its floor (its grid barriers at the measured
+ * barrier, its compulsory bytes at the measured copy bandwidth). */
 static inline void bench_rcm_steps(FILE *out, const char *prefix, const tmap_gpu_rcm_steps *s,
                                    const char *suffix)
 {
     double sum = s->alloc_ms + s->setup_ms + s->sweep_ms + s->least_ms + s->number_ms +
                  s->rest_ms;
-    fprintf(out, "%sallocation %.3f ms, setup %.3f, sweeps %.3f (%u, %s:", prefix, s->alloc_ms,
-            s->setup_ms, s->sweep_ms, s->sweeps, s->coop_sweeps ? "cooperative" : "launches");
+    fprintf(out, "%sallocation %.3f ms, setup %.3f (floor %.3f), sweeps %.3f (%u, %s:", prefix,
+            s->alloc_ms, s->setup_ms, s->floor_setup_ms, s->sweep_ms, s->sweeps,
+            s->coop_sweeps ? "cooperative" : "launches");
     for (unsigned i = 0; i < s->sweeps && i < 4; i++)
         fprintf(out, " %.3f", s->sweep_each_ms[i]);
-    fprintf(out, "%s), least vertices %.3f, numbering %.3f (%u components, %llu levels, %s), "
-            "marks and reversal %.3f; sum %.3f ms%s\n", s->sweeps > 4 ? " ..." : "", s->least_ms,
-            s->number_ms, s->components, s->levels,
-            s->coop_number ? "cooperative" : "launches per level", s->rest_ms, sum, suffix);
+    fprintf(out, "%s; floor %.3f: %llu barriers), least vertices %.3f, numbering %.3f "
+            "(%u components, %llu levels, %s, %u sweeps inside it, %u discarded; floor %.3f: "
+            "%llu barriers), marks and reversal %.3f; sum %.3f ms (floors at a barrier of "
+            "%.2f us, %.2f us with one block per SM, and %.0f GB/s)%s\n", s->sweeps > 4 ? " ..." : "", s->floor_sweep_ms,
+            s->sweep_barriers, s->least_ms, s->number_ms, s->components, s->levels,
+            s->coop_number ? "cooperative" : "launches per level", s->fused_sweeps, s->discarded,
+            s->floor_number_ms, s->number_barriers, s->rest_ms, sum, s->barrier_us, s->barrier_one_us, s->copy_gbs,
+            suffix);
 }
 
 static inline void bench_banner(FILE *out, const tmap_device_info *d, const char *prefix)

@@ -23,7 +23,11 @@
  * so is a component's numbering when no row exceeds 32 entries: the
  * parents rank their own children and a scan of their counts places
  * them, no sort, one grid barrier a level (the section "one kernel per
- * BFS").  tmap_gpu_memre_rcm_timed times the steps.
+ * BFS").  There every sweep after a component's first runs inside the
+ * numbering's kernel from the current root, under the same barriers, on
+ * its own stamps: the numbering is kept when the sweep confirms the root
+ * (tmap_memre_rcm's search stops there), else discarded.
+ * tmap_gpu_memre_rcm_timed times the steps and measures their floors.
  *
  * Padding's one sequential step: where a warp's working set starts
  * depends on where the warps before it ended (the padding), so one block
@@ -60,6 +64,8 @@ typedef unsigned long long u64;
 unsigned blocks_for(size_t n) { return (unsigned)((n + THREADS - 1) / THREADS); }
 
 __device__ u64 global_id() { return blockIdx.x * (u64)THREADS + threadIdx.x; }
+
+__device__ unsigned umax(unsigned a, unsigned b) { return a > b ? a : b; }
 
 /* Appends through one counter, aggregated over the lanes that arrive
  * together (cooperative groups' coalesced threads): one atomicAdd for
@@ -274,26 +280,45 @@ const unsigned NUMBERED = 0xffffffffu; /* seen[v] of a vertex already in the ord
 
 /* deg[v]: v's neighbours other than itself (as tmap_memre_rcm counts them);
  * max[0] their maximum, max[1] the longest row (self loops and repeats
- * included); flag[v]: isolated (degree 0); id[v] = v. */
+ * included), each reduced over the warp first (one atomicMax a warp, not
+ * a vertex: two words every warp of the grid would contend on);
+ * flag[v]: isolated (degree 0); id[v] = v. */
 __global__ void degree_kernel(const unsigned *rowptr, const unsigned *col, unsigned n,
                               unsigned *deg, unsigned *max, unsigned char *flag, unsigned *id)
 {
     u64 v = global_id();
-    if (v >= n)
-        return;
-    unsigned d = 0;
-    for (unsigned e = rowptr[v]; e < rowptr[v + 1]; e++)
-        d += col[e] != v;
-    deg[v] = d, flag[v] = d == 0, id[v] = (unsigned)v;
-    atomicMax(&max[0], d), atomicMax(&max[1], rowptr[v + 1] - rowptr[v]);
+    unsigned d = 0, row = 0;
+    if (v < n) {
+        unsigned b = rowptr[v], e = rowptr[v + 1];
+        for (unsigned x = b; x < e; x++)
+            d += col[x] != v;
+        row = e - b;
+        deg[v] = d, flag[v] = d == 0, id[v] = (unsigned)v;
+    }
+    unsigned dm = d;
+    for (int off = WARP / 2; off; off /= 2) {
+        dm = umax(dm, __shfl_down_sync(EMPTY, dm, off));
+        row = umax(row, __shfl_down_sync(EMPTY, row, off));
+    }
+    if (threadIdx.x % WARP == 0 && (dm || row))
+        atomicMax(&max[0], dm), atomicMax(&max[1], row);
 }
 
-/* seen[list[i]] = NUMBERED for i < m. */
-__global__ void mark_kernel(const unsigned *list, unsigned m, unsigned *seen)
+/* seen[list[i]] = sseen[list[i]] = NUMBERED for i < m (the numbering's
+ * stamps and the sweeps'). */
+__global__ void mark_kernel(const unsigned *list, unsigned m, unsigned *seen, unsigned *sseen)
 {
     u64 i = global_id();
     if (i < m)
-        seen[list[i]] = NUMBERED;
+        seen[list[i]] = NUMBERED, sseen[list[i]] = NUMBERED;
+}
+
+/* parent[list[i]] = EMPTY for i < m: a discarded numbering's labels. */
+__global__ void unparent_kernel(const unsigned *list, unsigned m, unsigned *parent)
+{
+    u64 i = global_id();
+    if (i < m)
+        parent[list[i]] = EMPTY;
 }
 
 /* Stamps of earlier searches back to 0 (the numbered stay). */
@@ -427,7 +452,7 @@ __global__ void reverse_kernel(const unsigned *cm, unsigned n, unsigned *order)
  * degree, vertex).  Data written inside a kernel is read through L2
  * (__ldcg) after the barrier. */
 
-enum { PT = 512, BATCH = 4, SMALL_ROW = 32 };
+enum { PT = 512, BATCH = 8, SMALL_ROW = 32, STAGE = 2 * PT };
 
 /* A search's claims from v over col[e0..e1) by `step`: each neighbour not
  * seen in this search (stamp below base) gets stamp t and is appended at
@@ -458,48 +483,80 @@ __device__ void sweep_row(const unsigned *col, u64 e0, u64 e1, unsigned step, un
     }
 }
 
-/* A search from q[0] (stamp base, set with bound[0..2) and cnt[0..2) = 0
- * by the host's first launch): level L is q[bound[L]..bound[L + 1]), its
- * size counted in cnt[L]; *ecc = the last level. */
-__global__ void __launch_bounds__(PT)
-    coop_search_kernel(const unsigned *rowptr, const unsigned *col, unsigned *q,
-                       unsigned *bound, unsigned *cnt, unsigned base, unsigned *seen,
-                       unsigned *ecc)
+/* A search's state in a cooperative kernel: level L is
+ * q[bound[L]..bound[L + 1]), its size counted in cnt[L] (cnt[0..2) = 0 and
+ * bound[0..2) set by the host, the root q[0] stamped base); seen: the
+ * sweeps' stamps; *ecc: the last level, written when the search ends. */
+struct sweep_state {
+    unsigned *q, *bound, *cnt, *seen, *ecc;
+    unsigned base;
+};
+
+/* One level of a search, q[lo..hi): a vertex per thread, the same steps in
+ * a warp's lanes (a row over SMALL_ROW read by its whole warp); the
+ * level's claims appended after hi. */
+__device__ void sweep_level(const unsigned *rowptr, const unsigned *col, const sweep_state &s,
+                            unsigned level, unsigned lo, unsigned hi)
 {
-    cg::grid_group grid = cg::this_grid();
     const unsigned lane = threadIdx.x % WARP;
     const u64 stride = (u64)gridDim.x * PT, warp0 = blockIdx.x * (u64)PT + threadIdx.x - lane;
+    unsigned t = s.base + level + 1, *c = s.cnt + level + 1;
+    if (blockIdx.x == 0 && threadIdx.x == 0)
+        s.cnt[level + 2] = 0; /* counted from the next level on, after the barrier */
+    for (u64 w = warp0; w < hi - lo; w += stride) {
+        u64 x = w + lane;
+        unsigned v = 0, b = 0, e = 0;
+        if (x < hi - lo)
+            v = __ldcg(s.q + lo + x), b = __ldg(rowptr + v), e = __ldg(rowptr + v + 1);
+        bool big = e - b > SMALL_ROW;
+        if (!big)
+            sweep_row(col, b, e, 1, v, s.base, t, s.seen, s.q, hi, c);
+        for (unsigned many = __ballot_sync(EMPTY, big); many; many &= many - 1) {
+            int k = __ffs(many) - 1;
+            unsigned vk = __shfl_sync(EMPTY, v, k), bk = __shfl_sync(EMPTY, b, k);
+            unsigned ek = __shfl_sync(EMPTY, e, k);
+            sweep_row(col, (u64)bk + lane, ek, WARP, vk, s.base, t, s.seen, s.q, hi, c);
+        }
+    }
+}
+
+/* After the level's barrier: the next level [lo, hi), or false (*ecc
+ * written) where it is empty. */
+__device__ bool sweep_next(const sweep_state &s, unsigned level, unsigned &lo, unsigned &hi)
+{
+    unsigned m = __ldcg(s.cnt + level + 1);
+    bool first = blockIdx.x == 0 && threadIdx.x == 0;
+    if (!m) {
+        if (first)
+            *s.ecc = level;
+        return false;
+    }
+    if (first)
+        s.bound[level + 2] = hi + m;
+    lo = hi, hi += m;
+    return true;
+}
+
+/* A search from s.q[0], a grid barrier per level. */
+__global__ void __launch_bounds__(PT)
+    coop_search_kernel(const unsigned *rowptr, const unsigned *col, sweep_state s)
+{
+    cg::grid_group grid = cg::this_grid();
     unsigned lo = 0, hi = 1;
     for (unsigned level = 0;; level++) {
-        unsigned t = base + level + 1, *c = cnt + level + 1;
-        if (blockIdx.x == 0 && threadIdx.x == 0)
-            cnt[level + 2] = 0; /* counted from the next level on, after the barrier */
-        for (u64 w = warp0; w < hi - lo; w += stride) { /* the same steps in a warp's lanes */
-            u64 x = w + lane;
-            unsigned v = 0, b = 0, e = 0;
-            if (x < hi - lo)
-                v = __ldcg(q + lo + x), b = __ldg(rowptr + v), e = __ldg(rowptr + v + 1);
-            bool big = e - b > SMALL_ROW;
-            if (!big)
-                sweep_row(col, b, e, 1, v, base, t, seen, q, hi, c);
-            for (unsigned many = __ballot_sync(EMPTY, big); many; many &= many - 1) {
-                int k = __ffs(many) - 1;
-                unsigned vk = __shfl_sync(EMPTY, v, k), bk = __shfl_sync(EMPTY, b, k);
-                unsigned ek = __shfl_sync(EMPTY, e, k);
-                sweep_row(col, (u64)bk + lane, ek, WARP, vk, base, t, seen, q, hi, c);
-            }
-        }
+        sweep_level(rowptr, col, s, level, lo, hi);
         grid.sync();
-        unsigned m = __ldcg(c);
-        if (!m) {
-            if (blockIdx.x == 0 && threadIdx.x == 0)
-                *ecc = level;
+        if (!sweep_next(s, level, lo, hi))
             return;
-        }
-        if (blockIdx.x == 0 && threadIdx.x == 0)
-            bound[level + 2] = hi + m;
-        lo = hi, hi += m;
     }
+}
+
+/* Grid barriers alone (the floor's calibration: one level's barrier). */
+__global__ void __launch_bounds__(PT) coop_barrier_kernel(unsigned k)
+{
+    cg::grid_group grid = cg::this_grid();
+    for (unsigned i = 0; i < k; i++)
+        grid.sync();
 }
 
 /* The numbering's claims from v (label i) over its row: each neighbour
@@ -567,14 +624,24 @@ __device__ unsigned children(const unsigned *rowptr, const unsigned *col, const 
  * barrier; the level's size is the sum of tot[].  The claims of (B) touch
  * only vertices of the level after the children's (a stamp below base, or
  * the next level's), never a neighbour of a parent, so the children that
- * another block still counts in (A) do not move under it.  tot[] by
- * parity: a block that reads a level's words after its barrier reads
+ * another block still counts in (A) do not move under it, and a block
+ * whose run of parents is at most PT (a parent per thread) keeps the
+ * children it found in (A) for (B) instead of finding them again.  tot[]
+ * by parity: a block that reads a level's words after its barrier reads
  * them before any block can publish the level two after.  Every row at
- * most SMALL_ROW long. */
-__global__ void __launch_bounds__(PT)
+ * most SMALL_ROW long.
+ *
+ * With sw.q set, a search (pseudo-peripheral sweep) runs beside it in the
+ * same kernel, level for level under the same barriers, on its own
+ * stamps (sw.seen) and queue: the next sweep of tmap_memre_rcm's search,
+ * from the far vertex, which decides whether this root is the one (the
+ * host discards the numbering where it is not).  A block's part of the
+ * sweep's level runs between its publishing in (A) and its wait for the
+ * blocks before it.  The kernel runs until both are done. */
+__global__ void __launch_bounds__(PT, 2)
     coop_number_kernel(const unsigned *rowptr, const unsigned *col, const unsigned *deg,
                        unsigned *q, unsigned at, unsigned levels, unsigned base, unsigned *seen,
-                       unsigned *parent, unsigned *off, u64 *tot)
+                       unsigned *parent, unsigned *off, u64 *tot, sweep_state sw)
 {
     typedef cub::BlockScan<unsigned, PT> scan_t;
     typedef cub::BlockReduce<unsigned, PT> reduce_t;
@@ -582,88 +649,115 @@ __global__ void __launch_bounds__(PT)
         typename scan_t::TempStorage scan;
         typename reduce_t::TempStorage reduce;
     } sh;
-    __shared__ unsigned sh_sum;
+    __shared__ unsigned sh_sum, sh_child[STAGE];
     cg::grid_group grid = cg::this_grid();
     unsigned cu[SMALL_ROW], cd[SMALL_ROW];
     volatile u64 *word = tot;
-    unsigned lo = at, hi = at + 1;
+    unsigned lo = at, hi = at + 1, slo = 0, shi = 1;
+    bool sweeping = sw.q != NULL;
     if (threadIdx.x < 2)
         word[threadIdx.x * gridDim.x + blockIdx.x] = 0; /* an earlier launch's words */
     if (blockIdx.x == 0 && threadIdx.x == 0 && levels)
         number_row(rowptr, col, q[at], at, base, base + 1, seen, parent);
     grid.sync();
-    for (unsigned level = 0; level < levels; level++) {
-        unsigned t = base + level + 1, size = hi - lo;
+    for (unsigned level = 0; level < levels || sweeping; level++) {
+        bool numbering = level < levels; /* both grid-uniform */
+        unsigned t = base + level + 1, size = numbering ? hi - lo : 0;
         unsigned chunk = (size + gridDim.x - 1) / gridDim.x;
         volatile u64 *mine = word + (level & 1) * gridDim.x;
         const u64 tag = (u64)(level + 1) << 32;
         u64 first = (u64)blockIdx.x * chunk, last = first + chunk < size ? first + chunk : size;
-        unsigned run = 0;
-        for (u64 x0 = first; x0 < last; x0 += PT) { /* (A), block-uniform steps */
+        bool one = last <= first + PT; /* block-uniform: (A)'s children kept for (B) */
+        unsigned run = 0, c = 0, ex = 0;
+        for (u64 x0 = first; numbering && x0 < last; x0 += PT) { /* (A), block-uniform steps */
             u64 x = x0 + threadIdx.x;
-            unsigned c = 0, ex, sum;
+            unsigned sum;
+            c = 0;
             if (x < last)
                 c = children(rowptr, col, deg, seen, parent, __ldcg(q + lo + x),
                              lo + (unsigned)x, t, cu, cd);
             scan_t(sh.scan).ExclusiveSum(c, ex, sum);
             __syncthreads();
-            if (x < last)
+            if (x < last && !one)
                 off[x] = run + ex;
             run += sum;
         }
-        if (threadIdx.x == 0)
+        if (numbering && threadIdx.x == 0)
             mine[blockIdx.x] = tag | run;
-        unsigned before = 0;
-        for (unsigned b = threadIdx.x; b < blockIdx.x; b += PT) { /* the blocks before */
-            u64 w;
-            do
-                w = mine[b];
-            while ((w & ~0xffffffffull) != tag);
-            before += (unsigned)w;
-        }
-        before = reduce_t(sh.reduce).Sum(before);
-        if (threadIdx.x == 0)
-            sh_sum = before;
-        __syncthreads();
-        before = sh_sum;
-        bool claim = level + 1 < levels; /* the last level's children have no next level */
-        for (u64 x = first + threadIdx.x; x < last; x += PT) { /* (B) */
-            unsigned c = children(rowptr, col, deg, seen, parent, __ldcg(q + lo + x),
-                                  lo + (unsigned)x, t, cu, cd);
-            unsigned pos = hi + before + __ldcg(off + x);
-            for (unsigned k = 0; k < c; k++) {
-                unsigned r = 0;
-                for (unsigned j = 0; j < c; j++)
-                    r += cd[j] < cd[k] || (cd[j] == cd[k] && cu[j] < cu[k]);
-                q[pos + r] = cu[k];
-                if (claim)
-                    number_row(rowptr, col, cu[k], pos + r, base, t + 1, seen, parent);
+        if (sweeping)
+            sweep_level(rowptr, col, sw, level, slo, shi);
+        if (numbering) {
+            unsigned before = 0;
+            for (unsigned b = threadIdx.x; b < blockIdx.x; b += PT) { /* the blocks before */
+                u64 w;
+                do
+                    w = mine[b];
+                while ((w & ~0xffffffffull) != tag);
+                before += (unsigned)w;
+            }
+            before = reduce_t(sh.reduce).Sum(before);
+            if (threadIdx.x == 0)
+                sh_sum = before;
+            __syncthreads();
+            before = sh_sum;
+            bool stage = run <= STAGE; /* block-uniform */
+            for (u64 x = first + threadIdx.x; x < last; x += PT) { /* (B) */
+                unsigned pos = before;
+                if (one) {
+                    pos += ex;
+                } else {
+                    c = children(rowptr, col, deg, seen, parent, __ldcg(q + lo + x),
+                                 lo + (unsigned)x, t, cu, cd);
+                    pos += __ldcg(off + x);
+                }
+                for (unsigned k = 0; k < c; k++) {
+                    unsigned r = 0;
+                    for (unsigned j = 0; j < c; j++)
+                        r += cd[j] < cd[k] || (cd[j] == cd[k] && cu[j] < cu[k]);
+                    q[hi + pos + r] = cu[k];
+                    if (stage)
+                        sh_child[pos - before + r] = cu[k];
+                }
+            }
+            /* the block's children, q[hi + before ..) for run, claim (the last
+             * level's have no next level), spread over its threads */
+            if (level + 1 < levels) {
+                __syncthreads();
+                for (unsigned j = threadIdx.x; j < run; j += PT)
+                    number_row(rowptr, col, stage ? sh_child[j] : __ldcg(q + hi + before + j),
+                               hi + before + j, base, t + 1, seen, parent);
             }
         }
         grid.sync();
-        unsigned all = 0;
-        for (unsigned b = threadIdx.x; b < gridDim.x; b += PT)
-            all += (unsigned)mine[b];
-        all = reduce_t(sh.reduce).Sum(all);
-        if (threadIdx.x == 0)
-            sh_sum = all;
-        __syncthreads();
-        all = sh_sum;
-        __syncthreads(); /* sh_sum and sh.reduce are used again */
-        lo = hi, hi += all;
+        if (numbering) {
+            unsigned all = 0;
+            for (unsigned b = threadIdx.x; b < gridDim.x; b += PT)
+                all += (unsigned)mine[b];
+            all = reduce_t(sh.reduce).Sum(all);
+            if (threadIdx.x == 0)
+                sh_sum = all;
+            __syncthreads();
+            all = sh_sum;
+            __syncthreads(); /* sh_sum and sh.reduce are used again */
+            lo = hi, hi += all;
+        }
+        if (sweeping)
+            sweeping = sweep_next(sw, level, slo, shi);
     }
 }
-
 
 /* The state of one tmap_gpu_memre_rcm call. */
 struct rcm {
     const unsigned *rowptr, *col;
-    unsigned n, base, maxdeg, maxrow, id_bits;
+    unsigned n, base, sbase, maxdeg, maxrow, id_bits;
     unsigned *deg, *seen, *parent, *cm, *queue, *count, *ids, *bound;
+    unsigned *sseen; /* the sweeps' stamps (seen: the numbering's), NUMBERED marked in both */
     unsigned *lvl, *off;        /* the cooperative kernels': level sizes [n + 2], offsets [n] */
     u64 *tot;                   /* the numbering's blocks' counts [2 x grid_number] */
     unsigned grid_search, grid_number; /* their grids (blocks), 0: the launches per level */
-    u64 *key[2], *best;
+    unsigned sms;
+    u64 *key[2], *best;  /* key: the sorts' (sort_scratch, with temp) */
+    void *sort_base;     /* their allocation (NULL: none yet) */
     unsigned *host;  /* pinned: a least key, a chunk of a search's bounds */
     unsigned *hb[2]; /* host: the bounds of two searches' levels [n + 1] */
     void *temp;
@@ -711,6 +805,31 @@ cudaError_t least(rcm &r, const unsigned *list, unsigned lo, unsigned hi, unsign
     return e;
 }
 
+/* The sorts' scratch (the numbering's launches per level only): two key
+ * arrays of n and CUB's temporary storage for the largest sort, taken
+ * once by cudaMalloc (freed at the call's end, the stream done). */
+cudaError_t sort_scratch(rcm &r)
+{
+    if (r.sort_base)
+        return cudaSuccess;
+    size_t b[3] = {0, 0, 0}, most = 0, keys = ((size_t)r.n * 8 + 255) & ~(size_t)255;
+    cudaError_t e = cub::DeviceRadixSort::SortKeys(NULL, b[0], r.key[0], r.key[1], (int)r.n, 0,
+                                                   64, r.s);
+    if (e == cudaSuccess)
+        e = cub::DeviceRadixSort::SortKeys(NULL, b[1], r.ids, r.cm, (int)r.n, 0, 32, r.s);
+    if (e == cudaSuccess)
+        e = cub::DeviceRadixSort::SortPairs(NULL, b[2], r.key[0], r.key[1], r.ids, r.cm,
+                                            (int)r.n, 0, 64, r.s);
+    for (int i = 0; i < 3; i++)
+        most = b[i] > most ? b[i] : most;
+    if (e != cudaSuccess || (e = cudaMalloc(&r.sort_base, 2 * keys + most)) != cudaSuccess)
+        return e;
+    char *base = (char *)r.sort_base;
+    r.key[0] = (u64 *)base, r.key[1] = (u64 *)(base + keys);
+    r.temp = base + 2 * keys, r.temp_bytes = most;
+    return cudaSuccess;
+}
+
 /* The level after q[lo..hi) sorted by (least parent, degree, vertex). */
 cudaError_t sort_level(rcm &r, unsigned *q, unsigned lo, unsigned hi, unsigned m)
 {
@@ -746,30 +865,28 @@ enum { CHUNK = 64, SWEEP_BLOCKS = 2048 };
 cudaError_t search(rcm &r, unsigned root, unsigned *hb, unsigned *ecc)
 {
     cudaError_t e;
-    if (r.base + r.n + CHUNK + 2 >= NUMBERED) {
-        restamp_kernel<<<blocks_for(r.n), THREADS, 0, r.s>>>(r.seen, r.n);
-        r.base = 1;
+    if (r.sbase + r.n + CHUNK + 2 >= NUMBERED) {
+        restamp_kernel<<<blocks_for(r.n), THREADS, 0, r.s>>>(r.sseen, r.n);
+        r.sbase = 1;
     }
+    sweep_root_kernel<<<1, 1, 0, r.s>>>(r.queue, root, r.sseen, r.sbase, r.bound, r.count);
     if (r.grid_search) { /* one cooperative kernel, one wait */
-        sweep_root_kernel<<<1, 1, 0, r.s>>>(r.queue, root, r.seen, r.base, r.bound, r.count);
         if ((e = cudaMemsetAsync(r.lvl, 0, 2 * sizeof *r.lvl, r.s)) != cudaSuccess)
             return e;
-        unsigned *ecc_dev = r.count + 2;
-        void *args[] = {(void *)&r.rowptr, (void *)&r.col, (void *)&r.queue, (void *)&r.bound,
-                        (void *)&r.lvl, (void *)&r.base, (void *)&r.seen, (void *)&ecc_dev};
+        sweep_state sw = {r.queue, r.bound, r.lvl, r.sseen, r.count + 2, r.sbase};
+        void *args[] = {(void *)&r.rowptr, (void *)&r.col, (void *)&sw};
         if ((e = cudaLaunchCooperativeKernel((const void *)coop_search_kernel, r.grid_search, PT,
                                              args, 0, r.s)) != cudaSuccess ||
-            (e = read_u32(r, ecc_dev, ecc)) != cudaSuccess)
+            (e = read_u32(r, sw.ecc, ecc)) != cudaSuccess)
             return e;
-        r.base += *ecc + 2;
+        r.sbase += *ecc + 2;
         return cudaMemcpy(hb, r.bound, (size_t)(*ecc + 2) * 4, cudaMemcpyDeviceToHost);
     }
-    sweep_root_kernel<<<1, 1, 0, r.s>>>(r.queue, root, r.seen, r.base, r.bound, r.count);
     unsigned level = 0;
     for (;;) {
         for (int k = 0; k < CHUNK; k++, level++) {
             sweep_kernel<<<SWEEP_BLOCKS, THREADS, 0, r.s>>>(r.rowptr, r.col, r.queue, r.bound,
-                                                             level, r.base, r.seen, r.count);
+                                                             level, r.sbase, r.sseen, r.count);
             close_kernel<<<1, 1, 0, r.s>>>(r.bound, level, r.count);
         }
         unsigned first = level - CHUNK; /* bound[first .. level + 1] */
@@ -781,26 +898,36 @@ cudaError_t search(rcm &r, unsigned root, unsigned *hb, unsigned *ecc)
         for (unsigned j = 1; j <= CHUNK; j++)
             if (r.host[j + 1] == r.host[j]) { /* level first + j is empty: first + j - 1 last */
                 *ecc = first + j - 1;
-                r.base += level + 2;
+                r.sbase += level + 2;
                 return cudaMemcpy(hb, r.bound, (size_t)(*ecc + 2) * 4, cudaMemcpyDeviceToHost);
             }
     }
 }
 
-/* George and Liu's pseudo-peripheral vertex from start, as tmap_memre_rcm:
- * move to the least-degree vertex of the last level while the
- * eccentricity grows.  *hb: the root's levels' bounds (one of r.hb). */
+/* A sweep's steps counted (steps only): its time, levels, vertices. */
+void count_sweep(rcm &r, double ms, unsigned ecc, unsigned reached, bool fused)
+{
+    tmap_gpu_rcm_steps *st = r.steps;
+    if (!st)
+        return;
+    (fused ? st->fused_vertices : st->sweep_vertices) += reached;
+    if (fused) {
+        st->fused_sweeps++;
+        return;
+    }
+    if (st->sweeps < sizeof st->sweep_each_ms / sizeof *st->sweep_each_ms)
+        st->sweep_each_ms[st->sweeps] = ms;
+    st->sweep_ms += ms, st->sweeps++, st->sweep_barriers += ecc + 1;
+}
+
+/* A separate sweep (tmap_memre_rcm's search), timed (steps only). */
 cudaError_t timed_search(rcm &r, unsigned root, unsigned *hb, unsigned *ecc)
 {
     double ms = 0;
     cudaError_t e = tick(r);
     if (e == cudaSuccess && (e = search(r, root, hb, ecc)) == cudaSuccess &&
-        (e = tock(r, &ms)) == cudaSuccess && r.steps) {
-        tmap_gpu_rcm_steps *st = r.steps;
-        if (st->sweeps < sizeof st->sweep_each_ms / sizeof *st->sweep_each_ms)
-            st->sweep_each_ms[st->sweeps] = ms;
-        st->sweep_ms += ms, st->sweeps++;
-    }
+        (e = tock(r, &ms)) == cudaSuccess)
+        count_sweep(r, ms, *ecc, hb[*ecc + 1], false);
     return e;
 }
 
@@ -812,31 +939,20 @@ cudaError_t timed_least(rcm &r, const unsigned *list, unsigned lo, unsigned hi, 
     return e;
 }
 
-cudaError_t peripheral(rcm &r, unsigned start, unsigned *out, unsigned **hb, unsigned *ecc)
-{
-    unsigned root = start, far, ecc_far, next, *mine = r.hb[0], *other = r.hb[1];
-    cudaError_t e = timed_search(r, root, mine, ecc);
-    if (e == cudaSuccess)
-        e = timed_least(r, r.queue, mine[*ecc], mine[*ecc + 1], &far);
-    while (e == cudaSuccess && far != root) {
-        if ((e = timed_search(r, far, other, &ecc_far)) != cudaSuccess ||
-            (e = timed_least(r, r.queue, other[ecc_far], other[ecc_far + 1], &next)) !=
-                cudaSuccess ||
-            ecc_far <= *ecc)
-            break;
-        root = far, *ecc = ecc_far, far = next;
-        unsigned *t = mine;
-        mine = other, other = t;
-    }
-    *out = root, *hb = mine;
-    return e;
-}
+/* The numbering is one cooperative kernel (rows at most SMALL_ROW); a
+ * sweep can run beside it where the sweeps are cooperative too. */
+bool coop_number(const rcm &r) { return r.grid_number && r.maxrow <= SMALL_ROW; }
+
+bool fusable(const rcm &r) { return coop_number(r) && r.grid_search; }
 
 /* The numbering: a BFS from root into r.cm from position at, its levels'
  * sizes known from the root's search (hb, ecc), so that nothing waits:
- * each level expanded, then sorted.  *reached: its vertices. */
+ * each level expanded, then sorted; or one cooperative kernel.  With far
+ * (not EMPTY; fusable only), the search from far runs in the same kernel:
+ * its bounds into shb, its last level *secc.  *reached: the vertices
+ * numbered. */
 cudaError_t number(rcm &r, unsigned root, unsigned at, const unsigned *hb, unsigned ecc,
-                   unsigned *reached)
+                   unsigned far, unsigned *shb, unsigned *secc, unsigned *reached)
 {
     unsigned *q = r.cm;
     cudaError_t e;
@@ -845,18 +961,37 @@ cudaError_t number(rcm &r, unsigned root, unsigned at, const unsigned *hb, unsig
         r.base = 1;
     }
     root_kernel<<<1, 1, 0, r.s>>>(q, at, root, r.seen, r.base);
-    if (r.grid_number && r.maxrow <= SMALL_ROW) { /* one cooperative kernel, no sort */
+    if (coop_number(r)) { /* one cooperative kernel, no sort */
+        sweep_state sw = {NULL, NULL, NULL, NULL, NULL, 0};
+        if (far != EMPTY) {
+            if (r.sbase + r.n + 2 >= NUMBERED) {
+                restamp_kernel<<<blocks_for(r.n), THREADS, 0, r.s>>>(r.sseen, r.n);
+                r.sbase = 1;
+            }
+            sweep_root_kernel<<<1, 1, 0, r.s>>>(r.queue, far, r.sseen, r.sbase, r.bound,
+                                                r.count);
+            if ((e = cudaMemsetAsync(r.lvl, 0, 2 * sizeof *r.lvl, r.s)) != cudaSuccess)
+                return e;
+            sw = sweep_state{r.queue, r.bound, r.lvl, r.sseen, r.count + 2, r.sbase};
+        }
         void *args[] = {(void *)&r.rowptr, (void *)&r.col, (void *)&r.deg, (void *)&q,
                         (void *)&at, (void *)&ecc, (void *)&r.base, (void *)&r.seen,
-                        (void *)&r.parent, (void *)&r.off, (void *)&r.tot};
+                        (void *)&r.parent, (void *)&r.off, (void *)&r.tot, (void *)&sw};
         if ((e = cudaLaunchCooperativeKernel((const void *)coop_number_kernel, r.grid_number, PT,
                                              args, 0, r.s)) != cudaSuccess)
             return e;
         r.base += ecc + 2;
         *reached = hb[ecc + 1];
-        return cudaSuccess;
+        if (far == EMPTY)
+            return cudaSuccess;
+        if ((e = read_u32(r, sw.ecc, secc)) != cudaSuccess)
+            return e;
+        r.sbase += *secc + 2;
+        return cudaMemcpy(shb, r.bound, (size_t)(*secc + 2) * 4, cudaMemcpyDeviceToHost);
     }
     unsigned lo = at, hi = at + 1;
+    if (ecc && (e = sort_scratch(r)) != cudaSuccess)
+        return e;
     for (unsigned level = 0; level < ecc; level++) {
         unsigned m = hb[level + 2] - hb[level + 1];
         if ((e = cudaMemsetAsync(r.count, 0, 4, r.s)) != cudaSuccess)
@@ -871,6 +1006,68 @@ cudaError_t number(rcm &r, unsigned root, unsigned at, const unsigned *hb, unsig
     r.base += ecc + 2;
     *reached = hi - at;
     return cudaGetLastError();
+}
+
+/* number(), timed (steps only); `barriers`: the kernel's levels. */
+cudaError_t timed_number(rcm &r, unsigned root, unsigned at, const unsigned *hb, unsigned ecc,
+                         unsigned far, unsigned *shb, unsigned *secc, unsigned *reached)
+{
+    cudaError_t e = tick(r);
+    if (e == cudaSuccess && (e = number(r, root, at, hb, ecc, far, shb, secc, reached)) ==
+        cudaSuccess && (e = tock(r, r.steps ? &r.steps->number_ms : NULL)) == cudaSuccess &&
+        r.steps) {
+        unsigned levels = ecc;                   /* the root's, then a barrier each */
+        if (far != EMPTY && *secc + 1 > levels) /* the sweep beside it, a barrier a level */
+            levels = *secc + 1;
+        r.steps->number_barriers += 1 + levels;
+        r.steps->number_vertices += *reached;
+        if (far != EMPTY)
+            count_sweep(r, 0, *secc, shb[*secc + 1], true);
+    }
+    return e;
+}
+
+/* A component from start, as tmap_memre_rcm: George and Liu's
+ * pseudo-peripheral search (move to the least-degree vertex of the last
+ * level while the eccentricity grows), then the numbering from the root
+ * found.  Where the numbering is one cooperative kernel, each sweep after
+ * the first runs inside the numbering's kernel from the current root: the
+ * numbering is kept when that sweep does not grow the eccentricity (the
+ * root is then the one), else discarded (its parents' labels reset) and
+ * the next root numbered beside the next sweep.  The same searches, the
+ * same root, the same order; a sweep's pass of barriers fewer (on a
+ * stencil, the second sweep only confirms the first root).  *ecc: the
+ * root's last level. */
+cudaError_t component(rcm &r, unsigned start, unsigned at, unsigned *reached, unsigned *ecc)
+{
+    unsigned root = start, far, ecc_far, next, *mine = r.hb[0], *other = r.hb[1];
+    cudaError_t e = timed_search(r, root, mine, ecc);
+    if (e == cudaSuccess)
+        e = timed_least(r, r.queue, mine[*ecc], mine[*ecc + 1], &far);
+    while (e == cudaSuccess && far != root) {
+        if (fusable(r)) {
+            if ((e = timed_number(r, root, at, mine, *ecc, far, other, &ecc_far, reached)) !=
+                cudaSuccess)
+                return e;
+            if (ecc_far <= *ecc)
+                return cudaSuccess; /* numbered from root */
+            unparent_kernel<<<blocks_for(*reached), THREADS, 0, r.s>>>(r.cm + at, *reached,
+                                                                         r.parent);
+            if (r.steps)
+                r.steps->discarded++;
+        } else if ((e = timed_search(r, far, other, &ecc_far)) != cudaSuccess) {
+            return e;
+        }
+        if ((e = timed_least(r, r.queue, other[ecc_far], other[ecc_far + 1], &next)) !=
+                cudaSuccess || (!fusable(r) && ecc_far <= *ecc))
+            break;
+        root = far, *ecc = ecc_far, far = next;
+        unsigned *t = mine;
+        mine = other, other = t;
+    }
+    if (e != cudaSuccess)
+        return e;
+    return timed_number(r, root, at, mine, *ecc, EMPTY, NULL, NULL, reached);
 }
 
 /* The cooperative kernels' grids: at most 2 blocks of PT per SM, all
@@ -888,8 +1085,73 @@ cudaError_t coop_grids(rcm &r)
         e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm[0], coop_search_kernel, PT, 0);
     if (e == cudaSuccess)
         e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm[1], coop_number_kernel, PT, 0);
+    r.sms = (unsigned)sms;
     r.grid_search = coop ? (unsigned)(sms * (per_sm[0] < 2 ? per_sm[0] : 2)) : 0;
     r.grid_number = coop ? (unsigned)(sms * (per_sm[1] < 2 ? per_sm[1] : 2)) : 0;
+    return e;
+}
+
+/* The time of what enqueue() puts on the stream, between r.ev (steps
+ * only: outside every step). */
+template <typename F> cudaError_t time_of(rcm &r, F enqueue, float *ms)
+{
+    cudaError_t e = cudaEventRecord(r.ev[0], r.s);
+    if (e == cudaSuccess)
+        e = enqueue();
+    if (e == cudaSuccess && (e = cudaEventRecord(r.ev[1], r.s)) == cudaSuccess &&
+        (e = cudaEventSynchronize(r.ev[1])) == cudaSuccess)
+        e = cudaEventElapsedTime(ms, r.ev[0], r.ev[1]);
+    return e;
+}
+
+/* The steps' floors (tmap_gpu_memre_rcm_floors, after the timed call and
+ * outside its window): a grid barrier of the cooperative grid (BARRIERS
+ * of them in one kernel less none, per barrier), the bandwidth of a
+ * device copy of the columns (read and written, into r.ids), and each
+ * step's barriers and compulsory bytes at those: per
+ * vertex of a sweep its row pointer, its row's columns, its stamp, its
+ * queue entry written and read (16 B + 4 B an entry); of a numbering
+ * also its parent label and degree (24 B + 4 B an entry); the setup
+ * reads the graph and writes 26 B a vertex (degree, flag, id, three
+ * stamp and label arrays, the selection's reads). */
+cudaError_t floors(rcm &r)
+{
+    enum { BARRIERS = 1000 };
+    tmap_gpu_rcm_steps *st = r.steps;
+    unsigned first = 0, last = 0, grid = r.grid_number ? r.grid_number : r.grid_search;
+    cudaError_t e = cudaMemcpyAsync(&first, r.rowptr, 4, cudaMemcpyDeviceToHost, r.s);
+    if (e == cudaSuccess)
+        e = cudaMemcpyAsync(&last, r.rowptr + r.n, 4, cudaMemcpyDeviceToHost, r.s);
+    if (e == cudaSuccess)
+        e = cudaStreamSynchronize(r.s);
+    double nnz = (double)(last - first), n = r.n, per_row = nnz / n;
+    float ms[4] = {0, 0, 0, 0}; /* the grid's, then one block per SM's: none, BARRIERS */
+    for (unsigned k = 0; grid && e == cudaSuccess && k < 4; k++) {
+        unsigned count = k % 2 ? BARRIERS : 0, blocks = k < 2 ? grid : r.sms;
+        void *args[] = {(void *)&count};
+        e = time_of(r, [&] {
+            return cudaLaunchCooperativeKernel((const void *)coop_barrier_kernel, blocks, PT,
+                                               args, 0, r.s);
+        }, &ms[k]);
+    }
+    st->barrier_us = grid ? (ms[1] - ms[0]) * 1e3 / BARRIERS : 0;
+    st->barrier_one_us = grid ? (ms[3] - ms[2]) * 1e3 / BARRIERS : 0;
+    size_t bytes = (size_t)nnz * 4 < (size_t)r.n * 4 ? (size_t)nnz * 4 : (size_t)r.n * 4;
+    float copy = 0;
+    if (e == cudaSuccess && bytes)
+        e = time_of(r, [&] {
+            return cudaMemcpyAsync(r.ids, r.col + first, bytes, cudaMemcpyDeviceToDevice, r.s);
+        }, &copy);
+    st->copy_gbs = copy > 0 ? 2.0 * bytes / copy * 1e-6 : 0;
+    double per_ms = st->copy_gbs * 1e6; /* bytes per ms */
+    if (per_ms <= 0)
+        return e;
+    st->floor_setup_ms = ((n + 1) * 4 + nnz * 4 + 26 * n) / per_ms;
+    st->floor_sweep_ms = st->sweep_barriers * st->barrier_us * 1e-3 +
+                         st->sweep_vertices * (16 + 4 * per_row) / per_ms;
+    st->floor_number_ms = st->number_barriers * st->barrier_us * 1e-3 +
+                          (st->number_vertices * (24 + 4 * per_row) +
+                           st->fused_vertices * (16 + 4 * per_row)) / per_ms;
     return e;
 }
 
@@ -901,6 +1163,7 @@ cudaError_t rcm_order(rcm &r, unsigned char *flag, unsigned *order)
 {
     cudaError_t e = tick(r);
     if (e != cudaSuccess || (e = cudaMemsetAsync(r.seen, 0, (size_t)r.n * 4, r.s)) ||
+        (e = cudaMemsetAsync(r.sseen, 0, (size_t)r.n * 4, r.s)) ||
         (e = cudaMemsetAsync(r.parent, 0xff, (size_t)r.n * 4, r.s)) ||
         (e = cudaMemsetAsync(r.count, 0, 3 * sizeof *r.count, r.s)))
         return e;
@@ -912,21 +1175,20 @@ cudaError_t rcm_order(rcm &r, unsigned char *flag, unsigned *order)
         (e = cub::DeviceSelect::Flagged(r.temp, r.temp_bytes, r.ids, flag, r.cm, r.count, (int)r.n, r.s)) != cudaSuccess ||
         (e = read_u32(r, r.count, &numbered)) != cudaSuccess)
         return e;
-    if (numbered)
-        mark_kernel<<<blocks_for(numbered), THREADS, 0, r.s>>>(r.cm, numbered, r.seen);
+    if (numbered && numbered < r.n) /* marks for the components to come (none: none) */
+        mark_kernel<<<blocks_for(numbered), THREADS, 0, r.s>>>(r.cm, numbered, r.seen, r.sseen);
     if ((e = tock(r, r.steps ? &r.steps->setup_ms : NULL)) != cudaSuccess)
         return e;
-    r.base = 1;
+    r.base = 1, r.sbase = 1;
     while (numbered < r.n) {
-        unsigned start, root, reached, ecc, *hb;
+        unsigned start, reached, ecc;
         if ((e = timed_least(r, NULL, 0, r.n, &start)) != cudaSuccess ||
-            (e = peripheral(r, start, &root, &hb, &ecc)) != cudaSuccess ||
-            (e = tick(r)) != cudaSuccess ||
-            (e = number(r, root, numbered, hb, ecc, &reached)) != cudaSuccess ||
-            (e = tock(r, r.steps ? &r.steps->number_ms : NULL)) != cudaSuccess ||
+            (e = component(r, start, numbered, &reached, &ecc)) != cudaSuccess ||
             (e = tick(r)) != cudaSuccess)
             return e;
-        mark_kernel<<<blocks_for(reached), THREADS, 0, r.s>>>(r.cm + numbered, reached, r.seen);
+        if (numbered + reached < r.n) /* another component follows: it must not cross these */
+            mark_kernel<<<blocks_for(reached), THREADS, 0, r.s>>>(r.cm + numbered, reached,
+                                                                   r.seen, r.sseen);
         if ((e = tock(r, r.steps ? &r.steps->rest_ms : NULL)) != cudaSuccess)
             return e;
         if (r.steps)
@@ -999,21 +1261,30 @@ tmap_status check_count(size_t n, const char *what, const char *fn, tmap_error *
 }
 
 /* Allocates c's bytes on the stream, runs steps(c) (which carves the same
- * pieces), frees on the stream. */
+ * pieces), frees on the stream.  `waits`: a call that waits for its
+ * stream anyway (RCM) takes them by cudaMalloc and frees them after the
+ * stream is done: the stream-ordered pool maps and unmaps its memory at
+ * every such call (hundreds of MB for RCM's arrays), which cost more. */
 template <typename F>
-tmap_status with_scratch(cudaStream_t st, const char *fn, F steps, tmap_error *err)
+tmap_status with_scratch(cudaStream_t st, const char *fn, F steps, tmap_error *err,
+                         bool waits = false)
 {
     carver c = {NULL, 0};
     cudaError_t e = steps(c);
     if (e == cudaSuccess)
-        e = cudaMallocAsync((void **)&c.base, c.used, st);
+        e = waits ? cudaMalloc((void **)&c.base, c.used)
+                  : cudaMallocAsync((void **)&c.base, c.used, st);
     if (e != cudaSuccess)
-        return cuda_fail(err, e, fn, "cudaMallocAsync");
+        return cuda_fail(err, e, fn, waits ? "cudaMalloc" : "cudaMallocAsync");
     c.used = 0;
     e = steps(c);
     if (e == cudaSuccess)
         e = cudaGetLastError();
-    cudaError_t f = cudaFreeAsync(c.base, st);
+    cudaError_t f = waits ? cudaStreamSynchronize(st) : cudaFreeAsync(c.base, st);
+    if (waits) {
+        cudaError_t g = cudaFree(c.base);
+        f = f == cudaSuccess ? g : f;
+    }
     e = e == cudaSuccess ? f : e;
     return e == cudaSuccess ? TMAP_OK : cuda_fail(err, e, fn, "the build");
 }
@@ -1178,7 +1449,7 @@ extern "C" tmap_status tmap_gpu_memre_rcm_timed(uint64_t rowptr, uint64_t col, s
     }
     st = with_scratch(r.s, fn, [&](carver &c) {
         unsigned char *flag = c.take<unsigned char>(n);
-        r.deg = c.take<unsigned>(n), r.seen = c.take<unsigned>(n);
+        r.deg = c.take<unsigned>(n), r.seen = c.take<unsigned>(n), r.sseen = c.take<unsigned>(n);
         r.parent = c.take<unsigned>(n), r.cm = c.take<unsigned>(n);
         r.queue = c.take<unsigned>(n), r.ids = c.take<unsigned>(n);
         r.bound = c.take<unsigned>(n + CHUNK + 2);
@@ -1186,30 +1457,51 @@ extern "C" tmap_status tmap_gpu_memre_rcm_timed(uint64_t rowptr, uint64_t col, s
         r.lvl = c.take<unsigned>(r.grid_search ? n + 2 : 0);
         r.off = c.take<unsigned>(r.grid_number ? n : 0);
         r.tot = c.take<u64>(2 * (size_t)r.grid_number);
-        r.key[0] = c.take<u64>(n), r.key[1] = c.take<u64>(n);
-        size_t b[4] = {0, 0, 0, 0};
-        cudaError_t x = cub::DeviceRadixSort::SortKeys(NULL, b[0], r.key[0], r.key[1], (int)n,
-                                                       0, 64, r.s);
-        if (x == cudaSuccess)
-            x = cub::DeviceRadixSort::SortKeys(NULL, b[1], r.ids, r.cm, (int)n, 0, 32, r.s);
-        if (x == cudaSuccess)
-            x = cub::DeviceRadixSort::SortPairs(NULL, b[2], r.key[0], r.key[1], r.ids, r.cm,
-                                                (int)n, 0, 64, r.s);
-        if (x == cudaSuccess)
-            x = cub::DeviceSelect::Flagged(NULL, b[3], r.ids, flag, r.cm, r.count, (int)n, r.s);
-        r.temp_bytes = 0;
-        for (int i = 0; i < 4; i++)
-            r.temp_bytes = b[i] > r.temp_bytes ? b[i] : r.temp_bytes;
+        r.temp_bytes = 0; /* the isolated vertices' selection's (the sorts': sort_scratch) */
+        cudaError_t x = cub::DeviceSelect::Flagged(NULL, r.temp_bytes, r.ids, flag, r.cm, r.count,
+                                                   (int)n, r.s);
         r.temp = c.take<char>(r.temp_bytes);
         if (x != cudaSuccess || !c.base)
             return x;
         if ((x = tock(r, steps ? &steps->alloc_ms : NULL)) != cudaSuccess)
             return x;
         return rcm_order(r, flag, (unsigned *)order);
-    }, err);
+    }, err, true);
+    cudaError_t g = r.sort_base ? cudaFree(r.sort_base) : cudaSuccess; /* after the stream's end */
+    if (st == TMAP_OK && g != cudaSuccess)
+        st = cuda_fail(err, g, fn, "cudaFree");
     cudaFreeHost(r.host), free(r.hb[0]), free(r.hb[1]);
     if (steps)
         steps->coop_number = r.grid_number && r.maxrow <= SMALL_ROW;
+    cudaError_t f = events(r, false);
+    if (st == TMAP_OK && f != cudaSuccess)
+        st = cuda_fail(err, f, fn, "cudaEventDestroy");
+    return st;
+}
+
+extern "C" tmap_status tmap_gpu_memre_rcm_floors(uint64_t rowptr, uint64_t col, size_t n,
+                                                 tmap_gpu_rcm_steps *steps, void *stream,
+                                                 tmap_error *err)
+{
+    const char *fn = "tmap_gpu_memre_rcm_floors";
+    const void *need[] = {steps}; /* TMAP_NEED's compound literal is C only */
+    tmap_status st = tmap_need(err, fn, "steps", 1, need);
+    if (st == TMAP_OK)
+        st = check_count(n, "vertices", fn, err);
+    if (st)
+        return st;
+    rcm r = {};
+    r.rowptr = (const unsigned *)rowptr, r.col = (const unsigned *)col, r.n = (unsigned)n;
+    r.s = (cudaStream_t)stream, r.steps = steps;
+    cudaError_t e = events(r, true);
+    if (e != cudaSuccess)
+        return events(r, false), cuda_fail(err, e, fn, "cudaEventCreate");
+    if ((e = coop_grids(r)) != cudaSuccess)
+        return events(r, false), cuda_fail(err, e, fn, "the cooperative kernels' occupancy");
+    st = with_scratch(r.s, fn, [&](carver &c) {
+        r.ids = c.take<unsigned>(n);
+        return c.base ? floors(r) : cudaSuccess;
+    }, err, true);
     cudaError_t f = events(r, false);
     if (st == TMAP_OK && f != cudaSuccess)
         st = cuda_fail(err, f, fn, "cudaEventDestroy");

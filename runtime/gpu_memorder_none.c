@@ -44,6 +44,12 @@ tmap_status tmap_gpu_memre_rcm_timed(uint64_t rowptr, uint64_t col, size_t n, ui
     return none("tmap_gpu_memre_rcm_timed", err);
 }
 
+tmap_status tmap_gpu_memre_rcm_floors(uint64_t rowptr, uint64_t col, size_t n,
+                                      tmap_gpu_rcm_steps *steps, void *stream, tmap_error *err)
+{
+    return none("tmap_gpu_memre_rcm_floors", err);
+}
+
 tmap_status tmap_gpu_memre_follow(uint64_t row, size_t nthreads, uint64_t order, size_t nrows,
                                   uint64_t perm, void *stream, tmap_error *err)
 {

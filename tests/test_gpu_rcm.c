@@ -13,7 +13,11 @@
  * the threads following their rows computed here: rows ascending (placed
  * by runs, no sort) and shuffled (the sort).  The sweeps' appends are
  * warp-aggregated and the numbering folds each level's claims into the
- * placing of the level before: every graph here runs them.
+ * placing of the level before: every graph here runs them.  Every sweep
+ * after a component's first runs inside the numbering's kernel (rows at
+ * most 32): kept when it confirms the root (the 40^3 grid: its steps
+ * counted), discarded when it grows the eccentricity (paths with a
+ * pendant on the middle: five numberings discarded, counted).
  */
 #include "tests/testutil.h"
 #include "threadmap/regroup.h"
@@ -48,8 +52,8 @@ static graph from_edges(uint32_t n, const uint32_t (*e)[2], size_t m)
 
 static void graph_free(graph *g) { free(g->rowptr), free(g->col); }
 
-/* GPU == CPU, and the order a permutation. */
-static void same(tmap_cuda *c, const graph *g, const char *what)
+/* GPU == CPU, and the order a permutation; with steps, the timed call. */
+static void same_steps(tmap_cuda *c, const graph *g, const char *what, tmap_gpu_rcm_steps *steps)
 {
     uint32_t *want = malloc(g->n * 4);
     uint8_t *seen = calloc(g->n, 1);
@@ -65,10 +69,17 @@ static void same(tmap_cuda *c, const graph *g, const char *what)
     uint64_t drow = test_device_copy(c, g->rowptr, (g->n + 1) * 4);
     uint64_t dcol = test_device_copy(c, g->col, g->nnz ? g->nnz * 4 : 4);
     uint64_t dord = test_device_alloc(c, g->n * 4);
-    TMAP_CHECK(tmap_gpu_memre_rcm(drow, dcol, g->n, dord, NULL, err));
+    TMAP_CHECK(tmap_gpu_memre_rcm_timed(drow, dcol, g->n, dord, steps, NULL, err));
     test_expect_device_u32(c, dord, want, g->n, what);
+    if (steps)
+        TMAP_CHECK(tmap_gpu_memre_rcm_floors(drow, dcol, g->n, steps, NULL, err));
     tmap_cuda_free(c, drow), tmap_cuda_free(c, dcol), tmap_cuda_free(c, dord);
     free(want), free(seen);
+}
+
+static void same(tmap_cuda *c, const graph *g, const char *what)
+{
+    same_steps(c, g, what, NULL);
 }
 
 static void small_graphs(void **state)
@@ -111,7 +122,22 @@ static void grid3d(void **state)
         if (z + 1 < S) e[m][0] = lab[p], e[m++][1] = lab[p + S * S];
     }
     graph g = from_edges(N, (const uint32_t (*)[2])e, m);
-    same(c, &g, "a relabeled 40^3 grid");
+    tmap_gpu_rcm_steps st;
+    same_steps(c, &g, "a relabeled 40^3 grid", &st);
+    /* from a corner: the far corner's sweep confirms the root, inside the
+     * numbering's kernel where both are cooperative; 3 x 39 + 1 levels */
+    assert_int_equal(st.components, 1);
+    assert_int_equal(st.levels, 3 * (S - 1) + 1);
+    if (st.coop_sweeps && st.coop_number) {
+        assert_int_equal(st.sweeps, 1), assert_int_equal(st.fused_sweeps, 1);
+        assert_int_equal(st.discarded, 0);
+        assert_int_equal(st.sweep_barriers, 3 * (S - 1) + 1);
+        assert_int_equal(st.sweep_vertices, N), assert_int_equal(st.fused_vertices, N);
+        assert_int_equal(st.number_vertices, N);
+        assert_true(st.barrier_us > 0 && st.copy_gbs > 0 && st.floor_number_ms > 0);
+    } else {
+        assert_int_equal(st.sweeps + st.fused_sweeps, 2);
+    }
     graph_free(&g), free(e), free(lab);
     tmap_cuda_close(c);
 }
@@ -236,6 +262,42 @@ static void bounded_rows(void **state)
     tmap_cuda_close(c);
 }
 
+/* Components whose first sweep's far vertex is farther out: a path of
+ * 2L + 1 vertices with a pendant s on its middle, s the least label of
+ * its component (the start, degree 1).  From s the last level is the two
+ * ends (eccentricity L + 1); from the least-labelled end it is 2L, so the
+ * numbering from s that ran beside that sweep is discarded and the end
+ * numbered beside the sweep from the other end, which confirms it.  Six
+ * such components of different L (1 to 600: L = 1 has 2L = L + 1, no
+ * discard), isolated vertices between them, the path's labels shuffled
+ * within the component (s kept least). */
+static void discarded(void **state)
+{
+    tmap_cuda *c = test_gpu_open();
+    static const uint32_t len[6] = {1, 2, 7, 40, 600, 3};
+    uint64_t x = 21;
+    uint32_t n = 0, m = 0, (*e)[2] = malloc(4096 * sizeof *e);
+    for (int k = 0; k < 6; k++) {
+        uint32_t L = len[k], s = n++, np = 2 * L + 1, *lab = test_random_perm(np, 30 + k);
+        for (uint32_t i = 0; i + 1 < np; i++)
+            e[m][0] = n + lab[i], e[m++][1] = n + lab[i + 1];
+        e[m][0] = s, e[m++][1] = n + lab[L];
+        n += np;
+        n += (uint32_t)(next(&x) % 3); /* isolated vertices */
+        free(lab);
+    }
+    graph g = from_edges(n, (const uint32_t (*)[2])e, m);
+    tmap_gpu_rcm_steps st;
+    same_steps(c, &g, "paths with a pendant on the middle", &st);
+    if (st.coop_sweeps && st.coop_number) {
+        assert_int_equal(st.discarded, 5);           /* every L > 1 */
+        assert_int_equal(st.fused_sweeps, 5 + 5 + 1); /* L = 1: s's far end confirms s */
+        assert_int_equal(st.sweeps, 6);
+    }
+    graph_free(&g), free(e);
+    tmap_cuda_close(c);
+}
+
 /* Threads (several per row, some rows none) by their row's position in a
  * random order, stably: rows ascending (the runs placed without a sort),
  * and the same threads shuffled (rows in any order: the sort). */
@@ -288,6 +350,7 @@ int main(void)
         cmocka_unit_test(random_graphs),
         cmocka_unit_test(wide_keys),
         cmocka_unit_test(bounded_rows),
+        cmocka_unit_test(discarded),
         cmocka_unit_test(follow_rows),
         cmocka_unit_test(follow_any_rows),
     };

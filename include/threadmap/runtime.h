@@ -624,6 +624,20 @@ typedef struct tmap_gpu_rcm_steps {
     unsigned long long levels; /* the numbered components' levels, summed */
     int coop_sweeps;         /* the sweeps were cooperative kernels */
     int coop_number;         /* the numbering was (rows at most 32), not launches per level */
+    unsigned fused_sweeps;   /* sweeps run inside a numbering's kernel (their time in number_ms) */
+    unsigned discarded;      /* numberings discarded: the sweep beside them grew the eccentricity */
+    unsigned long long sweep_barriers;  /* the separate sweeps' levels (a grid barrier each) */
+    unsigned long long number_barriers; /* the numberings' levels (with a sweep beside, the longer) */
+    unsigned long long sweep_vertices, fused_vertices, number_vertices; /* their vertices */
+    /* The floors (tmap_gpu_memre_rcm_floors, after the timed call): one
+     * grid barrier of the cooperative grid (0: none), and the DRAM
+     * bandwidth of a device copy of the columns; each step's floor is its
+     * barriers at barrier_us plus its compulsory bytes (each row pointer
+     * and column read once, each vertex's own words written once) at
+     * copy_gbs. */
+    double barrier_us, copy_gbs;
+    double barrier_one_us;   /* a grid barrier of one block (of 512) per SM, for comparison */
+    double floor_setup_ms, floor_sweep_ms, floor_number_ms;
 } tmap_gpu_rcm_steps;
 
 /* tmap_gpu_memre_rcm, the same order, with its steps timed into *steps
@@ -631,6 +645,11 @@ typedef struct tmap_gpu_rcm_steps {
  * microseconds each. */
 tmap_status tmap_gpu_memre_rcm_timed(uint64_t rowptr, uint64_t col, size_t n, uint64_t order,
                                      tmap_gpu_rcm_steps *steps, void *stream, tmap_error *err);
+/* The floors of a timed call's steps (its *steps, the same graph), each
+ * measured here: a grid barrier, a copy's bandwidth (a few ms: call it
+ * outside the window that times the build). */
+tmap_status tmap_gpu_memre_rcm_floors(uint64_t rowptr, uint64_t col, size_t n,
+                                      tmap_gpu_rcm_steps *steps, void *stream, tmap_error *err);
 tmap_status tmap_gpu_memre_follow(uint64_t row, size_t nthreads, uint64_t order, size_t nrows,
                                   uint64_t perm, void *stream, tmap_error *err);
 
