@@ -305,6 +305,10 @@ typedef struct tmap_sm_params {
                                the L2 (sm:l2.one_sm.*): bytes per cycle ... */
     double one_sm_gather_sectors_per_cycle; /* ... and gathered sectors per
                                cycle; 0: no per-SM term */
+    double l1_local_bytes;  /* the L1's capacity for the resident warps' local
+                               rows (sm:l1.local_bytes); 0: no local term */
+    double local_miss_cycles; /* what a local load whose line left the L1
+                               waits (the L2 latency) */
 } tmap_sm_params;
 
 /* The warps of one grouping, as the model reads them: each thread block's
@@ -352,6 +356,13 @@ typedef struct tmap_sm_block {
     double walk_base;    /* ... the part of that the chain holds at a share
                             walk_q of executions at the L2 latency ... */
     double walk_q;       /* ... and that share: bytes / 32, at most 1 */
+    double local_loads;  /* local-memory loads (each a warp request that waits
+                            for the L2 when its line left the L1) */
+    double local_fill;   /* bytes a lane's local stores at a moving address
+                            fill per execution, in a loop that holds no loop
+                            and is held by none (a row's fill); 0 elsewhere */
+    double local_fixed;  /* bytes of local stores at a fixed address (a spill
+                            slot): a lane's once, whatever its executions */
 } tmap_sm_block;
 
 
