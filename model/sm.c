@@ -36,7 +36,9 @@
  *                             M = sum over all blocks of M_k / nsms,
  *                             O_m = sum over its blocks of O_k)
  *   local rows      after the placement, each warp's local rows (32 x its
- *                   longest lane's bytes) live on its SM for its chain's
+ *                   longest lane's bytes) and the segments its lanes walk
+ *                   again every outer iteration (rewalk_lines) live on its
+ *                   SM for its chain's
  *                   share of its block's placed time; its local loads miss
  *                   the L1 in the mean over its life of max(0, 1 - C/F(t)),
  *                   F(t) the live rows, C = sm:l1.local_bytes, each miss at
@@ -116,7 +118,8 @@ static tmap_status blocks_check(const tmap_sm_block *blk, size_t n, tmap_error *
                             blk[b].affine_bytes, blk[b].data_n, blk[b].data_bytes,
                             blk[b].gather_n, blk[b].uniform_n, blk[b].const_n,
                             blk[b].walk, blk[b].walk_base, blk[b].walk_q,
-                            blk[b].local_loads, blk[b].local_fill, blk[b].local_fixed};
+                            blk[b].local_loads, blk[b].local_fill, blk[b].local_fixed,
+                            blk[b].loop_id, blk[b].rewalk_bytes, blk[b].rewalk_loop};
         for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
             if (!(v[i] >= 0) || v[i] > TMAP_LAT_MAX)
                 return tmap_fail(err, TMAP_ERR_INVALID, "SM model: block %zu: a cost of %g "
@@ -147,6 +150,26 @@ static double warp_lanes(const tmap_warp_counts *w, size_t k)
     size_t end = k / wpb * w->block_size + w->block_size;
     end = end < w->nthreads ? end : w->nthreads;
     return first < end ? (double)(end - first < 32 ? end - first : 32) : 0;
+}
+
+/* Bytes of the L1 that warp k's lanes re-walk in block b (a walked load
+ * in a loop inside an outer loop): each of its a/c lanes walks
+ * c_wb x rewalk_bytes / (the outer loop's executions: the most of its
+ * blocks' c_w, its header's) bytes an outer iteration, a segment at an
+ * unrelated offset: that over 128 plus one lines of 128 bytes. */
+static double rewalk_lines(const tmap_warp_counts *w, const tmap_sm_block *blk, size_t k,
+                           size_t b)
+{
+    size_t nb = w->nblocks;
+    const uint32_t *c = &w->c[k * nb], *a = &w->a[k * nb];
+    double outer = 0;
+    for (size_t h = 0; h < nb; h++)
+        if (blk[h].loop_id == blk[b].rewalk_loop)
+            outer = fmax(outer, c[h]);
+    if (!(outer > 0) || !c[b])
+        return 0;
+    double segment = c[b] * blk[b].rewalk_bytes / outer;
+    return (double)a[b] / c[b] * (floor(segment / 128) + 1) * 128;
 }
 
 static warp_cost warp_of(const tmap_warp_counts *w, const tmap_sm_block *blk,
@@ -184,6 +207,8 @@ static warp_cost warp_of(const tmap_warp_counts *w, const tmap_sm_block *blk,
          * line, so its rows take 32 x its longest lane's bytes */
         r.local_bytes += 32 * (cb * x->local_fill + x->local_fixed);
         r.local_loads += cb * x->local_loads;
+        if (x->rewalk_bytes > 0)
+            r.local_bytes += rewalk_lines(w, blk, k, b);
     }
     return r;
 }
@@ -547,6 +572,31 @@ static int holds_a_loop(const tmap_cfg *cfg, const uint32_t *depth, size_t b, ui
     return 0;
 }
 
+/* loop_id and the re-walked loads: every block of a loop that holds a
+ * loop and is held by none gets 1 + the loop's first block; a walked load
+ * (DATA, global) in a loop inside it, its bytes and that id. */
+static void rewalk_costs(const tmap_cfg *cfg, const uint32_t *depth, const tmap_access *acc,
+                         size_t nacc, uint8_t *mark, uint32_t *stack, tmap_sm_block *out)
+{
+    size_t n = cfg->nblocks;
+    for (size_t b = 0; b < n; b++) {
+        if (depth[b] != 1 || out[b].loop_id > 0 || !holds_a_loop(cfg, depth, b, mark, stack))
+            continue;
+        size_t first = n;
+        for (size_t u = 0; u < n; u++)
+            if (mark[u] == 2 && first == n)
+                first = u;
+        for (size_t u = 0; u < n; u++)
+            if (mark[u] == 2 && depth[u] == 1)
+                out[u].loop_id = (double)first + 1;
+        for (size_t i = 0; i < nacc; i++)
+            if (mark[acc[i].block] == 2 && depth[acc[i].block] >= 2 && !acc[i].store &&
+                acc[i].space == TMAP_SPACE_GLOBAL && acc[i].cls == TMAP_ACCESS_DATA)
+                out[acc[i].block].rewalk_bytes += acc[i].bytes,
+                    out[acc[i].block].rewalk_loop = (double)first + 1;
+    }
+}
+
 /* Local memory per block: its loads; the bytes its stores at a fixed
  * address take (a spill slot, a lane's once); and, where the block lies in
  * a loop that holds no loop and is held by none, the bytes its stores at a
@@ -582,6 +632,8 @@ static tmap_status local_costs(const tmap_cfg *cfg, const tmap_access *acc, size
             o->local_fill += fills[a->block] ? a->bytes : 0;
         }
     }
+    if (!st)
+        rewalk_costs(cfg, depth, acc, nacc, mark, stack, out);
     free(depth), free(stack), free(mark), free(fills);
     return st;
 }

@@ -490,6 +490,12 @@ static void test_walk_blocks(void **state)
     assert_true(blk[1].walk == 180 && blk[1].walk_base == 11.25 && blk[1].walk_q == 0.125);
     assert_true(blk[2].walk == 0 && blk[2].walk_base == 0 && blk[2].walk_q == 0);
     assert_true(blk[0].walk == 0 && blk[3].walk == 0 && blk[4].walk == 0);
+    /* the outer loop (blocks 1 and 3, first block 1) holds the inner one:
+     * block 2's walked load is re-walked on every outer iteration */
+    assert_true(blk[1].loop_id == 2 && blk[3].loop_id == 2 && blk[2].loop_id == 0);
+    assert_true(blk[0].loop_id == 0 && blk[4].loop_id == 0);
+    assert_true(blk[2].rewalk_bytes == 4 && blk[2].rewalk_loop == 2);
+    assert_true(blk[1].rewalk_bytes == 0 && blk[0].rewalk_bytes == 0);
     free(blk);
     tmap_cfg_free(cfg);
     tmap_ptx_free(m);
@@ -531,6 +537,31 @@ static void test_local_rows(void **state)
     double w3 = 400 + 90 * 4 * (100 * 0.75 + 100 * (1 - 1024.0 / 3072) +
                                 100 * (1 - 1024.0 / 2048)) / 400;
     assert_true(fabs(t.cycles - (40 + w3 - 40)) < 1e-9);
+}
+
+/* Walked segments share the L1 with the rows: one warp runs an outer
+ * loop's header (CFG block 0, loop_id 1) c = 2 times and a loop inside it
+ * (block 1: a walked load of 4 bytes re-walked every outer iteration, one
+ * local load, latency 10, issue 1) c = 128 times, a = 2048 over 16 lanes.
+ * Each lane walks 128 x 4 / 2 = 256 bytes an outer iteration: 256 / 128 + 1
+ * = 3 lines; a/c = 16 lanes: 6144 bytes.  Against 4096 a third of its
+ * local loads miss: 128 / 3 x 90 = 3840 cycles on its chain of 1280:
+ * T = 5120.  At 8192 bytes it fits: T = 1280. */
+static void test_rewalk_lines(void **state)
+{
+    uint32_t c[] = {2, 128}, a[] = {32, 2048}, d[] = {4};
+    tmap_warp_counts w = {32, 32, 1, 2, c, a, d};
+    tmap_sm_block b[2] = {{.loop_id = 1},
+                          {.issue = 1, .latency = 10, .local_loads = 1, .rewalk_bytes = 4,
+                           .rewalk_loop = 1}};
+    tmap_sm_params p = {.nsms = 1, .blocks_per_sm = 1, .subpartitions = 4,
+                        .warps_per_block = 1, .l1_local_bytes = 4096, .local_miss_cycles = 90};
+    tmap_sm_time_parts t;
+    TMAP_CHECK(tmap_sm_time(&w, b, &p, &t, err));
+    assert_true(fabs(t.cycles - 5120) < 1e-9);
+    p.l1_local_bytes = 8192;
+    TMAP_CHECK(tmap_sm_time(&w, b, &p, &t, err));
+    assert_true(t.cycles == 1280);
 }
 
 /* The local costs of tmap_sm_blocks: a spill slot (block 0, a fixed
@@ -615,7 +646,8 @@ int main(void)
         cmocka_unit_test(test_dataflow_chain),
         cmocka_unit_test(test_access_classes), cmocka_unit_test(test_walk),
         cmocka_unit_test(test_walk_blocks),   cmocka_unit_test(test_local_rows),
-        cmocka_unit_test(test_local_blocks),  cmocka_unit_test(test_bad_input),
+        cmocka_unit_test(test_local_blocks),  cmocka_unit_test(test_rewalk_lines),
+        cmocka_unit_test(test_bad_input),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

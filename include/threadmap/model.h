@@ -363,6 +363,13 @@ typedef struct tmap_sm_block {
                             and is held by none (a row's fill); 0 elsewhere */
     double local_fixed;  /* bytes of local stores at a fixed address (a spill
                             slot): a lane's once, whatever its executions */
+    double loop_id;      /* in a block of a loop that holds a loop and is held by
+                            none: 1 + that loop's first block; else 0 */
+    double rewalk_bytes; /* bytes of the block's walked loads (DATA) when it lies
+                            in a loop inside that loop: each lane walks its
+                            segment again on every outer iteration, its lines
+                            share the L1 with the local rows ... */
+    double rewalk_loop;  /* ... and the loop_id of that outer loop */
 } tmap_sm_block;
 
 

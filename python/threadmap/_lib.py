@@ -136,7 +136,8 @@ class SmBlock(ctypes.Structure):
     _fields_ = [(n, c_double) for n in ("issue", "latency", "affine_n", "affine_bytes", "data_n",
                                         "data_bytes", "gather_n", "uniform_n", "const_n", "walk",
                                         "walk_base", "walk_q", "local_loads", "local_fill",
-                                        "local_fixed")]
+                                        "local_fixed", "loop_id", "rewalk_bytes",
+                                        "rewalk_loop")]
 
 
 class SmModel(ctypes.Structure):
