@@ -6,10 +6,12 @@
  * of the L2's bandwidth.  docs/model.md states it:
  *
  *   per warp w      I_w = sum_b c_wb issue_b + constant replays
- *                   L_w = sum_b c_wb latency_b + wavefronts + walks: an access
- *                   whose a/c lanes touch as many lines (gathered, or
- *                   data ones scattered, s_w) waits a cycle for each
- *                   line after the first: c (a/c - 1)(gather_n + data_n s_w)
+ *                   L_w = sum_b c_wb latency_b + wavefronts + walks: a
+ *                   gathered access whose a/c lanes touch as many lines
+ *                   waits a cycle for each line after the first, a
+ *                   scattered walk (data, s_w) for its busiest bank's
+ *                   lanes after the first: c ((a/c - 1) gather_n +
+ *                   (E[busiest bank of a/c lanes] - 1) data_n s_w)
  *                   (walks: c max(0, walk_b (1 - (1 - q_b)^(a/c)) -
  *                   walk_base_b), the warp waiting for the slowest of its
  *                   a/c lanes walking segments of their own: tmap_sm_blocks)
@@ -152,6 +154,29 @@ static double warp_lanes(const tmap_warp_counts *w, size_t k)
     return first < end ? (double)(end - first < 32 ? end - first : 32) : 0;
 }
 
+/* The expected largest number of n lanes on one of 32 banks, each lane's
+ * bank uniform and independent (n = 0..32; exact: P(max <= k) = n! / 32^n
+ * [x^n] (sum_{i<=k} x^i / i!)^32): the data-stage wavefronts of one request
+ * whose lanes read words at unrelated offsets (ncu, nw_embl: 2.2-2.8 a load
+ * at 12-15 sectors a request; benchmarks/results/nw-deal.txt). */
+static const double BUSIEST_BANK[33] = {
+    0.000000, 1.000000, 1.031250, 1.092773, 1.180786, 1.289287, 1.410974, 1.538326,
+    1.664622, 1.784733, 1.895541, 1.995958, 2.086602, 2.169258, 2.246266, 2.319981,
+    2.392383, 2.464876, 2.538239, 2.612713, 2.688134, 2.764091, 2.840058, 2.915507,
+    2.989973, 3.063103, 3.134672, 3.204585, 3.272864, 3.339629, 3.405072, 3.469426,
+    3.532941};
+
+/* BUSIEST_BANK at n lanes (a/c, not a whole number: linear between). */
+static double busiest_bank(double n)
+{
+    if (!(n > 0))
+        return 0;
+    if (n >= 32)
+        return BUSIEST_BANK[32];
+    size_t lo = (size_t)n;
+    return BUSIEST_BANK[lo] + (BUSIEST_BANK[lo + 1] - BUSIEST_BANK[lo]) * (n - (double)lo);
+}
+
 /* Bytes of the L1 that warp k's lanes re-walk in block b (a walked load
  * in a loop inside an outer loop): each of its a/c lanes walks
  * c_wb x rewalk_bytes / (the outer loop's executions: the most of its
@@ -192,10 +217,12 @@ static warp_cost warp_of(const tmap_warp_counts *w, const tmap_sm_block *blk,
         r.issue += cb * x->issue + p->const_replay * x->const_n * (ab - cb) * (1 - h);
         /* an access whose lanes touch k lines is k L1 wavefronts, processed
          * one a cycle (Nsight Compute's profiling guide): the last is k - 1
-         * cycles behind the first; a/c lanes a request */
-        double extra = ab / cb - 1;
-        r.latency += cb * x->latency + WAVEFRONT_CYCLES * cb * extra *
-                                           (x->gather_n + x->data_n * scattered);
+         * cycles behind the first; a/c lanes a request.  Gathered lanes miss
+         * the L1 (a wavefront a line); scattered walks hit it and wait for
+         * their busiest bank */
+        double extra = ab / cb - 1, bank = busiest_bank(ab / cb) - 1;
+        r.latency += cb * x->latency + WAVEFRONT_CYCLES * cb *
+                                           (extra * x->gather_n + bank * x->data_n * scattered);
         /* the warp waits for its slowest lane: the walked load waits for a
          * new sector when any of its ab / cb lanes starts one */
         if (x->walk > 0)

@@ -152,6 +152,16 @@ static void test_sectors(void **state)
      * cycles of each of the 3 requests wait (latency 1, issue 1: 3 + 93 - 3) */
     time_of(&h, &gather, 1, 1, 32, &t);
     assert_true(t.latency == 93);
+    /* a scattered walk hits the L1 and waits for its busiest bank: of 32
+     * lanes at unrelated offsets 3.532941 on one bank on average, so 2.532941
+     * cycles of each of the 3 requests wait; half scattered (d = 18), half */
+    h.d[0] = 32;
+    time_of(&h, &data, 1, 1, 32, &t);
+    assert_true(fabs(t.latency - 3 * 2.532941) < 1e-9);
+    h.d[0] = 18;
+    time_of(&h, &data, 1, 1, 32, &t);
+    assert_true(fabs(t.latency - 3 * 2.532941 / 2) < 1e-9);
+    h.d[0] = 4;
     /* the L2 serves all SMs: 2 blocks on 2 SMs, only block 0 gathers (96
      * sectors): 96 / 2 cycles, not 96 on SM 0; SM 0's time is then its
      * chain, 3 issue + 93 wavefront stalls (above) */
