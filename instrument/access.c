@@ -160,6 +160,17 @@ static tmap_access_class address_class(const tmap_values *v, const uint8_t *leve
     return TMAP_ACCESS_UNIFORM;
 }
 
+/* Whether s's address is not one fixed value per thread (its value has a
+ * loop variable, loaded data or several forms in it). */
+static int address_moves(const tmap_values *v, const tmap_ptx_stmt *s)
+{
+    tmap_value addr;
+    if (!tmap_values_address(v, s, &addr))
+        return 0; /* a symbol or an immediate */
+    return (addr.flags & (TMAP_V_DATA | TMAP_V_VARYING | TMAP_V_STEPS)) ||
+           ((addr.flags & TMAP_V_UNFIXED) && !(addr.flags & TMAP_V_TID) && addr.a != 0);
+}
+
 /* The CFG block of function f holding PTX line `line`. */
 static uint32_t block_at(const tmap_cfg *cfg, size_t f, uint32_t line)
 {
@@ -203,6 +214,7 @@ static tmap_status func_accesses(const tmap_ptx_module *m, const tmap_cfg *cfg, 
         a->cls = address_class(&v, level, s);
         a->bytes = access_bytes(s->text);
         a->store = !opcode_is(s->text, "ld") && !opcode_is(s->text, "ldu");
+        a->moves = address_moves(&v, s);
     }
     free(level);
     tmap_values_free(&v);

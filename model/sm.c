@@ -9,10 +9,12 @@
  *                   (v_wb: the warp's executions of b, c_wb or more when its
  *                   lanes run b at visits of their own: tmap_sm_visits,
  *                   visits.c; c below stands for v)
- *                   L_w = sum_b v_wb latency_b + wavefronts + walks: an access
- *                   whose a/c lanes touch as many lines (gathered, or
- *                   data ones scattered, s_w) waits a cycle for each
- *                   line after the first: c (a/c - 1)(gather_n + data_n s_w)
+ *                   L_w = sum_b v_wb latency_b + wavefronts + walks: a
+ *                   gathered access whose a/c lanes touch as many lines
+ *                   waits a cycle for each line after the first, a
+ *                   scattered walk (data, s_w) for its busiest bank's
+ *                   lanes after the first: c ((a/c - 1) gather_n +
+ *                   (E[busiest bank of a/c lanes] - 1) data_n s_w)
  *                   (walks: c max(0, walk_b (1 - (1 - q_b)^(a/c)) -
  *                   walk_base_b), the warp waiting for the slowest of its
  *                   a/c lanes walking segments of their own: tmap_sm_blocks)
@@ -38,6 +40,14 @@
  *                               X_k + O_k,
  *                             M = sum over all blocks of M_k / nsms,
  *                             O_m = sum over its blocks of O_k)
+ *   local rows      after the placement, each warp's local rows (32 x its
+ *                   longest lane's bytes) and the segments its lanes walk
+ *                   again every outer iteration (rewalk_lines) live on its
+ *                   SM for its chain's
+ *                   share of its block's placed time; its local loads miss
+ *                   the L1 in the mean over its life of max(0, 1 - C/F(t)),
+ *                   F(t) the live rows, C = sm:l1.local_bytes, each miss at
+ *                   the L2 latency on its chain (local_misses)
  *   kernel          T = max over m of T_m
  * (M: the L2 serves all SMs from one pool; an SM draws more than its
  * share while others idle, up to its own rate: O_m.  A block's own sectors
@@ -93,13 +103,16 @@ static tmap_status sm_check(const tmap_sm_params *p, tmap_error *err)
         return tmap_fail(err, TMAP_ERR_INVALID, "SM model: %zu sub-partitions (at most %d)",
                          p->subpartitions, TMAP_SM_MAX_SUBPARTITIONS);
     const double rate[] = {p->bytes_per_cycle, p->gather_sectors_per_cycle,
-                           p->one_sm_bytes_per_cycle, p->one_sm_gather_sectors_per_cycle};
+                           p->one_sm_bytes_per_cycle, p->one_sm_gather_sectors_per_cycle,
+                           p->l1_local_bytes, p->local_miss_cycles};
     for (size_t i = 0; i < sizeof rate / sizeof rate[0]; i++)
         if (!(rate[i] >= 0) || isinf(rate[i]))
             return tmap_fail(err, TMAP_ERR_INVALID, "SM model: bandwidth %g bytes and %g "
-                             "gathered sectors per cycle, one SM's %g and %g (each must be "
-                             "finite and >= 0)", p->bytes_per_cycle, p->gather_sectors_per_cycle,
-                             p->one_sm_bytes_per_cycle, p->one_sm_gather_sectors_per_cycle);
+                             "gathered sectors per cycle, one SM's %g and %g, L1 for local "
+                             "rows %g bytes, a local miss %g cycles (each must be finite and "
+                             ">= 0)", p->bytes_per_cycle, p->gather_sectors_per_cycle,
+                             p->one_sm_bytes_per_cycle, p->one_sm_gather_sectors_per_cycle,
+                             p->l1_local_bytes, p->local_miss_cycles);
     return TMAP_OK;
 }
 
@@ -131,7 +144,9 @@ static tmap_status blocks_check(const tmap_sm_block *blk, size_t n, tmap_error *
         const double v[] = {blk[b].issue, blk[b].latency, blk[b].affine_n,
                             blk[b].affine_bytes, blk[b].data_n, blk[b].data_bytes,
                             blk[b].gather_n, blk[b].uniform_n, blk[b].const_n,
-                            blk[b].walk, blk[b].walk_base, blk[b].walk_q};
+                            blk[b].walk, blk[b].walk_base, blk[b].walk_q,
+                            blk[b].local_loads, blk[b].local_fill, blk[b].local_fixed,
+                            blk[b].loop_id, blk[b].rewalk_bytes, blk[b].rewalk_loop};
         for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
             if (!(v[i] >= 0) || v[i] > TMAP_LAT_MAX)
                 return tmap_fail(err, TMAP_ERR_INVALID, "SM model: block %zu: a cost of %g "
@@ -156,6 +171,7 @@ enum { WAVEFRONT_CYCLES = 1 };
  * scattered segment starts). */
 typedef struct warp_cost {
     double issue, latency, sectors, lane_sectors;
+    double local_bytes, local_loads; /* its rows' bytes in L1, its local requests */
 } warp_cost;
 
 /* Threads in warp k of w. */
@@ -165,6 +181,49 @@ static double warp_lanes(const tmap_warp_counts *w, size_t k)
     size_t end = k / wpb * w->block_size + w->block_size;
     end = end < w->nthreads ? end : w->nthreads;
     return first < end ? (double)(end - first < 32 ? end - first : 32) : 0;
+}
+
+/* The expected largest number of n lanes on one of 32 banks, each lane's
+ * bank uniform and independent (n = 0..32; exact: P(max <= k) = n! / 32^n
+ * [x^n] (sum_{i<=k} x^i / i!)^32): the data-stage wavefronts of one request
+ * whose lanes read words at unrelated offsets (ncu, nw_embl: 2.2-2.8 a load
+ * at 12-15 sectors a request; benchmarks/results/nw-deal.txt). */
+static const double BUSIEST_BANK[33] = {
+    0.000000, 1.000000, 1.031250, 1.092773, 1.180786, 1.289287, 1.410974, 1.538326,
+    1.664622, 1.784733, 1.895541, 1.995958, 2.086602, 2.169258, 2.246266, 2.319981,
+    2.392383, 2.464876, 2.538239, 2.612713, 2.688134, 2.764091, 2.840058, 2.915507,
+    2.989973, 3.063103, 3.134672, 3.204585, 3.272864, 3.339629, 3.405072, 3.469426,
+    3.532941};
+
+/* BUSIEST_BANK at n lanes (a/c, not a whole number: linear between). */
+static double busiest_bank(double n)
+{
+    if (!(n > 0))
+        return 0;
+    if (n >= 32)
+        return BUSIEST_BANK[32];
+    size_t lo = (size_t)n;
+    return BUSIEST_BANK[lo] + (BUSIEST_BANK[lo + 1] - BUSIEST_BANK[lo]) * (n - (double)lo);
+}
+
+/* Bytes of the L1 that warp k's lanes re-walk in block b (a walked load
+ * in a loop inside an outer loop): each of its a/c lanes walks
+ * c_wb x rewalk_bytes / (the outer loop's executions: the most of its
+ * blocks' c_w, its header's) bytes an outer iteration, a segment at an
+ * unrelated offset: that over 128 plus one lines of 128 bytes. */
+static double rewalk_lines(const tmap_warp_counts *w, const tmap_sm_block *blk, size_t k,
+                           size_t b)
+{
+    size_t nb = w->nblocks;
+    const uint32_t *c = &w->c[k * nb], *a = &w->a[k * nb];
+    double outer = 0;
+    for (size_t h = 0; h < nb; h++)
+        if (blk[h].loop_id == blk[b].rewalk_loop)
+            outer = fmax(outer, c[h]);
+    if (!(outer > 0) || !c[b])
+        return 0;
+    double segment = c[b] * blk[b].rewalk_bytes / outer;
+    return (double)a[b] / c[b] * (floor(segment / 128) + 1) * 128;
 }
 
 static warp_cost warp_of(const tmap_warp_counts *w, const tmap_sm_block *blk,
@@ -179,7 +238,7 @@ static warp_cost warp_of(const tmap_warp_counts *w, const tmap_sm_block *blk,
         ran += lanes * v[b], active += a[b];
     double h = ran > 0 ? active / ran : 1, g0 = ceil(lanes / 8);
     double scattered = lanes > g0 ? fmax(0, (w->d[k] - g0) / (lanes - g0)) : 0;
-    warp_cost r = {0, 0, 0, 0};
+    warp_cost r = {0, 0, 0, 0, 0, 0};
     for (size_t b = 0; b < nb; b++) {
         double cb = v[b], ab = a[b], u = fmin(ab, lanes);
         if (!cb)
@@ -188,10 +247,12 @@ static warp_cost warp_of(const tmap_warp_counts *w, const tmap_sm_block *blk,
         r.issue += cb * x->issue + p->const_replay * x->const_n * (ab - cb) * (1 - h);
         /* an access whose lanes touch k lines is k L1 wavefronts, processed
          * one a cycle (Nsight Compute's profiling guide): the last is k - 1
-         * cycles behind the first; a/c lanes a request */
-        double extra = ab / cb - 1;
-        r.latency += cb * x->latency + WAVEFRONT_CYCLES * cb * extra *
-                                           (x->gather_n + x->data_n * scattered);
+         * cycles behind the first; a/c lanes a request.  Gathered lanes miss
+         * the L1 (a wavefront a line); scattered walks hit it and wait for
+         * their busiest bank */
+        double extra = ab / cb - 1, bank = busiest_bank(ab / cb) - 1;
+        r.latency += cb * x->latency + WAVEFRONT_CYCLES * cb *
+                                           (extra * x->gather_n + bank * x->data_n * scattered);
         /* the warp waits for its slowest lane: the walked load waits for a
          * new sector when any of its ab / cb lanes starts one */
         if (x->walk > 0)
@@ -199,6 +260,12 @@ static warp_cost warp_of(const tmap_warp_counts *w, const tmap_sm_block *blk,
         r.sectors += fmax(x->affine_n * cb, ab * x->affine_bytes / 32) + ab * x->data_bytes / 32;
         r.lane_sectors += (p->redirect ? x->affine_n * u * scattered : 0) +
                           x->data_n * u * scattered + x->gather_n * ab;
+        /* local words interleave by lane: word i of the warp's lanes is one
+         * line, so its rows take 32 x its longest lane's bytes */
+        r.local_bytes += 32 * (cb * x->local_fill + x->local_fixed);
+        r.local_loads += cb * x->local_loads;
+        if (x->rewalk_bytes > 0)
+            r.local_bytes += rewalk_lines(w, blk, k, b);
     }
     return r;
 }
@@ -235,6 +302,93 @@ static void block_costs(const warp_cost *wc, size_t nwarps, const tmap_sm_params
                                     p->one_sm_gather_sectors_per_cycle);
         }
     }
+}
+
+/* ------------------------------------------- local rows in the L1 */
+
+/* A warp's rows enter (its start) or leave (its end) an SM's L1 at t. */
+typedef struct local_event {
+    size_t sm, warp;
+    int end;
+    double t, bytes;
+    double g; /* the integral of the miss share up to t, on this SM */
+} local_event;
+
+static int event_cmp(const void *x, const void *y)
+{
+    const local_event *a = x, *b = y;
+    if (a->sm != b->sm)
+        return a->sm < b->sm ? -1 : 1;
+    if (a->t != b->t)
+        return a->t < b->t ? -1 : 1;
+    if (a->warp != b->warp)
+        return a->warp < b->warp ? -1 : 1;
+    return a->end - b->end;
+}
+
+/* The share of local requests that miss the L1 while F bytes of rows are
+ * live against C bytes: none while they fit, then the part beyond it. */
+static double local_miss_share(double F, double C)
+{
+    return F > C ? 1 - C / F : 0;
+}
+
+/* Local rows in the L1 (docs/model.md, "Local memory in L1"): each warp
+ * lives on its SM from its block's start for its chain's share of the
+ * block's placed time; while it runs its rows (32 x its longest lane's
+ * bytes) are live; each of its local requests waits local_miss_cycles in
+ * the share of them that misses, the time average of local_miss_share over
+ * its life.  Its chain grows by that, and its block's stalls X_k with it. */
+static tmap_status local_misses(const warp_cost *wc, size_t nwarps, const tmap_sm_params *p,
+                                const tmap_sched_slot *where, block_cost *bc, tmap_error *err)
+{
+    size_t wpb = p->warps_per_block, n = 0;
+    if (!(p->l1_local_bytes > 0) || !(p->local_miss_cycles > 0))
+        return TMAP_OK;
+    for (size_t i = 0; i < nwarps; i++)
+        n += wc[i].local_loads > 0;
+    if (!n)
+        return TMAP_OK;
+    local_event *ev = malloc((2 * nwarps + 1) * sizeof *ev);
+    double *g = malloc((2 * nwarps + 1) * sizeof *g); /* g[2 i + end] */
+    double *t = malloc((2 * nwarps + 1) * sizeof *t);
+    if (!ev || !g || !t) {
+        free(ev), free(g), free(t);
+        return tmap_fail(err, TMAP_ERR_NOMEM, "out of memory for the local rows of %zu warps",
+                         nwarps);
+    }
+    for (size_t k = 0; k * wpb < nwarps; k++) {
+        double longest = 0, span = where[k].finish - where[k].start;
+        for (size_t j = 0; j < wpb && k * wpb + j < nwarps; j++)
+            longest = fmax(longest, wc[k * wpb + j].latency);
+        for (size_t j = 0; j < wpb && k * wpb + j < nwarps; j++) {
+            size_t i = k * wpb + j; /* where[k].slot is the SM (see tmap_sm_time) */
+            double end = where[k].start + (longest > 0 ? span * wc[i].latency / longest : 0);
+            ev[2 * i] = (local_event){where[k].slot, i, 0, where[k].start, wc[i].local_bytes, 0};
+            ev[2 * i + 1] = (local_event){where[k].slot, i, 1, end, wc[i].local_bytes, 0};
+        }
+    }
+    qsort(ev, 2 * nwarps, sizeof *ev, event_cmp);
+    double live = 0, sum = 0;
+    for (size_t e = 0; e < 2 * nwarps; e++) {
+        if (e > 0 && ev[e].sm != ev[e - 1].sm)
+            live = 0, sum = 0;
+        else if (e > 0)
+            sum += (ev[e].t - ev[e - 1].t) * local_miss_share(live, p->l1_local_bytes);
+        live = fmax(0, live + (ev[e].end ? -ev[e].bytes : ev[e].bytes));
+        g[2 * ev[e].warp + ev[e].end] = sum, t[2 * ev[e].warp + ev[e].end] = ev[e].t;
+    }
+    for (size_t i = 0; i < nwarps; i++) {
+        double life = t[2 * i + 1] - t[2 * i];
+        if (!(wc[i].local_loads > 0) || !(life > 0))
+            continue;
+        double share = (g[2 * i + 1] - g[2 * i]) / life;
+        assert(share >= -1e-9 && share <= 1 + 1e-9);
+        double chain = wc[i].latency + share * p->local_miss_cycles * wc[i].local_loads;
+        bc[i / wpb].latency = fmax(bc[i / wpb].latency, chain - wc[i].issue);
+    }
+    free(ev), free(g), free(t);
+    return TMAP_OK;
 }
 
 static double max_of(const double *v, size_t n)
@@ -317,6 +471,8 @@ tmap_status tmap_sm_time(const tmap_warp_counts *w, const tmap_sm_block *blk,
     double unused;
     if (!st)
         st = tmap_sched_dynamic(d, nblocks, R, p->nsms, &unused, where, err);
+    if (!st)
+        st = local_misses(wc, w->nwarps, p, where, bc, err);
     if (!st)
         makespan(bc, nblocks, p, where, sum, cycles);
     free(wc), free(bc), free(d), free(where), free(sum), free(visits), free(stack);
@@ -428,7 +584,7 @@ static void add_access(tmap_sm_block *b, const tmap_access *a)
         b->const_n += a->cls != TMAP_ACCESS_UNIFORM;
     } else if (a->space == TMAP_SPACE_LOCAL) {
         /* the thread's own words, interleaved: L1 traffic, left out of the
-         * L2 term (which threads share an SM's L1 is not modelled) */
+         * L2 term; whether they stay in the L1: local_costs, local_misses */
     } else if (a->cls == TMAP_ACCESS_AFFINE) {
         if (a->space != TMAP_SPACE_SHARED)
             b->affine_n += 1, b->affine_bytes += a->bytes;
@@ -443,6 +599,103 @@ static void add_access(tmap_sm_block *b, const tmap_access *a)
 }
 
 static double entry_of(const tmap_lat_table *t, const char *key);
+
+/* Whether some block of loop depth 2 or more lies on a cycle through b
+ * among the blocks of depth 1 or more: b's outermost loop holds a loop. */
+static int holds_a_loop(const tmap_cfg *cfg, const uint32_t *depth, size_t b, uint8_t *mark,
+                        uint32_t *stack)
+{
+    size_t n = cfg->nblocks, top = 0;
+    memset(mark, 0, n);
+    mark[b] = 1, stack[top++] = (uint32_t)b; /* 1: reached from b */
+    while (top) {
+        uint32_t u = stack[--top];
+        for (uint32_t k = 0; k < cfg->blocks[u].nsucc; k++) {
+            uint32_t v = cfg->blocks[u].succ[k];
+            if (depth[v] >= 1 && !mark[v])
+                mark[v] = 1, stack[top++] = v;
+        }
+    }
+    for (int grew = 1; grew;) { /* 2: reached from b and reaches b */
+        grew = 0;
+        for (size_t u = 0; u < n; u++)
+            for (uint32_t k = 0; mark[u] == 1 && k < cfg->blocks[u].nsucc; k++) {
+                uint32_t v = cfg->blocks[u].succ[k];
+                if (v == b || mark[v] == 2)
+                    mark[u] = 2, grew = 1;
+            }
+    }
+    for (size_t u = 0; u < n; u++)
+        if (mark[u] == 2 && depth[u] >= 2)
+            return 1;
+    return 0;
+}
+
+/* loop_id and the re-walked loads: every block of a loop that holds a
+ * loop and is held by none gets 1 + the loop's first block; a walked load
+ * (DATA, global) in a loop inside it, its bytes and that id. */
+static void rewalk_costs(const tmap_cfg *cfg, const uint32_t *depth, const tmap_access *acc,
+                         size_t nacc, uint8_t *mark, uint32_t *stack, tmap_sm_block *out)
+{
+    size_t n = cfg->nblocks;
+    for (size_t b = 0; b < n; b++) {
+        if (depth[b] != 1 || out[b].loop_id > 0 || !holds_a_loop(cfg, depth, b, mark, stack))
+            continue;
+        size_t first = n;
+        for (size_t u = 0; u < n; u++)
+            if (mark[u] == 2 && first == n)
+                first = u;
+        for (size_t u = 0; u < n; u++)
+            if (mark[u] == 2 && depth[u] == 1)
+                out[u].loop_id = (double)first + 1;
+        for (size_t i = 0; i < nacc; i++)
+            if (mark[acc[i].block] == 2 && depth[acc[i].block] >= 2 && !acc[i].store &&
+                acc[i].space == TMAP_SPACE_GLOBAL && acc[i].cls == TMAP_ACCESS_DATA)
+                out[acc[i].block].rewalk_bytes += acc[i].bytes,
+                    out[acc[i].block].rewalk_loop = (double)first + 1;
+    }
+}
+
+/* Local memory per block: its loads; the bytes its stores at a fixed
+ * address take (a spill slot, a lane's once); and, where the block lies in
+ * a loop that holds no loop and is held by none, the bytes its stores at a
+ * moving address fill per execution: one pass of such a loop stores at a
+ * new address in each iteration (a row's fill), where a store in a nested
+ * loop, or in a loop holding one, revisits the words of each outer
+ * iteration. */
+static tmap_status local_costs(const tmap_cfg *cfg, const tmap_access *acc, size_t nacc,
+                               tmap_sm_block *out, tmap_error *err)
+{
+    size_t n = cfg->nblocks;
+    uint32_t *depth = calloc(n + 1, sizeof *depth), *stack = malloc((n + 1) * sizeof *stack);
+    uint8_t *mark = malloc(n + 1);
+    int8_t *fills = malloc(n + 1); /* -1 not known yet */
+    tmap_status st = depth && stack && mark && fills ? TMAP_OK
+        : tmap_fail(err, TMAP_ERR_NOMEM, "out of memory for %zu blocks", n);
+    if (!st)
+        st = tmap_cfg_loop_depths(cfg, depth, err);
+    if (!st)
+        memset(fills, -1, n);
+    for (size_t i = 0; !st && i < nacc; i++) {
+        const tmap_access *a = &acc[i];
+        tmap_sm_block *o = &out[a->block];
+        if (a->space != TMAP_SPACE_LOCAL)
+            continue;
+        if (!a->store) {
+            o->local_loads += 1;
+        } else if (!a->moves) {
+            o->local_fixed += a->bytes;
+        } else if (depth[a->block] == 1) {
+            if (fills[a->block] < 0)
+                fills[a->block] = !holds_a_loop(cfg, depth, a->block, mark, stack);
+            o->local_fill += fills[a->block] ? a->bytes : 0;
+        }
+    }
+    if (!st)
+        rewalk_costs(cfg, depth, acc, nacc, mark, stack, out);
+    free(depth), free(stack), free(mark), free(fills);
+    return st;
+}
 
 /* The chains (tmap_lat_chains_dataflow) with every walked load (a DATA
  * global load) starting a sector in a share bytes / 32 of its executions,
@@ -554,6 +807,8 @@ tmap_status tmap_sm_blocks(const tmap_lat_table *t, const tmap_ptx_module *m, co
         st = walk_costs(t, m, kernel, cfg, acc, nacc, l2_latency, out, err);
     if (!st)
         st = visit_parents(cfg, out, err);
+    if (!st)
+        st = local_costs(cfg, acc, nacc, out, err);
     free(acc), free(chain), free(per_class);
     if (st)
         free(out);
@@ -593,6 +848,9 @@ void tmap_sm_table_params(const tmap_lat_table *t, double *l2_latency, tmap_sm_p
     p->gather_sectors_per_cycle = gather > 0 ? gather : 0;
     p->one_sm_bytes_per_cycle = bw1 > 0 ? bw1 : 0;
     p->one_sm_gather_sectors_per_cycle = gather1 > 0 ? gather1 : 0;
+    double l1 = t ? entry_of(t, "sm:l1.local_bytes") : -1;
+    p->l1_local_bytes = l1 > 0 && l2 > 0 ? l1 : 0;
+    p->local_miss_cycles = l1 > 0 && l2 > 0 ? l2 : 0;
 }
 
 void tmap_sm_model_free(tmap_sm_model *s)
@@ -614,7 +872,7 @@ tmap_status tmap_sm_model_make(const tmap_lat_table *t, const tmap_ptx_module *m
     memset(out, 0, sizeof *out);
     double l2;
     tmap_sm_params *p = &out->params;
-    *p = (tmap_sm_params){nsms, blocks_per_sm, 4, (block_size + 31) / 32, 0, 0, redirect, 0, 0, 0};
+    *p = (tmap_sm_params){nsms, blocks_per_sm, 4, (block_size + 31) / 32, 0, 0, redirect, 0, 0, 0, 0, 0};
     tmap_sm_table_params(t, &l2, p);
     if ((st = sm_check(p, err)))
         return st;

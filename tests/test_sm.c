@@ -10,7 +10,9 @@
  * kernel's accesses (tmap_access_list), the walk term (a warp waits for its
  * slowest lane) and its costs from tmap_sm_blocks (none two loops deep), a
  * warp running a block whenever any lane does (tmap_sm_visits) and the
- * visit parents of a loop with an if inside (tmap_sm_visit_parents).
+ * visit parents of a loop with an if inside (tmap_sm_visit_parents),
+ * the local rows in the L1 (live warps' rows against its capacity) and their
+ * costs from tmap_sm_blocks (a fill loop, a nested loop, a spill slot).
  */
 #include <math.h>
 #include <setjmp.h>
@@ -152,6 +154,16 @@ static void test_sectors(void **state)
      * cycles of each of the 3 requests wait (latency 1, issue 1: 3 + 93 - 3) */
     time_of(&h, &gather, 1, 1, 32, &t);
     assert_true(t.latency == 93);
+    /* a scattered walk hits the L1 and waits for its busiest bank: of 32
+     * lanes at unrelated offsets 3.532941 on one bank on average, so 2.532941
+     * cycles of each of the 3 requests wait; half scattered (d = 18), half */
+    h.d[0] = 32;
+    time_of(&h, &data, 1, 1, 32, &t);
+    assert_true(fabs(t.latency - 3 * 2.532941) < 1e-9);
+    h.d[0] = 18;
+    time_of(&h, &data, 1, 1, 32, &t);
+    assert_true(fabs(t.latency - 3 * 2.532941 / 2) < 1e-9);
+    h.d[0] = 4;
     /* the L2 serves all SMs: 2 blocks on 2 SMs, only block 0 gathers (96
      * sectors): 96 / 2 cycles, not 96 on SM 0; SM 0's time is then its
      * chain, 3 issue + 93 wavefront stalls (above) */
@@ -492,6 +504,121 @@ static void test_walk_blocks(void **state)
     assert_true(blk[0].walk == 0 && blk[3].walk == 0 && blk[4].walk == 0);
     for (size_t b = 0; b < 5; b++) /* headers, the inner loop's exit, the ret */
         assert_int_equal(blk[b].visit_parent, 0);
+    /* the outer loop (blocks 1 and 3, first block 1) holds the inner one:
+     * block 2's walked load is re-walked on every outer iteration */
+    assert_true(blk[1].loop_id == 2 && blk[3].loop_id == 2 && blk[2].loop_id == 0);
+    assert_true(blk[0].loop_id == 0 && blk[4].loop_id == 0);
+    assert_true(blk[2].rewalk_bytes == 4 && blk[2].rewalk_loop == 2);
+    assert_true(blk[1].rewalk_bytes == 0 && blk[0].rewalk_bytes == 0);
+    free(blk);
+    tmap_cfg_free(cfg);
+    tmap_ptx_free(m);
+    tmap_lat_free(t);
+}
+
+/* Local rows in the L1: one block of 4 warps (one SM, R = 1) running a CFG
+ * block of issue 10, latency 100, one local load and 4 bytes of a row
+ * filled per execution, c = 1, 2, 3, 4.  Without the term: X = 400 - 40,
+ * T = 40 + 360 = 400.  The warps live 100, 200, 300, 400 cycles (their
+ * chains' share of the block's 400) with rows of 32 x 4c = 128, 256, 384,
+ * 512 bytes: 1280 live in [0, 100), 1152 in [100, 200), 896, then 512.
+ * Against 1024 bytes of L1 the miss share is 1 - 1024/1280 = 0.2, then
+ * 1 - 1024/1152 = 1/9, then none (the two short warps ended and freed
+ * theirs).  Warp 3 misses (100 x 0.2 + 100 / 9) / 400 = 7/90 of its 4
+ * loads, each 90 cycles: 28 more on its chain, T = 428.  With 2048 bytes
+ * everything fits: 400; no capacity (0): the term is off. */
+static void test_local_rows(void **state)
+{
+    hand h;
+    uint32_t c[] = {1, 2, 3, 4};
+    hand_init(&h, 128, 128, c, NULL);
+    tmap_sm_block b = {.issue = 10, .latency = 100, .local_loads = 1, .local_fill = 4};
+    tmap_sm_params p = {.nsms = 1, .blocks_per_sm = 1, .subpartitions = 4,
+                        .warps_per_block = 4, .l1_local_bytes = 1024, .local_miss_cycles = 90};
+    tmap_sm_time_parts t;
+    TMAP_CHECK(tmap_sm_time(&h.w, &b, &p, &t, err));
+    assert_true(fabs(t.cycles - 428) < 1e-9 && fabs(t.latency - 388) < 1e-9);
+    p.l1_local_bytes = 2048;
+    TMAP_CHECK(tmap_sm_time(&h.w, &b, &p, &t, err));
+    assert_true(t.cycles == 400);
+    p.l1_local_bytes = 0;
+    TMAP_CHECK(tmap_sm_time(&h.w, &b, &p, &t, err));
+    assert_true(t.cycles == 400);
+    /* a spill slot (fixed address) counts once: 32 x 32 = 1024 bytes a warp,
+     * 4096 live for the first 100 cycles: 3/4 of them miss */
+    b.local_fill = 0, b.local_fixed = 32, p.l1_local_bytes = 1024;
+    TMAP_CHECK(tmap_sm_time(&h.w, &b, &p, &t, err));
+    double w3 = 400 + 90 * 4 * (100 * 0.75 + 100 * (1 - 1024.0 / 3072) +
+                                100 * (1 - 1024.0 / 2048)) / 400;
+    assert_true(fabs(t.cycles - (40 + w3 - 40)) < 1e-9);
+}
+
+/* Walked segments share the L1 with the rows: one warp runs an outer
+ * loop's header (CFG block 0, loop_id 1) c = 2 times and a loop inside it
+ * (block 1: a walked load of 4 bytes re-walked every outer iteration, one
+ * local load, latency 10, issue 1) c = 128 times, a = 2048 over 16 lanes.
+ * Each lane walks 128 x 4 / 2 = 256 bytes an outer iteration: 256 / 128 + 1
+ * = 3 lines; a/c = 16 lanes: 6144 bytes.  Against 4096 a third of its
+ * local loads miss: 128 / 3 x 90 = 3840 cycles on its chain of 1280:
+ * T = 5120.  At 8192 bytes it fits: T = 1280. */
+static void test_rewalk_lines(void **state)
+{
+    uint32_t c[] = {2, 128}, a[] = {32, 2048}, d[] = {4};
+    tmap_warp_counts w = {32, 32, 1, 2, c, a, d};
+    tmap_sm_block b[2] = {{.loop_id = 1},
+                          {.issue = 1, .latency = 10, .local_loads = 1, .rewalk_bytes = 4,
+                           .rewalk_loop = 1}};
+    tmap_sm_params p = {.nsms = 1, .blocks_per_sm = 1, .subpartitions = 4,
+                        .warps_per_block = 1, .l1_local_bytes = 4096, .local_miss_cycles = 90};
+    tmap_sm_time_parts t;
+    TMAP_CHECK(tmap_sm_time(&w, b, &p, &t, err));
+    assert_true(fabs(t.cycles - 5120) < 1e-9);
+    p.l1_local_bytes = 8192;
+    TMAP_CHECK(tmap_sm_time(&w, b, &p, &t, err));
+    assert_true(t.cycles == 1280);
+}
+
+/* The local costs of tmap_sm_blocks: a spill slot (block 0, a fixed
+ * address: 4 bytes once), a row filled in a loop (block 1: a store at a
+ * moving address, 4 bytes an execution), the outer loop's read of row[0]
+ * (block 3: a load) and the row read and written in the loop inside it
+ * (block 4: a load, no fill: each outer iteration revisits the row). */
+static void test_local_blocks(void **state)
+{
+    static const char table[] = "class:default\t1\t-\tt\n";
+    static const char ptx[] =
+        ".version 8.0\n.target sm_90\n.address_size 64\n"
+        ".visible .entry k(.param .u32 pn)\n{\n"
+        "  .local .align 4 .b8 __local_depot0[512];\n"
+        "  .reg .b64 %SPL;\n  .reg .b32 %r<12>;\n  .reg .b64 %rd<8>;\n"
+        "  .reg .pred %p<4>;\n"
+        "  mov.u64 %SPL, __local_depot0;\n  ld.param.u32 %r1, [pn];\n"
+        "  st.local.u32 [%SPL+508], %r1;\n  mov.u32 %r2, 0;\n"
+        "FILL:\n  mul.wide.u32 %rd1, %r2, 4;\n  add.s64 %rd2, %SPL, %rd1;\n"
+        "  st.local.u32 [%rd2], %r2;\n  add.u32 %r2, %r2, 1;\n"
+        "  setp.lt.u32 %p1, %r2, %r1;\n  @%p1 bra FILL;\n"
+        "  mov.u32 %r3, 0;\n"
+        "OUTER:\n  ld.local.u32 %r5, [%SPL];\n  mov.u32 %r4, 0;\n"
+        "INNER:\n  mul.wide.u32 %rd3, %r4, 4;\n  add.s64 %rd4, %SPL, %rd3;\n"
+        "  ld.local.u32 %r6, [%rd4];\n  add.u32 %r6, %r6, %r5;\n  st.local.u32 [%rd4], %r6;\n"
+        "  add.u32 %r4, %r4, 1;\n  setp.lt.u32 %p2, %r4, %r1;\n  @%p2 bra INNER;\n"
+        "  add.u32 %r3, %r3, 1;\n  setp.lt.u32 %p3, %r3, %r1;\n  @%p3 bra OUTER;\n"
+        "  ret;\n}\n";
+    tmap_lat_table *t = NULL;
+    tmap_ptx_module *m = NULL;
+    tmap_cfg *cfg = NULL;
+    tmap_sm_block *blk = NULL;
+    TMAP_CHECK(tmap_lat_parse(table, strlen(table), "t.tsv", &t, err));
+    TMAP_CHECK(tmap_ptx_parse(ptx, strlen(ptx), "k.ptx", &m, err));
+    TMAP_CHECK(tmap_cfg_build(m, "k", &cfg, err));
+    TMAP_CHECK(tmap_sm_blocks(t, m, "k", cfg, NULL, 100, &blk, err));
+    assert_int_equal(cfg->nblocks, 7);
+    assert_true(blk[0].local_fixed == 4 && blk[0].local_fill == 0 && blk[0].local_loads == 0);
+    assert_true(blk[1].local_fill == 4 && blk[1].local_fixed == 0 && blk[1].local_loads == 0);
+    assert_true(blk[3].local_loads == 1 && blk[3].local_fill == 0 && blk[3].local_fixed == 0);
+    assert_true(blk[4].local_loads == 1 && blk[4].local_fill == 0 && blk[4].local_fixed == 0);
+    for (size_t b = 2; b < 7; b += b == 2 ? 3 : 1)
+        assert_true(!blk[b].local_loads && !blk[b].local_fill && !blk[b].local_fixed);
     free(blk);
     tmap_cfg_free(cfg);
     tmap_ptx_free(m);
@@ -596,7 +723,9 @@ int main(void)
         cmocka_unit_test(test_dataflow_chain),
         cmocka_unit_test(test_access_classes), cmocka_unit_test(test_walk),
         cmocka_unit_test(test_walk_blocks),   cmocka_unit_test(test_visits),
-        cmocka_unit_test(test_visit_parents), cmocka_unit_test(test_bad_input),
+        cmocka_unit_test(test_visit_parents), cmocka_unit_test(test_local_rows),
+        cmocka_unit_test(test_local_blocks),  cmocka_unit_test(test_rewalk_lines),
+        cmocka_unit_test(test_bad_input),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -173,6 +173,10 @@ typedef struct tmap_access {
     tmap_access_class cls;
     uint32_t bytes;          /* per thread: type width times vector width */
     int store;               /* st, atom or red */
+    int moves;               /* the address is not one fixed value per thread: it
+                                follows a loop variable, loaded data or the like
+                                (a local row walked by its index moves; a spill
+                                slot, the depot's base plus a constant, does not) */
 } tmap_access;
 
 /* Every memory instruction of cfg's functions in module m, in body order

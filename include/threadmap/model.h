@@ -305,6 +305,10 @@ typedef struct tmap_sm_params {
                                the L2 (sm:l2.one_sm.*): bytes per cycle ... */
     double one_sm_gather_sectors_per_cycle; /* ... and gathered sectors per
                                cycle; 0: no per-SM term */
+    double l1_local_bytes;  /* the L1's capacity for the resident warps' local
+                               rows (sm:l1.local_bytes); 0: no local term */
+    double local_miss_cycles; /* what a local load whose line left the L1
+                               waits (the L2 latency) */
 } tmap_sm_params;
 
 /* The warps of one grouping, as the model reads them: each thread block's
@@ -356,6 +360,20 @@ typedef struct tmap_sm_block {
                               immediate dominator, in the same loop), or 0: a
                               warp then runs it whenever any lane does
                               (tmap_sm_visits); 0 for none */
+    double local_loads;  /* local-memory loads (each a warp request that waits
+                            for the L2 when its line left the L1) */
+    double local_fill;   /* bytes a lane's local stores at a moving address
+                            fill per execution, in a loop that holds no loop
+                            and is held by none (a row's fill); 0 elsewhere */
+    double local_fixed;  /* bytes of local stores at a fixed address (a spill
+                            slot): a lane's once, whatever its executions */
+    double loop_id;      /* in a block of a loop that holds a loop and is held by
+                            none: 1 + that loop's first block; else 0 */
+    double rewalk_bytes; /* bytes of the block's walked loads (DATA) when it lies
+                            in a loop inside that loop: each lane walks its
+                            segment again on every outer iteration, its lines
+                            share the L1 with the local rows ... */
+    double rewalk_loop;  /* ... and the loop_id of that outer loop */
 } tmap_sm_block;
 
 /* visit_parent of every block of cfg (parent[nblocks]): 1 + its immediate

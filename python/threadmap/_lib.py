@@ -128,13 +128,16 @@ class SmParams(ctypes.Structure):
                 ("warps_per_block", c_size_t), ("bytes_per_cycle", c_double),
                 ("const_replay", c_double), ("redirect", c_int),
                 ("gather_sectors_per_cycle", c_double), ("one_sm_bytes_per_cycle", c_double),
-                ("one_sm_gather_sectors_per_cycle", c_double)]
+                ("one_sm_gather_sectors_per_cycle", c_double), ("l1_local_bytes", c_double),
+                ("local_miss_cycles", c_double)]
 
 
 class SmBlock(ctypes.Structure):
     _fields_ = [(n, c_double) for n in ("issue", "latency", "affine_n", "affine_bytes", "data_n",
                                         "data_bytes", "gather_n", "uniform_n", "const_n", "walk",
-                                        "walk_base", "walk_q")] + [("visit_parent", c_uint32)]
+                                        "walk_base", "walk_q")] + [("visit_parent", c_uint32)] + [
+                    (n, c_double) for n in ("local_loads", "local_fill", "local_fixed", "loop_id",
+                                            "rewalk_bytes", "rewalk_loop")]
 
 
 class SmModel(ctypes.Structure):
