@@ -146,7 +146,7 @@ static tmap_status blocks_check(const tmap_sm_block *blk, size_t n, tmap_error *
                             blk[b].gather_n, blk[b].uniform_n, blk[b].const_n,
                             blk[b].walk, blk[b].walk_base, blk[b].walk_q,
                             blk[b].local_loads, blk[b].local_fill, blk[b].local_fixed,
-                            blk[b].loop_id, blk[b].rewalk_bytes, blk[b].rewalk_loop};
+                            blk[b].rewalk_bytes};
         for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
             if (!(v[i] >= 0) || v[i] > TMAP_LAT_MAX)
                 return tmap_fail(err, TMAP_ERR_INVALID, "SM model: block %zu: a cost of %g "
@@ -159,6 +159,10 @@ static tmap_status blocks_check(const tmap_sm_block *blk, size_t n, tmap_error *
             return tmap_fail(err, TMAP_ERR_INVALID, "SM model: block %zu: visit parent %u "
                              "(1 + a block of %zu other than itself, or 0)", b,
                              blk[b].visit_parent, n);
+        if (blk[b].loop_id > n || blk[b].rewalk_loop > n)
+            return tmap_fail(err, TMAP_ERR_INVALID, "SM model: block %zu: loop ids %u, %u "
+                             "(1 + a block of %zu, or 0)", b, blk[b].loop_id, blk[b].rewalk_loop,
+                             n);
     }
     return parents_check(blk, n, err);
 }
@@ -647,12 +651,12 @@ static void rewalk_costs(const tmap_cfg *cfg, const uint32_t *depth, const tmap_
                 first = u;
         for (size_t u = 0; u < n; u++)
             if (mark[u] == 2 && depth[u] == 1)
-                out[u].loop_id = (double)first + 1;
+                out[u].loop_id = (uint32_t)first + 1;
         for (size_t i = 0; i < nacc; i++)
             if (mark[acc[i].block] == 2 && depth[acc[i].block] >= 2 && !acc[i].store &&
                 acc[i].space == TMAP_SPACE_GLOBAL && acc[i].cls == TMAP_ACCESS_DATA)
                 out[acc[i].block].rewalk_bytes += acc[i].bytes,
-                    out[acc[i].block].rewalk_loop = (double)first + 1;
+                    out[acc[i].block].rewalk_loop = (uint32_t)first + 1;
     }
 }
 

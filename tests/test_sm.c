@@ -706,6 +706,11 @@ static void test_bad_input(void **state)
     assert_int_equal(tmap_sm_time(&h.w, &ok, &wide, &t, &e), TMAP_ERR_INVALID);
     assert_int_equal(tmap_sm_time(&h.w, &ok, &shape, &t, &e), TMAP_ERR_INVALID);
     assert_int_equal(tmap_sm_time(&h.w, &ok, NULL, &t, &e), TMAP_ERR_INVALID);
+    tmap_sm_block far = {.issue = 1, .loop_id = 2}; /* one block: loop ids are 0 or 1 */
+    assert_int_equal(tmap_sm_time(&h.w, &far, &p, &t, &e), TMAP_ERR_INVALID);
+    assert_non_null(strstr(e.message, "loop ids 2, 0"));
+    far.loop_id = 1, far.rewalk_loop = 1;
+    TMAP_CHECK(tmap_sm_time(&h.w, &far, &p, &t, err));
     hand_init(&h, 0, 32, c, NULL);
     TMAP_CHECK(tmap_sm_time(&h.w, &ok, &p, &t, err));
     assert_true(t.cycles == 0);

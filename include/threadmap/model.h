@@ -356,10 +356,6 @@ typedef struct tmap_sm_block {
     double walk_base;    /* ... the part of that the chain holds at a share
                             walk_q of executions at the L2 latency ... */
     double walk_q;       /* ... and that share: bytes / 32, at most 1 */
-    uint32_t visit_parent; /* 1 + the block whose visits bound this one's (its
-                              immediate dominator, in the same loop), or 0: a
-                              warp then runs it whenever any lane does
-                              (tmap_sm_visits); 0 for none */
     double local_loads;  /* local-memory loads (each a warp request that waits
                             for the L2 when its line left the L1) */
     double local_fill;   /* bytes a lane's local stores at a moving address
@@ -367,13 +363,17 @@ typedef struct tmap_sm_block {
                             and is held by none (a row's fill); 0 elsewhere */
     double local_fixed;  /* bytes of local stores at a fixed address (a spill
                             slot): a lane's once, whatever its executions */
-    double loop_id;      /* in a block of a loop that holds a loop and is held by
-                            none: 1 + that loop's first block; else 0 */
     double rewalk_bytes; /* bytes of the block's walked loads (DATA) when it lies
                             in a loop inside that loop: each lane walks its
                             segment again on every outer iteration, its lines
                             share the L1 with the local rows ... */
-    double rewalk_loop;  /* ... and the loop_id of that outer loop */
+    uint32_t visit_parent; /* 1 + the block whose visits bound this one's (its
+                              immediate dominator, in the same loop), or 0: a
+                              warp then runs it whenever any lane does
+                              (tmap_sm_visits); 0 for none */
+    uint32_t loop_id;    /* in a block of a loop that holds a loop and is held by
+                            none: 1 + that loop's first block; else 0 */
+    uint32_t rewalk_loop; /* with rewalk_bytes: the loop_id of that outer loop */
 } tmap_sm_block;
 
 /* visit_parent of every block of cfg (parent[nblocks]): 1 + its immediate

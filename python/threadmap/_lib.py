@@ -135,9 +135,9 @@ class SmParams(ctypes.Structure):
 class SmBlock(ctypes.Structure):
     _fields_ = [(n, c_double) for n in ("issue", "latency", "affine_n", "affine_bytes", "data_n",
                                         "data_bytes", "gather_n", "uniform_n", "const_n", "walk",
-                                        "walk_base", "walk_q")] + [("visit_parent", c_uint32)] + [
-                    (n, c_double) for n in ("local_loads", "local_fill", "local_fixed", "loop_id",
-                                            "rewalk_bytes", "rewalk_loop")]
+                                        "walk_base", "walk_q", "local_loads", "local_fill",
+                                        "local_fixed", "rewalk_bytes")] + [
+                    (n, c_uint32) for n in ("visit_parent", "loop_id", "rewalk_loop")]
 
 
 class SmModel(ctypes.Structure):
