@@ -619,6 +619,14 @@ static void test_local_blocks(void **state)
     assert_true(blk[4].local_loads == 1 && blk[4].local_fill == 0 && blk[4].local_fixed == 0);
     for (size_t b = 2; b < 7; b += b == 2 ? 3 : 1)
         assert_true(!blk[b].local_loads && !blk[b].local_fill && !blk[b].local_fixed);
+    tmap_access *acc = NULL; /* the spill slot and the depot's base stay; the rows move */
+    size_t n = 0;
+    TMAP_CHECK(tmap_access_list(m, cfg, &acc, &n, err));
+    assert_int_equal(n, 5);
+    const int moves[] = {0, 1, 0, 1, 1};
+    for (size_t i = 0; i < n; i++)
+        assert_int_equal(acc[i].moves, moves[i]);
+    free(acc);
     free(blk);
     tmap_cfg_free(cfg);
     tmap_ptx_free(m);
