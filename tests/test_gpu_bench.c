@@ -92,7 +92,8 @@ static void test_bench_end_to_end(void **state)
         double fms = json_real_value(json_object_get(div, "gpu_features_ms"));
         const char *note = json_string_value(json_object_get(o, "note"));
         int kept_original = note && !strncmp(note, "original:", 9);
-        print_message("divergent: features on the GPU %.4f ms per input (%s)\n", fms, note);
+        print_message("divergent: features on the GPU %.4f ms per input (%s)\n", fms,
+                      note ? note : "no note");
         assert_true(kept_original ? fms == 0 : fms > 0 && fms < 1);
     }
     const char *none = json_string_value(json_object_get(json_object_get(json_array_get(ks, 1), "training"), "model"));
