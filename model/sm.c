@@ -315,7 +315,6 @@ typedef struct local_event {
     size_t sm, warp;
     int end;
     double t, bytes;
-    double g; /* the integral of the miss share up to t, on this SM */
 } local_event;
 
 static int event_cmp(const void *x, const void *y)
@@ -368,8 +367,8 @@ static tmap_status local_misses(const warp_cost *wc, size_t nwarps, const tmap_s
         for (size_t j = 0; j < wpb && k * wpb + j < nwarps; j++) {
             size_t i = k * wpb + j; /* where[k].slot is the SM (see tmap_sm_time) */
             double end = where[k].start + (longest > 0 ? span * wc[i].latency / longest : 0);
-            ev[2 * i] = (local_event){where[k].slot, i, 0, where[k].start, wc[i].local_bytes, 0};
-            ev[2 * i + 1] = (local_event){where[k].slot, i, 1, end, wc[i].local_bytes, 0};
+            ev[2 * i] = (local_event){where[k].slot, i, 0, where[k].start, wc[i].local_bytes};
+            ev[2 * i + 1] = (local_event){where[k].slot, i, 1, end, wc[i].local_bytes};
         }
     }
     qsort(ev, 2 * nwarps, sizeof *ev, event_cmp);
@@ -667,17 +666,16 @@ static void rewalk_costs(const tmap_cfg *cfg, const uint32_t *depth, const tmap_
  * new address in each iteration (a row's fill), where a store in a nested
  * loop, or in a loop holding one, revisits the words of each outer
  * iteration. */
-static tmap_status local_costs(const tmap_cfg *cfg, const tmap_access *acc, size_t nacc,
-                               tmap_sm_block *out, tmap_error *err)
+static tmap_status local_costs(const tmap_cfg *cfg, const uint32_t *depth,
+                               const tmap_access *acc, size_t nacc, tmap_sm_block *out,
+                               tmap_error *err)
 {
     size_t n = cfg->nblocks;
-    uint32_t *depth = calloc(n + 1, sizeof *depth), *stack = malloc((n + 1) * sizeof *stack);
+    uint32_t *stack = malloc((n + 1) * sizeof *stack);
     uint8_t *mark = malloc(n + 1);
     int8_t *fills = malloc(n + 1); /* -1 not known yet */
-    tmap_status st = depth && stack && mark && fills ? TMAP_OK
+    tmap_status st = stack && mark && fills ? TMAP_OK
         : tmap_fail(err, TMAP_ERR_NOMEM, "out of memory for %zu blocks", n);
-    if (!st)
-        st = tmap_cfg_loop_depths(cfg, depth, err);
     if (!st)
         memset(fills, -1, n);
     for (size_t i = 0; !st && i < nacc; i++) {
@@ -697,7 +695,7 @@ static tmap_status local_costs(const tmap_cfg *cfg, const tmap_access *acc, size
     }
     if (!st)
         rewalk_costs(cfg, depth, acc, nacc, mark, stack, out);
-    free(depth), free(stack), free(mark), free(fills);
+    free(stack), free(mark), free(fills);
     return st;
 }
 
@@ -734,9 +732,9 @@ static tmap_status chains_at(const tmap_lat_table *t, const tmap_ptx_module *m,
  * executions that start one (walk_q).  None in a loop inside a loop: its
  * segment is walked again on every outer iteration, from the caches. */
 static tmap_status walk_costs(const tmap_lat_table *t, const tmap_ptx_module *m,
-                              const char *kernel, const tmap_cfg *cfg, const tmap_access *acc,
-                              size_t nacc, double l2_latency, tmap_sm_block *out,
-                              tmap_error *err)
+                              const char *kernel, const tmap_cfg *cfg, const uint32_t *depth,
+                              const tmap_access *acc, size_t nacc, double l2_latency,
+                              tmap_sm_block *out, tmap_error *err)
 {
     double walk_latency = entry_of(t, "sm:dram.latency"), l1 = entry_of(t, "ld.global.u32");
     if (!(walk_latency > 0))
@@ -745,11 +743,8 @@ static tmap_status walk_costs(const tmap_lat_table *t, const tmap_ptx_module *m,
         return TMAP_OK; /* no L2 latency: the chains do not see sectors */
     double *hit = NULL, *all = NULL, *asis = NULL, *n = calloc(cfg->nblocks + 1, sizeof *n);
     double scale = fmax(0, (walk_latency - l1) / (l2_latency - l1));
-    uint32_t *depth = calloc(cfg->nblocks + 1, sizeof *depth);
-    tmap_status st = n && depth ? TMAP_OK : tmap_fail(err, TMAP_ERR_NOMEM, "out of memory for "
-                                                      "%zu blocks", cfg->nblocks);
-    if (!st)
-        st = tmap_cfg_loop_depths(cfg, depth, err);
+    tmap_status st = n ? TMAP_OK : tmap_fail(err, TMAP_ERR_NOMEM, "out of memory for %zu blocks",
+                                             cfg->nblocks);
     if (!st)
         st = chains_at(t, m, kernel, acc, nacc, l2_latency, 0, &hit, err);
     if (!st)
@@ -765,7 +760,7 @@ static tmap_status walk_costs(const tmap_lat_table *t, const tmap_ptx_module *m,
         out[b].walk = n[b] > 0 ? fmax(0, all[b] - hit[b]) * scale : 0;
         out[b].walk_base = n[b] > 0 ? fmax(0, asis[b] - hit[b]) : 0;
     }
-    free(hit), free(all), free(asis), free(n), free(depth);
+    free(hit), free(all), free(asis), free(n);
     return st;
 }
 
@@ -794,8 +789,10 @@ tmap_status tmap_sm_blocks(const tmap_lat_table *t, const tmap_ptx_module *m, co
     size_t nacc = 0, ncls = tmap_lat_num_classes();
     double *chain = NULL, *per_class = malloc((ncls + 1) * sizeof *per_class);
     tmap_sm_block *out = calloc(cfg->nblocks + 1, sizeof *out);
-    if (!per_class || !out)
+    uint32_t *depth = calloc(cfg->nblocks + 1, sizeof *depth); /* loop depths, once */
+    if (!per_class || !out || !depth)
         st = tmap_fail(err, TMAP_ERR_NOMEM, "out of memory for %zu blocks", cfg->nblocks);
+    if (!st) st = tmap_cfg_loop_depths(cfg, depth, err);
     if (!st) st = tmap_access_list(m, cfg, &acc, &nacc, err);
     if (!st) st = tmap_lat_chains(t, m, kernel, acc, nacc, l2_latency, &chain, err);
     for (size_t b = 0; !st && b < cfg->nblocks; b++) {
@@ -808,12 +805,12 @@ tmap_status tmap_sm_blocks(const tmap_lat_table *t, const tmap_ptx_module *m, co
         add_access(&out[acc[i].block], &acc[i]);
     }
     if (!st)
-        st = walk_costs(t, m, kernel, cfg, acc, nacc, l2_latency, out, err);
+        st = walk_costs(t, m, kernel, cfg, depth, acc, nacc, l2_latency, out, err);
     if (!st)
         st = visit_parents(cfg, out, err);
     if (!st)
-        st = local_costs(cfg, acc, nacc, out, err);
-    free(acc), free(chain), free(per_class);
+        st = local_costs(cfg, depth, acc, nacc, out, err);
+    free(acc), free(chain), free(per_class), free(depth);
     if (st)
         free(out);
     else
