@@ -3,9 +3,10 @@
 // 32% and 126% (issue 16, docs/model.md "What it cannot see").
 //
 // The suite kernels (benchmarks/suite/spmv_csr.cu, bfs_topdown.cu) on data
-// drawn as benchmarks/experiments/bfs_lanes.cu draws it (the manifests'
-// distributions, seed 7), under the identity, sorted (work descending) and
-// bin-and-deal orders applied as the layout transform applies them.  Per order:
+// drawn as benchmarks/experiments/bfs_lanes.cu draws it (lanes_common.cuh:
+// the manifests' distributions, seed 7; spmv first), under the identity,
+// sorted (work descending) and bin-and-deal orders applied as the layout
+// transform applies them.  Per order:
 //  * "suite": the suite kernel, median of 9 launches after 2 warm-ups.
 //  * "timed": a copy that records, per thread, its SM, globaltimer at entry and
 //    exit and its clock64 cycles (the loop's SASS is the suite's); per warp the
@@ -35,14 +36,7 @@
 #include "../suite/bfs_topdown.cu"
 #include "../suite/spmv_csr.cu"
 
-#define CK(x)                                                                          \
-    do {                                                                               \
-        cudaError_t e_ = (x);                                                          \
-        if (e_) {                                                                      \
-            printf("%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-            exit(1);                                                                   \
-        }                                                                              \
-    } while (0)
+#include "lanes_common.cuh"
 
 struct rec {
     unsigned long long g0, g1; // globaltimer at entry, exit (ns)
@@ -121,82 +115,10 @@ __global__ void bfs_timed(const int *frontier, const int *degree, const int *edg
     out[v] = rec{g0, gtime(), (unsigned)(clock64() - c0), smid()};
 }
 
-static unsigned long long rs = 7;
-static double unit()
-{
-    rs = rs * 6364136223846793005ULL + 1442695040888963407ULL;
-    return (double)(rs >> 11) * 0x1p-53;
-}
-static int pareto(double lo, double hi, double alpha)
-{
-    double v = lo * pow(1.0 - unit(), -1.0 / (alpha - 1.0));
-    return (int)floor(v > hi ? hi : v);
-}
-
 static int mhz, nsm;
 static bool ncu_mode;
 
-__global__ void flush_l2(int *buf, size_t n)
-{
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
-        buf[i] += 1;
-}
-static int *flushbuf;
-static const size_t FLUSH_N = (size_t)64 << 20; // 256 MiB
-
-// median ms of `reps` launches of f after 2 warm-ups; flush: the L2 emptied
-// before each launch (outside the timed region)
-template <class F> static double median_ms(F f, int reps, bool flush = false)
-{
-    static cudaEvent_t a, b;
-    if (!a) { CK(cudaEventCreate(&a)); CK(cudaEventCreate(&b)); }
-    std::vector<float> ms(reps);
-    for (int r = -2; r < reps; r++) {
-        if (flush) flush_l2<<<264, 512>>>(flushbuf, FLUSH_N);
-        CK(cudaEventRecord(a));
-        f();
-        CK(cudaEventRecord(b));
-        CK(cudaEventSynchronize(b));
-        if (r >= 0) CK(cudaEventElapsedTime(&ms[r], a, b));
-    }
-    CK(cudaGetLastError());
-    std::sort(ms.begin(), ms.end());
-    return ms[reps / 2];
-}
-
-// 0 identity, 1 sorted by work descending, 2 bin-and-deal (regroup/deal.c)
-static std::vector<int> order_of(const std::vector<long> &work, int which, int block)
-{
-    size_t n = work.size();
-    std::vector<int> id(n);
-    std::iota(id.begin(), id.end(), 0);
-    if (which == 0) return id;
-    std::stable_sort(id.begin(), id.end(), [&](int a, int b) { return work[a] > work[b]; });
-    if (which == 1) return id;
-    size_t nblocks = n / block, ngroups = n / 32;
-    std::vector<int> perm(n);
-    for (size_t g = 0; g < ngroups; g++) {
-        int *dst = &perm[(g % nblocks) * block + (g / nblocks) * 32];
-        std::copy(&id[g * 32], &id[g * 32 + 32], dst);
-        std::sort(dst, dst + 32);
-    }
-    return perm;
-}
 static const char *order_name[] = {"identity", "sorted", "bin-and-deal"};
-
-template <class T> static T *upload(const std::vector<T> &h)
-{
-    T *d;
-    CK(cudaMalloc(&d, h.size() * sizeof(T) + 4));
-    CK(cudaMemcpy(d, h.data(), h.size() * sizeof(T), cudaMemcpyHostToDevice));
-    return d;
-}
-template <class T> static std::vector<T> permuted(const std::vector<T> &h, const std::vector<int> &p)
-{
-    std::vector<T> o(h.size());
-    for (size_t i = 0; i < h.size(); i++) o[i] = h[p[i]];
-    return o;
-}
 
 // The timed launch's records, per warp; prints the critical warp and the load.
 static void analyse(const char *kernel, const char *order, const char *what, const std::vector<rec> &r,
@@ -275,16 +197,12 @@ static std::vector<int> kept(const std::vector<long> &slotwork, keep k, int bloc
 static void run_spmv()
 {
     const int N = 1 << 20, B = 256, NE = 1 << 23, REPS = 9;
-    std::vector<int> rowlen(N), rowstart(N), col(NE);
-    std::vector<float> val(NE), x(N);
-    for (int i = 0; i < N; i++) rowlen[i] = pareto(1, 2048, 2.1);
-    long s = 0;
-    for (int i = 0; i < N; i++) rowstart[i] = (int)s, s += rowlen[i];
-    for (int i = 0; i < NE; i++) col[i] = (int)(unit() * N), val[i] = (float)(2 * unit() - 1);
-    for (int i = 0; i < N; i++) x[i] = (float)(2 * unit() - 1);
-    std::vector<long> rw(rowlen.begin(), rowlen.end());
-    int *dcol = upload(col);
-    float *dval = upload(val), *dx = upload(x), *dy;
+    spmv_input m = spmv_draw(N, NE);
+    const std::vector<int> &rowlen = m.rowlen, &rowstart = m.rowstart;
+    const std::vector<long> &rw = m.work;
+    long s = m.nnz;
+    int *dcol = upload(m.col);
+    float *dval = upload(m.val), *dx = upload(m.x), *dy;
     rec *drec;
     CK(cudaMalloc(&dy, N * 4));
     CK(cudaMalloc(&drec, N * sizeof(rec)));
@@ -332,18 +250,12 @@ static void run_spmv()
 static void run_bfs()
 {
     const int N = 1 << 20, B = 256, NE = 1 << 23, REPS = 9;
-    std::vector<int> frontier(N), degree(N), estart(N), adj(NE);
-    std::vector<unsigned char> visited(N);
-    for (int i = 0; i < N; i++) frontier[i] = unit() < 0.5;
-    for (int i = 0; i < N; i++) degree[i] = pareto(1, 4096, 2.1);
-    long s = 0;
-    for (int i = 0; i < N; i++) estart[i] = (int)s, s += degree[i];
-    for (int i = 0; i < NE; i++) adj[i] = (int)(unit() * N);
-    for (int i = 0; i < N; i++) visited[i] = unit() < 0.5;
-    std::vector<long> work(N);
-    for (int i = 0; i < N; i++) work[i] = (long)frontier[i] * degree[i];
-    int *dadj = upload(adj), *dfound;
-    unsigned char *dvis = upload(visited), *dnext;
+    bfs_input in = bfs_draw(N, NE);
+    const std::vector<int> &frontier = in.frontier, &degree = in.degree, &estart = in.estart;
+    const std::vector<long> &work = in.work;
+    long s = in.edges;
+    int *dadj = upload(in.adj), *dfound;
+    unsigned char *dvis = upload(in.visited), *dnext;
     rec *drec;
     CK(cudaMalloc(&dnext, N)); CK(cudaMemset(dnext, 0, N));
     CK(cudaMalloc(&dfound, N * 4));
