@@ -31,23 +31,7 @@
 
 #include "../suite/bfs_topdown.cu"
 #include "../suite/spmv_csr.cu"
-
-#define CK(x)                                                                    \
-    do {                                                                         \
-        cudaError_t e_ = (x);                                                    \
-        if (e_) {                                                                \
-            printf("%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-            exit(1);                                                             \
-        }                                                                        \
-    } while (0)
-
-static unsigned long long rs = 7;
-static double unit() { rs = rs * 6364136223846793005ULL + 1442695040888963407ULL; return (double)(rs >> 11) * 0x1p-53; }
-static int pareto(double lo, double hi, double alpha)
-{
-    double v = lo * pow(1.0 - unit(), -1.0 / (alpha - 1.0));
-    return (int)floor(v > hi ? hi : v);
-}
+#include "lanes_common.cuh"
 
 // bfs_step with one thing changed: MODE 1 no store (count the unvisited; the
 // unrolled iterations' loads may then overlap), 4 the same with the next
@@ -84,89 +68,19 @@ __global__ void bfs_var(const int *frontier, const int *degree, const int *edges
     found[v] = c;
 }
 
-__global__ void flush_l2(int *buf, size_t n)
-{
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
-        buf[i] += 1;
-}
-
-static int *flushbuf;
-static const size_t FLUSH_N = (size_t)64 << 20; // 256 MiB
 static int mhz;
 
-struct timer {
-    cudaEvent_t a, b;
-    timer() { CK(cudaEventCreate(&a)); CK(cudaEventCreate(&b)); }
-};
-
-// median ms of `reps` launches of f after 2 warm-ups; flush: the L2 emptied
-// before each (outside the timed region)
-template <class F> static double median_ms(F f, int reps, bool flush)
-{
-    static timer t;
-    std::vector<float> ms(reps);
-    for (int r = -2; r < reps; r++) {
-        if (flush) flush_l2<<<264, 512>>>(flushbuf, FLUSH_N);
-        CK(cudaEventRecord(t.a));
-        f();
-        CK(cudaEventRecord(t.b));
-        CK(cudaEventSynchronize(t.b));
-        if (r >= 0) CK(cudaEventElapsedTime(&ms[r], t.a, t.b));
-    }
-    CK(cudaGetLastError());
-    std::sort(ms.begin(), ms.end());
-    return ms[reps / 2];
-}
-
-// orders: 0 identity, 1 sorted by work descending, 2 bin-and-deal
-static std::vector<int> order_of(const std::vector<long> &work, int which, int block)
-{
-    size_t n = work.size();
-    std::vector<int> id(n);
-    std::iota(id.begin(), id.end(), 0);
-    if (which == 0) return id;
-    std::stable_sort(id.begin(), id.end(), [&](int a, int b) { return work[a] > work[b]; });
-    if (which == 1) return id;
-    size_t nblocks = n / block, ngroups = n / 32;
-    std::vector<int> perm(n);
-    for (size_t g = 0; g < ngroups; g++) {
-        int *dst = &perm[(g % nblocks) * block + (g / nblocks) * 32];
-        std::copy(&id[g * 32], &id[g * 32 + 32], dst);
-        std::sort(dst, dst + 32);
-    }
-    return perm;
-}
-
 static const char *order_name[] = {"identity", "sorted", "bin-and-deal"};
-
-template <class T> static T *upload(const std::vector<T> &h)
-{
-    T *d;
-    CK(cudaMalloc(&d, h.size() * sizeof(T) + 4));
-    CK(cudaMemcpy(d, h.data(), h.size() * sizeof(T), cudaMemcpyHostToDevice));
-    return d;
-}
-template <class T> static std::vector<T> permuted(const std::vector<T> &h, const std::vector<int> &p)
-{
-    std::vector<T> o(h.size());
-    for (size_t i = 0; i < h.size(); i++) o[i] = h[p[i]];
-    return o;
-}
 
 static void part_a(bool ncu_mode)
 {
     const int N = 1 << 20, B = 256, NE = 1 << 23, REPS = 9;
     // ---- bfs_topdown
-    std::vector<int> frontier(N), degree(N), estart(N), adj(NE);
-    std::vector<unsigned char> visited(N);
-    for (int i = 0; i < N; i++) frontier[i] = unit() < 0.5;
-    for (int i = 0; i < N; i++) degree[i] = pareto(1, 4096, 2.1);
-    long s = 0;
-    for (int i = 0; i < N; i++) estart[i] = (int)s, s += degree[i];
-    for (int i = 0; i < NE; i++) adj[i] = (int)(unit() * N);
-    for (int i = 0; i < N; i++) visited[i] = unit() < 0.5;
-    std::vector<long> work(N);
-    for (int i = 0; i < N; i++) work[i] = (long)frontier[i] * degree[i];
+    bfs_input in = bfs_draw(N, NE);
+    const std::vector<int> &frontier = in.frontier, &degree = in.degree, &estart = in.estart, &adj = in.adj;
+    const std::vector<unsigned char> &visited = in.visited;
+    const std::vector<long> &work = in.work;
+    long s = in.edges;
     long maxw = *std::max_element(work.begin(), work.end());
     int *dadj = upload(adj), *dfound;
     unsigned char *dvis = upload(visited), *dnext;
@@ -213,14 +127,11 @@ static void part_a(bool ncu_mode)
     }
     CK(cudaFree(dadj)); CK(cudaFree(dvis)); CK(cudaFree(dnext)); CK(cudaFree(dfound));
     // ---- spmv_csr
-    std::vector<int> rowlen(N), rowstart(N), col(NE);
-    std::vector<float> val(NE), x(N);
-    for (int i = 0; i < N; i++) rowlen[i] = pareto(1, 2048, 2.1);
-    s = 0;
-    for (int i = 0; i < N; i++) rowstart[i] = (int)s, s += rowlen[i];
-    for (int i = 0; i < NE; i++) col[i] = (int)(unit() * N), val[i] = (float)(2 * unit() - 1);
-    for (int i = 0; i < N; i++) x[i] = (float)(2 * unit() - 1);
-    std::vector<long> rw(rowlen.begin(), rowlen.end());
+    spmv_input m = spmv_draw(N, NE);
+    const std::vector<int> &rowlen = m.rowlen, &rowstart = m.rowstart, &col = m.col;
+    const std::vector<float> &val = m.val, &x = m.x;
+    const std::vector<long> &rw = m.work;
+    s = m.nnz;
     maxw = *std::max_element(rw.begin(), rw.end());
     int *dcol = upload(col);
     float *dval = upload(val), *dx = upload(x), *dy;

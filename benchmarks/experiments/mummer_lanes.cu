@@ -28,22 +28,7 @@
 
 #include "../suite/mummer_match.cu"
 
-#define CK(x)                                                                    \
-    do {                                                                         \
-        cudaError_t e_ = (x);                                                    \
-        if (e_) {                                                                \
-            printf("%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-            exit(1);                                                             \
-        }                                                                        \
-    } while (0)
-
-static unsigned long long rs = 7;
-static double unit() { rs = rs * 6364136223846793005ULL + 1442695040888963407ULL; return (double)(rs >> 11) * 0x1p-53; }
-static int pareto(double lo, double hi, double alpha)
-{
-    double v = lo * pow(1.0 - unit(), -1.0 / (alpha - 1.0));
-    return (int)floor(v > hi ? hi : v);
-}
+#include "lanes_common.cuh"
 
 static unsigned h_hash(unsigned x)
 {
@@ -88,62 +73,14 @@ static void h_work(const unsigned char *ref, const int *index, int refmask, int 
 
 static int mhz, sms;
 
-// median ms of `reps` launches of f after 2 warm-ups
-template <class F> static double median_ms(F f, int reps)
-{
-    cudaEvent_t a, b;
-    CK(cudaEventCreate(&a)); CK(cudaEventCreate(&b));
-    std::vector<float> ms(reps);
-    for (int r = -2; r < reps; r++) {
-        CK(cudaEventRecord(a));
-        f();
-        CK(cudaEventRecord(b));
-        CK(cudaEventSynchronize(b));
-        if (r >= 0) CK(cudaEventElapsedTime(&ms[r], a, b));
-    }
-    CK(cudaGetLastError());
-    std::sort(ms.begin(), ms.end());
-    return ms[reps / 2];
-}
-
 // orders: 0 identity, 1 sorted by work descending, 2 key (qlen descending), 3 bin-and-deal
 static std::vector<int> order_of(const std::vector<long> &work, const std::vector<int> &qlen,
                                  int which, int block)
 {
-    size_t n = work.size();
-    std::vector<int> id(n);
-    std::iota(id.begin(), id.end(), 0);
-    if (which == 0) return id;
-    if (which == 2) {
-        std::stable_sort(id.begin(), id.end(), [&](int a, int b) { return qlen[a] > qlen[b]; });
-        return id;
-    }
-    std::stable_sort(id.begin(), id.end(), [&](int a, int b) { return work[a] > work[b]; });
-    if (which == 1) return id;
-    size_t nblocks = n / block, ngroups = n / 32;
-    std::vector<int> perm(n);
-    for (size_t g = 0; g < ngroups; g++) {
-        int *dst = &perm[(g % nblocks) * block + (g / nblocks) * 32];
-        std::copy(&id[g * 32], &id[g * 32 + 32], dst);
-        std::sort(dst, dst + 32);
-    }
-    return perm;
+    if (which == 2) return sorted_by(qlen);
+    return order_of(work, which == 3 ? 2 : which, block);
 }
 static const char *order_name[] = {"identity", "sorted", "key", "bin-and-deal"};
-
-template <class T> static T *upload(const std::vector<T> &h)
-{
-    T *d;
-    CK(cudaMalloc(&d, h.size() * sizeof(T) + 4));
-    CK(cudaMemcpy(d, h.data(), h.size() * sizeof(T), cudaMemcpyHostToDevice));
-    return d;
-}
-template <class T> static std::vector<T> permuted(const std::vector<T> &h, const std::vector<int> &p)
-{
-    std::vector<T> o(h.size());
-    for (size_t i = 0; i < h.size(); i++) o[i] = h[p[i]];
-    return o;
-}
 
 int main(int argc, char **argv)
 {
