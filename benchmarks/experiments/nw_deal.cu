@@ -24,7 +24,10 @@
 //   once    each candidate launched once (for ncu: launches 1-3 embl, 4-6
 //           synthetic, in the order identity, sorting, bin-and-deal).
 //   nvcc -O3 -arch=sm_90 -o nw_deal benchmarks/experiments/nw_deal.cu
-//   ./nw_deal DATA_OUT_DIR [suite|probe|once]
+//   ./nw_deal DATA_OUT_DIR [suite|probe|once]   (DATA_OUT_DIR "-": no nw_embl)
+// The synthetic input draws the suite's law since 2026-11-26 13:30 (before,
+// urand() / 2 took u in (0, 0.5) of a differently truncated law: lengths
+// 16..28); it is statistically, not element for element, nw_synthetic.json's.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -99,10 +102,12 @@ static input embl(const std::string &dir)
     return in;
 }
 
+// The suite's law (runtime/manifest_data.c): a Pareto law of exponent alpha
+// from lo, cut at hi (so hi itself holds the tail), rounded down.
 static int powerlaw(double lo, double hi, double alpha)
 {
-    double u = urand() / 2, a = 1 - alpha; // inverse CDF of x^-alpha on [lo, hi)
-    return (int)floor(pow(pow(lo, a) + u * (pow(hi, a) - pow(lo, a)), 1 / a));
+    double u = urand(); // in (0, 1)
+    return (int)floor(fmin(lo * pow(1 - u, -1 / (alpha - 1)), hi));
 }
 
 static input synthetic()
@@ -283,7 +288,9 @@ int main(int argc, char **argv)
     CK(cudaMalloc(&d.t0, NMAX / 32 * 8)); CK(cudaMalloc(&d.t1, NMAX / 32 * 8)); CK(cudaMalloc(&d.sm, NMAX / 32 * 4));
     std::string mode = argv[2];
     printf("# %s, %d SMs, max SM clock %d MHz; mode %s\n", pr.name, sms, mhz, mode.c_str());
-    input in[2] = {embl(argv[1]), synthetic()};
+    std::vector<input> in;
+    if (std::string(argv[1]) != "-") in.push_back(embl(argv[1])); // "-": the synthetic input alone
+    in.push_back(synthetic());
     if (mode == "suite") {
         printf("# ms: median (7; 5 under a carveout); L1max/L1min: preferred carveout 0 / 100; from the timed copy:\n"
                "# crit_ms = last warp end on the busiest SM, min_ms = the earliest SM's, warp_ms = the longest warp;\n"
