@@ -3,11 +3,24 @@
 # build/ and builds the targets (all without any).  Both README commands
 # (scripts/main-job, scripts/test) build through here, so they share one
 # build folder of one type (RelWithDebInfo) and neither rebuilds the other's
-# work.
+# work.  The GPU path is compiled for this machine's GPUs (their compute
+# capability, from nvidia-smi) plus sm_75 PTX; without a GPU, for sm_75 PTX
+# alone, which the driver compiles for any later GPU when it first loads it
+# (CUB's sorts make each architecture cost minutes of nvcc).  TMAP_CUDA_ARCHS overrides this, and a
+# plain `cmake` gets every supported architecture (CMakeLists.txt).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/deps.sh
-cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+archs=${TMAP_CUDA_ARCHS:-}
+if [ -z "$archs" ]; then
+  archs="75-virtual"
+  # each GPU's compute capability (9.0 -> 90-real), sorted and unique
+  for cc in $(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null |
+              tr -d ' .' | grep -x '[0-9]\+' | sort -u); do
+    archs="$cc-real;$archs"
+  done
+fi
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CUDA_ARCHITECTURES=$archs" >/dev/null
 targets=()
 for t in "$@"; do targets+=(--target "$t"); done
 cmake --build build -j"$(nproc)" "${targets[@]}"

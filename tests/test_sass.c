@@ -313,9 +313,11 @@ static void big_listing(size_t n, int sync, tmap_buf *ptx, tmap_buf *lst)
     assert_false(ptx->oom || lst->oom);
 }
 
-/* 100k labels: counted in well under a second when branches rejoin, a
- * clear error as fast when they never do (issue 14 item 11: over 30 s; the
- * search for splits was quadratic in blocks, whatever the keys). */
+/* 100k labels: counted when branches rejoin, a clear error when they never
+ * do (issue 14 item 11: the search for splits was quadratic in blocks and
+ * took over 30 s).  The CPU time is printed, not asserted: a unit test does
+ * not time; CTest's TIMEOUT on test_sass (CMakeLists.txt) stops a quadratic
+ * search. */
 static void test_listing_large(void **state)
 {
     (void)state;
@@ -343,7 +345,6 @@ static void test_listing_large(void **state)
                                               "too late"));
         }
         print_message("%s: %.2f s of CPU\n", sync ? "rejoining" : "never rejoining", cpu);
-        assert_true(cpu < (TEST_ASAN ? 4.0 : 1.0)); /* AddressSanitizer: 2-3x slower */
         tmap_sass_splits_free(&sp);
         free(counts);
         tmap_cfg_free(cfg);

@@ -294,20 +294,45 @@ static void test_warp_counts(void **state)
     tmap_bbv_free(&b);
 }
 
+/* A kernel k of one PTX module with its CFG (nblocks blocks) under a
+ * latency table (NULL: latency_tables/sm_90.tsv) and, with blocks, the
+ * costs tmap_sm_blocks gives its blocks. */
+typedef struct sm_kernel {
+    tmap_lat_table *t;
+    tmap_ptx_module *m;
+    tmap_cfg *cfg;
+    tmap_sm_block *blk;
+} sm_kernel;
+
+static sm_kernel kernel_open(const char *table, const char *ptx, size_t nblocks, int blocks)
+{
+    sm_kernel k = {0};
+    if (table)
+        TMAP_CHECK(tmap_lat_parse(table, strlen(table), "t.tsv", &k.t, err));
+    else
+        TMAP_CHECK(tmap_lat_load(TMAP_SOURCE_DIR "/latency_tables/sm_90.tsv", &k.t, err));
+    TMAP_CHECK(tmap_ptx_parse(ptx, strlen(ptx), "k.ptx", &k.m, err));
+    TMAP_CHECK(tmap_cfg_build(k.m, "k", &k.cfg, err));
+    assert_int_equal(k.cfg->nblocks, nblocks);
+    if (blocks)
+        TMAP_CHECK(tmap_sm_blocks(k.t, k.m, "k", k.cfg, NULL, 100, &k.blk, err));
+    return k;
+}
+
+static void kernel_close(sm_kernel *k)
+{
+    free(k->blk);
+    tmap_cfg_free(k->cfg);
+    tmap_ptx_free(k->m);
+    tmap_lat_free(k->t);
+}
+
 static double *chains_of(const char *table, const char *ptx, size_t nblocks)
 {
-    tmap_lat_table *t = NULL;
-    tmap_ptx_module *m = NULL;
-    tmap_cfg *cfg = NULL;
+    sm_kernel k = kernel_open(table, ptx, nblocks, 0);
     double *chain = NULL;
-    TMAP_CHECK(tmap_lat_parse(table, strlen(table), "t.tsv", &t, err));
-    TMAP_CHECK(tmap_ptx_parse(ptx, strlen(ptx), "k.ptx", &m, err));
-    TMAP_CHECK(tmap_cfg_build(m, "k", &cfg, err));
-    assert_int_equal(cfg->nblocks, nblocks);
-    TMAP_CHECK(tmap_lat_chains(t, m, "k", NULL, 0, 0, &chain, err));
-    tmap_cfg_free(cfg);
-    tmap_ptx_free(m);
-    tmap_lat_free(t);
+    TMAP_CHECK(tmap_lat_chains(k.t, k.m, "k", NULL, 0, 0, &chain, err));
+    kernel_close(&k);
     return chain;
 }
 
@@ -490,15 +515,8 @@ static void test_walk_blocks(void **state)
         "  setp.lt.u32 %p1, %r10, 8;\n  @%p1 bra INNER;\n"
         "  add.u32 %r9, %r9, 1;\n  setp.lt.u32 %p2, %r9, 8;\n  @%p2 bra OUTER;\n"
         "  ret;\n}\n";
-    tmap_lat_table *t = NULL;
-    tmap_ptx_module *m = NULL;
-    tmap_cfg *cfg = NULL;
-    tmap_sm_block *blk = NULL;
-    TMAP_CHECK(tmap_lat_parse(table, strlen(table), "t.tsv", &t, err));
-    TMAP_CHECK(tmap_ptx_parse(ptx, strlen(ptx), "k.ptx", &m, err));
-    TMAP_CHECK(tmap_cfg_build(m, "k", &cfg, err));
-    assert_int_equal(cfg->nblocks, 5);
-    TMAP_CHECK(tmap_sm_blocks(t, m, "k", cfg, NULL, 100, &blk, err));
+    sm_kernel k = kernel_open(table, ptx, 5, 1);
+    const tmap_sm_block *blk = k.blk;
     assert_true(blk[1].walk == 180 && blk[1].walk_base == 11.25 && blk[1].walk_q == 0.125);
     assert_true(blk[2].walk == 0 && blk[2].walk_base == 0 && blk[2].walk_q == 0);
     assert_true(blk[0].walk == 0 && blk[3].walk == 0 && blk[4].walk == 0);
@@ -510,10 +528,7 @@ static void test_walk_blocks(void **state)
     assert_true(blk[0].loop_id == 0 && blk[4].loop_id == 0);
     assert_true(blk[2].rewalk_bytes == 4 && blk[2].rewalk_loop == 2);
     assert_true(blk[1].rewalk_bytes == 0 && blk[0].rewalk_bytes == 0);
-    free(blk);
-    tmap_cfg_free(cfg);
-    tmap_ptx_free(m);
-    tmap_lat_free(t);
+    kernel_close(&k);
 }
 
 /* The XU pipe (benchmarks/results/overlap.txt): with the default table a
@@ -527,21 +542,10 @@ static void test_sfu_issue(void **state)
         ".visible .entry k(.param .f32 px)\n{\n  .reg .f32 %f<6>;\n"
         "  ld.param.f32 %f1, [px];\n  sin.approx.f32 %f2, %f1;\n  cos.approx.f32 %f3, %f1;\n"
         "  add.f32 %f4, %f2, %f3;\n  add.f32 %f5, %f4, %f1;\n  ret;\n}\n";
-    tmap_lat_table *t = NULL;
-    tmap_ptx_module *m = NULL;
-    tmap_cfg *cfg = NULL;
-    tmap_sm_block *blk = NULL;
-    TMAP_CHECK(tmap_lat_load(TMAP_SOURCE_DIR "/latency_tables/sm_90.tsv", &t, err));
-    TMAP_CHECK(tmap_ptx_parse(ptx, strlen(ptx), "k.ptx", &m, err));
-    TMAP_CHECK(tmap_cfg_build(m, "k", &cfg, err));
-    assert_int_equal(cfg->nblocks, 1);
-    assert_int_equal(cfg->blocks[0].ninstr, 6);
-    TMAP_CHECK(tmap_sm_blocks(t, m, "k", cfg, NULL, 100, &blk, err));
-    assert_true(fabs(blk[0].issue - 16.3) < 1e-9);
-    free(blk);
-    tmap_cfg_free(cfg);
-    tmap_ptx_free(m);
-    tmap_lat_free(t);
+    sm_kernel k = kernel_open(NULL, ptx, 1, 1);
+    assert_int_equal(k.cfg->blocks[0].ninstr, 6);
+    assert_true(fabs(k.blk[0].issue - 16.3) < 1e-9);
+    kernel_close(&k);
 }
 
 /* Local rows in the L1: one block of 4 warps (one SM, R = 1) running a CFG
@@ -632,15 +636,8 @@ static void test_local_blocks(void **state)
         "  add.u32 %r4, %r4, 1;\n  setp.lt.u32 %p2, %r4, %r1;\n  @%p2 bra INNER;\n"
         "  add.u32 %r3, %r3, 1;\n  setp.lt.u32 %p3, %r3, %r1;\n  @%p3 bra OUTER;\n"
         "  ret;\n}\n";
-    tmap_lat_table *t = NULL;
-    tmap_ptx_module *m = NULL;
-    tmap_cfg *cfg = NULL;
-    tmap_sm_block *blk = NULL;
-    TMAP_CHECK(tmap_lat_parse(table, strlen(table), "t.tsv", &t, err));
-    TMAP_CHECK(tmap_ptx_parse(ptx, strlen(ptx), "k.ptx", &m, err));
-    TMAP_CHECK(tmap_cfg_build(m, "k", &cfg, err));
-    TMAP_CHECK(tmap_sm_blocks(t, m, "k", cfg, NULL, 100, &blk, err));
-    assert_int_equal(cfg->nblocks, 7);
+    sm_kernel k = kernel_open(table, ptx, 7, 1);
+    const tmap_sm_block *blk = k.blk;
     assert_true(blk[0].local_fixed == 4 && blk[0].local_fill == 0 && blk[0].local_loads == 0);
     assert_true(blk[1].local_fill == 4 && blk[1].local_fixed == 0 && blk[1].local_loads == 0);
     assert_true(blk[3].local_loads == 1 && blk[3].local_fill == 0 && blk[3].local_fixed == 0);
@@ -649,16 +646,13 @@ static void test_local_blocks(void **state)
         assert_true(!blk[b].local_loads && !blk[b].local_fill && !blk[b].local_fixed);
     tmap_access *acc = NULL; /* the spill slot and the depot's base stay; the rows move */
     size_t n = 0;
-    TMAP_CHECK(tmap_access_list(m, cfg, &acc, &n, err));
+    TMAP_CHECK(tmap_access_list(k.m, k.cfg, &acc, &n, err));
     assert_int_equal(n, 5);
     const int moves[] = {0, 1, 0, 1, 1};
     for (size_t i = 0; i < n; i++)
         assert_int_equal(acc[i].moves, moves[i]);
     free(acc);
-    free(blk);
-    tmap_cfg_free(cfg);
-    tmap_ptx_free(m);
-    tmap_lat_free(t);
+    kernel_close(&k);
 }
 
 /* A warp runs a block whenever any lane does (tmap_sm_visits).  One warp of
