@@ -48,7 +48,8 @@ struct tmap_session {
     tmap_session_driver drv;
     regex_t re;
     int has_re;
-    demangle_fn demangle;           /* __cxa_demangle when the program has it */
+    demangle_fn demangle;           /* __cxa_demangle: the program's, else libstdc++'s */
+    void *libstdcxx;                /* libstdc++ when loaded for it (dlclose at the end) */
     pthread_mutex_t lock;
     handle *table;                  /* open addressing, cap a power of two */
     size_t cap, used;
@@ -160,6 +161,20 @@ void tmap_session_function(tmap_session *s, void *key, void *parent, const char 
 }
 
 /* ---------------------------------------------------------- selection */
+
+/* __cxa_demangle, for selecting kernels by their C++ names: the process's
+ * when it links libstdc++, else from libstdc++ loaded for it (*lib, to be
+ * closed): a CUDA program linked with --as-needed (Ubuntu's default) often
+ * has none.  NULL when neither is there: the regex sees mangled names only. */
+static demangle_fn find_demangle(void **lib)
+{
+    demangle_fn f = NULL;
+    *lib = NULL;
+    *(void **)&f = dlsym(RTLD_DEFAULT, "__cxa_demangle");
+    if (!f && (*lib = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL)))
+        *(void **)&f = dlsym(*lib, "__cxa_demangle");
+    return f;
+}
 
 static int matches(tmap_session *s, const char *name)
 {
@@ -484,7 +499,7 @@ tmap_status tmap_session_create(const tmap_session_driver *drv, tmap_session **o
     pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE);
     pthread_mutex_init(&s->lock, &a);
     pthread_mutexattr_destroy(&a);
-    *(void **)&s->demangle = dlsym(RTLD_DEFAULT, "__cxa_demangle");
+    s->demangle = find_demangle(&s->libstdcxx);
     *out = s;
     return TMAP_OK;
 }
@@ -506,6 +521,8 @@ void tmap_session_free(tmap_session *s)
         regfree(&s->re);
     tmap_cuda_close(s->cuda);
     tmap_attach_env_free(&s->env);
+    if (s->libstdcxx)
+        dlclose(s->libstdcxx);
     free(s->table);
     free(s->images);
     free(s->kernels);

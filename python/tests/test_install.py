@@ -24,7 +24,9 @@ def test_installed_library_through_the_system_loader(tmp_path):
     shutil.copytree(REPO / "python" / "threadmap", tmp_path / "pkg" / "threadmap",
                     ignore=shutil.ignore_patterns("_install.py", "__pycache__"))
     env = {k: v for k, v in os.environ.items() if k != "THREADMAP_LIBRARY"}
-    env.update(PYTHONPATH=str(tmp_path / "pkg"), LD_LIBRARY_PATH=str(libdir))
+    # the prefix first; the paths already there stay (its dependencies may be there)
+    paths = [str(libdir)] + [p for p in env.get("LD_LIBRARY_PATH", "").split(os.pathsep) if p]
+    env.update(PYTHONPATH=str(tmp_path / "pkg"), LD_LIBRARY_PATH=os.pathsep.join(paths))
     code = ("import threadmap\n"
             "from threadmap import _lib\n"
             "m = threadmap.estimate([[1, 2]] * 32, lat=[1.0, 2.0])\n"
