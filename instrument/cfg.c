@@ -738,12 +738,43 @@ tmap_status tmap_cfg_build(const tmap_ptx_module *m, const char *kernel, tmap_cf
 
 /* ---------------------------------------------------------------- loops */
 
-/* depth[b]: how many loops of cfg hold block b.  A loop is a back edge
- * u -> h of a depth-first search from each function's first block (h on
- * the search's stack), with the blocks that reach u without passing h;
- * back edges to one header make one loop.  (nvcc's PTX is reducible:
- * these are its natural loops.) */
-tmap_status tmap_cfg_loop_depths(const tmap_cfg *cfg, uint32_t *depth, tmap_error *err)
+/* The body of the loop headed by h, each block once with in[u] = tag:
+ * the blocks that reach one of h's latches (back[2x], where back[2x + 1]
+ * is h, from x = e on) without passing h, into body[]; returns how many. */
+typedef struct {
+    const uint32_t *first, *pred, *back; /* predecessors as CSR; latch, header pairs */
+    size_t nback;
+    uint32_t *in, *work;
+} loop_walk;
+
+static size_t loop_body(loop_walk *w, size_t e, uint32_t tag, uint32_t *body)
+{
+    uint32_t h = w->back[2 * e + 1];
+    size_t nw = 0, nbody = 0;
+    w->in[h] = tag, body[nbody++] = h;
+    for (size_t x = e; x < w->nback; x++)
+        if (w->back[2 * x + 1] == h)
+            w->work[nw++] = w->back[2 * x];
+    while (nw) {
+        uint32_t u = w->work[--nw];
+        if (w->in[u] == tag)
+            continue;
+        w->in[u] = tag, body[nbody++] = u;
+        for (uint32_t k = w->first[u]; k < w->first[u + 1]; k++)
+            if (w->in[w->pred[k]] != tag)
+                w->work[nw++] = w->pred[k];
+    }
+    return nbody;
+}
+
+/* A loop is a back edge u -> h of a depth-first search from each
+ * function's first block (h on the search's stack), with the blocks that
+ * reach u without passing h; back edges to one header make one loop.
+ * (nvcc's PTX is reducible: these are its natural loops, nested or
+ * disjoint.)  depth[b]: how many hold b; outer[b]: 1 + the header of the
+ * outermost, the one whose header no other loop holds. */
+tmap_status tmap_cfg_loops(const tmap_cfg *cfg, uint32_t *depth, uint32_t *outer,
+                           tmap_error *err)
 {
     size_t n = cfg->nblocks, ne = 0, nback = 0;
     for (size_t b = 0; b < n; b++)
@@ -758,6 +789,9 @@ tmap_status tmap_cfg_loop_depths(const tmap_cfg *cfg, uint32_t *depth, tmap_erro
             free(state);
         return tmap_fail(err, TMAP_ERR_NOMEM, "out of memory for the loops of %zu blocks", n);
     }
+    memset(depth, 0, n * sizeof *depth);
+    if (outer)
+        memset(outer, 0, n * sizeof *outer);
     for (size_t b = 0; b < n; b++) /* predecessors as CSR: pred[first[v] .. first[v + 1]) */
         for (uint32_t k = 0; k < cfg->blocks[b].nsucc; k++)
             first[cfg->blocks[b].succ[k] + 1]++;
@@ -788,23 +822,23 @@ tmap_status tmap_cfg_loop_depths(const tmap_cfg *cfg, uint32_t *depth, tmap_erro
                 stack[top++] = v, state[v] = 1;
         }
     }
+    loop_walk w = {first, pred, back, nback, in, work};
     for (size_t e = 0; e < nback; e++) { /* each header once, with all its latches */
-        uint32_t h = back[2 * e + 1], nw = 0;
+        uint32_t h = back[2 * e + 1];
         if (state[h] == 3)
             continue;
-        state[h] = 3, in[h] = h + 1, depth[h]++;
-        for (size_t x = e; x < nback; x++)
-            if (back[2 * x + 1] == h)
-                work[nw++] = back[2 * x];
-        while (nw) {
-            uint32_t u = work[--nw];
-            if (in[u] == h + 1)
-                continue;
-            in[u] = h + 1, depth[u]++;
-            for (uint32_t k = first[u]; k < first[u + 1]; k++)
-                if (in[pred[k]] != h + 1)
-                    work[nw++] = pred[k];
-        }
+        state[h] = 3;
+        for (size_t i = 0, nb = loop_body(&w, e, h + 1, stack); i < nb; i++)
+            depth[stack[i]]++;
+    }
+    memset(in, 0, (n + 1) * sizeof *in); /* the outermost loops, their headers at depth 1 */
+    for (size_t e = 0; outer && e < nback; e++) {
+        uint32_t h = back[2 * e + 1];
+        if (state[h] != 3 || depth[h] != 1)
+            continue;
+        state[h] = 4;
+        for (size_t i = 0, nb = loop_body(&w, e, h + 1, stack); i < nb; i++)
+            outer[stack[i]] = h + 1;
     }
     free(first), free(pred), free(stack), free(edge), free(in), free(work), free(back),
         free(state);

@@ -603,59 +603,33 @@ static void add_access(tmap_sm_block *b, const tmap_access *a)
 
 static double entry_of(const tmap_lat_table *t, const char *key);
 
-/* Whether some block of loop depth 2 or more lies on a cycle through b
- * among the blocks of depth 1 or more: b's outermost loop holds a loop. */
-static int holds_a_loop(const tmap_cfg *cfg, const uint32_t *depth, size_t b, uint8_t *mark,
-                        uint32_t *stack)
+/* nests[h]: whether the outermost loop headed by h holds a loop (one of
+ * its blocks at depth 2 or more); outer from tmap_cfg_loops. */
+static void outer_nests(size_t n, const uint32_t *depth, const uint32_t *outer, uint8_t *nests)
 {
-    size_t n = cfg->nblocks, top = 0;
-    memset(mark, 0, n);
-    mark[b] = 1, stack[top++] = (uint32_t)b; /* 1: reached from b */
-    while (top) {
-        uint32_t u = stack[--top];
-        for (uint32_t k = 0; k < cfg->blocks[u].nsucc; k++) {
-            uint32_t v = cfg->blocks[u].succ[k];
-            if (depth[v] >= 1 && !mark[v])
-                mark[v] = 1, stack[top++] = v;
-        }
-    }
-    for (int grew = 1; grew;) { /* 2: reached from b and reaches b */
-        grew = 0;
-        for (size_t u = 0; u < n; u++)
-            for (uint32_t k = 0; mark[u] == 1 && k < cfg->blocks[u].nsucc; k++) {
-                uint32_t v = cfg->blocks[u].succ[k];
-                if (v == b || mark[v] == 2)
-                    mark[u] = 2, grew = 1;
-            }
-    }
+    memset(nests, 0, n);
     for (size_t u = 0; u < n; u++)
-        if (mark[u] == 2 && depth[u] >= 2)
-            return 1;
-    return 0;
+        assert(!depth[u] == !outer[u] && (!outer[u] || depth[outer[u] - 1] == 1));
+    for (size_t u = 0; u < n; u++)
+        if (outer[u] && depth[u] >= 2)
+            nests[outer[u] - 1] = 1;
 }
 
 /* loop_id and the re-walked loads: every block of a loop that holds a
- * loop and is held by none gets 1 + the loop's first block; a walked load
+ * loop and is held by none gets 1 + the loop's header; a walked load
  * (DATA, global) in a loop inside it, its bytes and that id. */
-static void rewalk_costs(const tmap_cfg *cfg, const uint32_t *depth, const tmap_access *acc,
-                         size_t nacc, uint8_t *mark, uint32_t *stack, tmap_sm_block *out)
+static void rewalk_costs(size_t n, const uint32_t *depth, const uint32_t *outer,
+                         const uint8_t *nests, const tmap_access *acc, size_t nacc,
+                         tmap_sm_block *out)
 {
-    size_t n = cfg->nblocks;
-    for (size_t b = 0; b < n; b++) {
-        if (depth[b] != 1 || out[b].loop_id > 0 || !holds_a_loop(cfg, depth, b, mark, stack))
-            continue;
-        size_t first = n;
-        for (size_t u = 0; u < n; u++)
-            if (mark[u] == 2 && first == n)
-                first = u;
-        for (size_t u = 0; u < n; u++)
-            if (mark[u] == 2 && depth[u] == 1)
-                out[u].loop_id = (uint32_t)first + 1;
-        for (size_t i = 0; i < nacc; i++)
-            if (mark[acc[i].block] == 2 && depth[acc[i].block] >= 2 && !acc[i].store &&
-                acc[i].space == TMAP_SPACE_GLOBAL && acc[i].cls == TMAP_ACCESS_DATA)
-                out[acc[i].block].rewalk_bytes += acc[i].bytes,
-                    out[acc[i].block].rewalk_loop = (uint32_t)first + 1;
+    for (size_t u = 0; u < n; u++)
+        if (depth[u] == 1 && nests[outer[u] - 1])
+            out[u].loop_id = outer[u];
+    for (size_t i = 0; i < nacc; i++) {
+        uint32_t u = acc[i].block;
+        if (depth[u] >= 2 && nests[outer[u] - 1] && !acc[i].store &&
+            acc[i].space == TMAP_SPACE_GLOBAL && acc[i].cls == TMAP_ACCESS_DATA)
+            out[u].rewalk_bytes += acc[i].bytes, out[u].rewalk_loop = outer[u];
     }
 }
 
@@ -667,36 +641,29 @@ static void rewalk_costs(const tmap_cfg *cfg, const uint32_t *depth, const tmap_
  * loop, or in a loop holding one, revisits the words of each outer
  * iteration. */
 static tmap_status local_costs(const tmap_cfg *cfg, const uint32_t *depth,
-                               const tmap_access *acc, size_t nacc, tmap_sm_block *out,
-                               tmap_error *err)
+                               const uint32_t *outer, const tmap_access *acc, size_t nacc,
+                               tmap_sm_block *out, tmap_error *err)
 {
     size_t n = cfg->nblocks;
-    uint32_t *stack = malloc((n + 1) * sizeof *stack);
-    uint8_t *mark = malloc(n + 1);
-    int8_t *fills = malloc(n + 1); /* -1 not known yet */
-    tmap_status st = stack && mark && fills ? TMAP_OK
-        : tmap_fail(err, TMAP_ERR_NOMEM, "out of memory for %zu blocks", n);
-    if (!st)
-        memset(fills, -1, n);
-    for (size_t i = 0; !st && i < nacc; i++) {
+    uint8_t *nests = malloc(n + 1);
+    if (!nests)
+        return tmap_fail(err, TMAP_ERR_NOMEM, "out of memory for %zu blocks", n);
+    outer_nests(n, depth, outer, nests);
+    for (size_t i = 0; i < nacc; i++) {
         const tmap_access *a = &acc[i];
         tmap_sm_block *o = &out[a->block];
         if (a->space != TMAP_SPACE_LOCAL)
             continue;
-        if (!a->store) {
+        if (!a->store)
             o->local_loads += 1;
-        } else if (!a->moves) {
+        else if (!a->moves)
             o->local_fixed += a->bytes;
-        } else if (depth[a->block] == 1) {
-            if (fills[a->block] < 0)
-                fills[a->block] = !holds_a_loop(cfg, depth, a->block, mark, stack);
-            o->local_fill += fills[a->block] ? a->bytes : 0;
-        }
+        else if (depth[a->block] == 1 && !nests[outer[a->block] - 1])
+            o->local_fill += a->bytes;
     }
-    if (!st)
-        rewalk_costs(cfg, depth, acc, nacc, mark, stack, out);
-    free(stack), free(mark), free(fills);
-    return st;
+    rewalk_costs(n, depth, outer, nests, acc, nacc, out);
+    free(nests);
+    return TMAP_OK;
 }
 
 /* The chains (tmap_lat_chains_dataflow) with every walked load (a DATA
@@ -789,10 +756,11 @@ tmap_status tmap_sm_blocks(const tmap_lat_table *t, const tmap_ptx_module *m, co
     size_t nacc = 0, ncls = tmap_lat_num_classes();
     double *chain = NULL, *per_class = malloc((ncls + 1) * sizeof *per_class);
     tmap_sm_block *out = calloc(cfg->nblocks + 1, sizeof *out);
-    uint32_t *depth = calloc(cfg->nblocks + 1, sizeof *depth); /* loop depths, once */
+    uint32_t *depth = calloc(2 * cfg->nblocks + 1, sizeof *depth); /* the loops, once */
+    uint32_t *outer = depth + cfg->nblocks;
     if (!per_class || !out || !depth)
         st = tmap_fail(err, TMAP_ERR_NOMEM, "out of memory for %zu blocks", cfg->nblocks);
-    if (!st) st = tmap_cfg_loop_depths(cfg, depth, err);
+    if (!st) st = tmap_cfg_loops(cfg, depth, outer, err);
     if (!st) st = tmap_access_list(m, cfg, &acc, &nacc, err);
     if (!st) st = tmap_lat_chains(t, m, kernel, acc, nacc, l2_latency, &chain, err);
     for (size_t b = 0; !st && b < cfg->nblocks; b++) {
@@ -809,7 +777,7 @@ tmap_status tmap_sm_blocks(const tmap_lat_table *t, const tmap_ptx_module *m, co
     if (!st)
         st = visit_parents(cfg, out, err);
     if (!st)
-        st = local_costs(cfg, depth, acc, nacc, out, err);
+        st = local_costs(cfg, depth, outer, acc, nacc, out, err);
     free(acc), free(chain), free(per_class), free(depth);
     if (st)
         free(out);

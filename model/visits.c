@@ -35,7 +35,7 @@ tmap_status tmap_sm_visit_parents(const tmap_cfg *cfg, uint32_t *parent, tmap_er
     if (!st)
         st = tmap_cfg_dominators(cfg, idom, err);
     if (!st)
-        st = tmap_cfg_loop_depths(cfg, depth, err);
+        st = tmap_cfg_loops(cfg, depth, NULL, err);
     /* only inside a loop, and with the parent in the same loop: a loop's
      * exit runs once after its lanes have reconverged, whatever iteration
      * each left in; a loop's first block, whose parent lies outside the

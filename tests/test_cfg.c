@@ -135,23 +135,29 @@ static const char nested[] = HEAD
     "\texit;\n"                       /* block 4: depth 0 */
     "}\n";
 
-static void check_depths(void **state, const char *text, size_t n, const uint32_t *want)
+/* want: the depths, then the outermost headers (1 + header, 0: none) */
+static void check_loops(void **state, const char *text, size_t n, const uint32_t *want)
 {
     tmap_cfg *cfg = build(state, text, "k");
     tmap_error err;
-    uint32_t depth[8] = {0};
+    uint32_t depth[8], outer[8], only[8];
+    memset(depth, 0xff, sizeof depth), memset(only, 0xff, sizeof only); /* it zeroes them */
     assert_int_equal(cfg->nblocks, n);
-    assert_int_equal(tmap_cfg_loop_depths(cfg, depth, &err), TMAP_OK);
-    for (size_t b = 0; b < n; b++)
+    assert_int_equal(tmap_cfg_loops(cfg, depth, outer, &err), TMAP_OK);
+    assert_int_equal(tmap_cfg_loops(cfg, only, NULL, &err), TMAP_OK);
+    for (size_t b = 0; b < n; b++) {
         assert_int_equal(depth[b], want[b]);
+        assert_int_equal(only[b], want[b]);
+        assert_int_equal(outer[b], want[n + b]);
+    }
     tmap_cfg_free(cfg);
 }
 
-static void test_loop_depths(void **state)
+static void test_loops(void **state)
 {
-    check_depths(state, nested, 5, (const uint32_t[]){0, 1, 2, 1, 0});
-    check_depths(state, loop, 4, (const uint32_t[]){0, 1, 1, 0}); /* two latches, one loop */
-    check_depths(state, diamond, 4, (const uint32_t[]){0, 0, 0, 0});
+    check_loops(state, nested, 5, (const uint32_t[]){0, 1, 2, 1, 0, 0, 2, 2, 2, 0});
+    check_loops(state, loop, 4, (const uint32_t[]){0, 1, 1, 0, 0, 2, 2, 0}); /* two latches */
+    check_loops(state, diamond, 4, (const uint32_t[]){0, 0, 0, 0, 0, 0, 0, 0});
 }
 
 static void check_idom(void **state, const char *text, size_t n, const int32_t *want)
@@ -344,7 +350,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_diamond, teardown),
         cmocka_unit_test_teardown(test_loop, teardown),
-        cmocka_unit_test_teardown(test_loop_depths, teardown),
+        cmocka_unit_test_teardown(test_loops, teardown),
         cmocka_unit_test_teardown(test_dominators, teardown),
         cmocka_unit_test_teardown(test_early_return_and_infinite_loop, teardown),
         cmocka_unit_test_teardown(test_jump_table_and_empty_block, teardown),

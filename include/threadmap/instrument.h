@@ -125,9 +125,12 @@ typedef struct tmap_cfg {
 tmap_status tmap_cfg_build(const tmap_ptx_module *m, const char *kernel,
                            tmap_cfg **out, tmap_error *err);
 void tmap_cfg_free(tmap_cfg *cfg);
-/* depth[b] (nblocks entries, zeroed by the caller): how many natural loops
- * hold block b (0: none; a loop's header is in it); nvcc's PTX is reducible. */
-tmap_status tmap_cfg_loop_depths(const tmap_cfg *cfg, uint32_t *depth, tmap_error *err);
+/* depth[b] (nblocks entries): how many natural loops hold block b (0: none;
+ * a loop's header is in it); outer[b] (nblocks entries, or NULL): 1 + the
+ * header of the outermost loop holding b, 0 for none.  nvcc's PTX is
+ * reducible: loops are nested or disjoint. */
+tmap_status tmap_cfg_loops(const tmap_cfg *cfg, uint32_t *depth, uint32_t *outer,
+                           tmap_error *err);
 /* idom[b] (nblocks entries): block b's immediate dominator within its
  * function, -1 for a function's first block and blocks it does not reach
  * (the same iteration as the post-dominators, ipdom). */

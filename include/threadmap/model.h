@@ -372,7 +372,7 @@ typedef struct tmap_sm_block {
                               warp then runs it whenever any lane does
                               (tmap_sm_visits); 0 for none */
     uint32_t loop_id;    /* in a block of a loop that holds a loop and is held by
-                            none: 1 + that loop's first block; else 0 */
+                            none: 1 + that loop's header; else 0 */
     uint32_t rewalk_loop; /* with rewalk_bytes: the loop_id of that outer loop */
 } tmap_sm_block;
 
