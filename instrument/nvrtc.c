@@ -1,14 +1,87 @@
 /*
  * nvrtc.c -- the NVRTC front end: CUDA source to PTX, with kernel names
  * resolved through name expressions, and the PTX ISA version a driver takes.
+ * libnvrtc is loaded with dlopen when a call needs it, not linked: its 100 MB
+ * and 200,000 relocations would otherwise be paid by every process start
+ * (seconds where the page cache is cold), compiling or not.
  */
+#include <dlfcn.h>
 #include <nvrtc.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "threadmap/instrument.h"
 #include "common/base.h"
 #include "instrument/nvrtc.h"
+
+/* The NVRTC entry points threadmap calls, loaded by nvrtc_open. */
+typedef struct nvrtc_api {
+    void *lib;
+    const char *(*error_string)(nvrtcResult);
+    nvrtcResult (*version)(int *, int *);
+    nvrtcResult (*create)(nvrtcProgram *, const char *, const char *, int,
+                          const char *const *, const char *const *);
+    nvrtcResult (*destroy)(nvrtcProgram *);
+    nvrtcResult (*compile)(nvrtcProgram, int, const char *const *);
+    nvrtcResult (*ptx_size)(nvrtcProgram, size_t *);
+    nvrtcResult (*ptx)(nvrtcProgram, char *);
+    nvrtcResult (*log_size)(nvrtcProgram, size_t *);
+    nvrtcResult (*log)(nvrtcProgram, char *);
+    nvrtcResult (*add_name)(nvrtcProgram, const char *);
+    nvrtcResult (*lowered_name)(nvrtcProgram, const char *, const char **);
+} nvrtc_api;
+
+#define F(field, name) {offsetof(nvrtc_api, field), name}
+static const struct { size_t offset; const char *name; } nvrtc_symbols[] = {
+    F(error_string, "nvrtcGetErrorString"), F(version, "nvrtcVersion"),
+    F(create, "nvrtcCreateProgram"), F(destroy, "nvrtcDestroyProgram"),
+    F(compile, "nvrtcCompileProgram"), F(ptx_size, "nvrtcGetPTXSize"),
+    F(ptx, "nvrtcGetPTX"), F(log_size, "nvrtcGetProgramLogSize"),
+    F(log, "nvrtcGetProgramLog"), F(add_name, "nvrtcAddNameExpression"),
+    F(lowered_name, "nvrtcGetLoweredName"),
+};
+#undef F
+
+#ifndef TMAP_NVRTC_SONAME
+#define TMAP_NVRTC_SONAME "libnvrtc.so"
+#endif
+#ifndef TMAP_NVRTC_LIBRARY
+#define TMAP_NVRTC_LIBRARY TMAP_NVRTC_SONAME
+#endif
+
+/* $THREADMAP_LIBNVRTC alone where set; else the toolkit's libnvrtc found at
+ * configure time, then the dynamic linker's search for its soname.
+ * RTLD_NODELETE keeps it mapped after nvrtc_close, so a process that
+ * compiles many kernels loads it once. */
+static tmap_status nvrtc_open(nvrtc_api *a, const char *file, tmap_error *err)
+{
+    memset(a, 0, sizeof *a);
+    const char *env = getenv("THREADMAP_LIBNVRTC");
+    const char *names[] = {env ? env : TMAP_NVRTC_LIBRARY, env ? NULL : TMAP_NVRTC_SONAME};
+    for (size_t i = 0; i < 2 && names[i] && !a->lib; i++)
+        a->lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+    if (!a->lib)
+        return tmap_fail(err, TMAP_ERR_NVRTC, "%s: cannot load NVRTC (%s)", file, dlerror());
+    for (size_t i = 0; i < sizeof nvrtc_symbols / sizeof nvrtc_symbols[0]; i++) {
+        void *f = dlsym(a->lib, nvrtc_symbols[i].name);
+        if (!f) {
+            dlclose(a->lib);
+            a->lib = NULL;
+            return tmap_fail(err, TMAP_ERR_NVRTC, "%s: %s has no %s", file, names[0],
+                             nvrtc_symbols[i].name);
+        }
+        memcpy((char *)a + nvrtc_symbols[i].offset, &f, sizeof f);
+    }
+    return TMAP_OK;
+}
+
+static void nvrtc_close(nvrtc_api *a)
+{
+    if (a->lib)
+        dlclose(a->lib);
+    a->lib = NULL;
+}
 
 /* The option strings NVRTC gets: --gpu-architecture, -I..., user options,
  * and -default-device so kernels need no __global__ decoration quirks.
@@ -80,15 +153,15 @@ static int build_options(const tmap_compile_opts *opts, optlist *o)
     return 0;
 }
 
-static char *program_log(nvrtcProgram prog)
+static char *program_log(const nvrtc_api *a, nvrtcProgram prog)
 {
     size_t n = 0;
-    if (nvrtcGetProgramLogSize(prog, &n) != NVRTC_SUCCESS || n == 0)
+    if (a->log_size(prog, &n) != NVRTC_SUCCESS || n == 0)
         return strdup("");
     char *log = malloc(n + 1);
     if (!log)
         return NULL;
-    if (nvrtcGetProgramLog(prog, log) != NVRTC_SUCCESS)
+    if (a->log(prog, log) != NVRTC_SUCCESS)
         log[0] = '\0';
     log[n] = '\0';
     /* NVRTC ends the log with a newline; messages are one line each. */
@@ -97,31 +170,30 @@ static char *program_log(nvrtcProgram prog)
     return log;
 }
 
-static tmap_status nvrtc_fail(tmap_error *err, const char *file, const char *call,
-                              nvrtcResult r)
+static tmap_status nvrtc_fail(const nvrtc_api *a, tmap_error *err, const char *file,
+                              const char *call, nvrtcResult r)
 {
-    return tmap_fail(err, TMAP_ERR_NVRTC, "%s: %s: %s", file, call,
-                     nvrtcGetErrorString(r));
+    return tmap_fail(err, TMAP_ERR_NVRTC, "%s: %s: %s", file, call, a->error_string(r));
 }
 
-static tmap_status fetch_ptx(nvrtcProgram prog, const char *file, tmap_compiled *out,
+static tmap_status fetch_ptx(const nvrtc_api *a, nvrtcProgram prog, const char *file, tmap_compiled *out,
                              tmap_error *err)
 {
     size_t n = 0;
-    nvrtcResult r = nvrtcGetPTXSize(prog, &n);
+    nvrtcResult r = a->ptx_size(prog, &n);
     if (r != NVRTC_SUCCESS)
-        return nvrtc_fail(err, file, "nvrtcGetPTXSize", r);
+        return nvrtc_fail(a, err, file, "nvrtcGetPTXSize", r);
     out->ptx = malloc(n + 1);
     if (!out->ptx)
         return tmap_fail(err, TMAP_ERR_NOMEM, "%s: out of memory for PTX", file);
-    r = nvrtcGetPTX(prog, out->ptx);
+    r = a->ptx(prog, out->ptx);
     if (r != NVRTC_SUCCESS)
-        return nvrtc_fail(err, file, "nvrtcGetPTX", r);
+        return nvrtc_fail(a, err, file, "nvrtcGetPTX", r);
     out->ptx[n] = '\0';
     return TMAP_OK;
 }
 
-static tmap_status fetch_names(nvrtcProgram prog, const char *file,
+static tmap_status fetch_names(const nvrtc_api *a, nvrtcProgram prog, const char *file,
                                const tmap_compile_opts *opts, tmap_compiled *out,
                                tmap_error *err)
 {
@@ -135,10 +207,10 @@ static tmap_status fetch_names(nvrtcProgram prog, const char *file,
     out->nnames = n;
     for (size_t i = 0; i < n; i++) {
         const char *low = NULL;
-        nvrtcResult r = nvrtcGetLoweredName(prog, opts->names[i], &low);
+        nvrtcResult r = a->lowered_name(prog, opts->names[i], &low);
         if (r != NVRTC_SUCCESS)
             return tmap_fail(err, TMAP_ERR_INVALID, "%s: no kernel named '%s' (%s)",
-                             file, opts->names[i], nvrtcGetErrorString(r));
+                             file, opts->names[i], a->error_string(r));
         if (!low)
             return tmap_fail(err, TMAP_ERR_NVRTC, "%s: NVRTC gave no lowered name for kernel '%s'",
                              file, opts->names[i]);
@@ -152,14 +224,14 @@ static tmap_status fetch_names(nvrtcProgram prog, const char *file,
 
 /* Name expressions are added as "&name" so that both extern "C" kernels
  * and C++ (templated, namespaced) ones resolve. */
-static tmap_status add_names(nvrtcProgram prog, const char *file,
+static tmap_status add_names(const nvrtc_api *a, nvrtcProgram prog, const char *file,
                              const tmap_compile_opts *opts, tmap_error *err)
 {
     for (size_t i = 0; opts && i < opts->nnames; i++) {
-        nvrtcResult r = nvrtcAddNameExpression(prog, opts->names[i]);
+        nvrtcResult r = a->add_name(prog, opts->names[i]);
         if (r != NVRTC_SUCCESS)
             return tmap_fail(err, TMAP_ERR_INVALID, "%s: kernel name '%s': %s", file,
-                             opts->names[i], nvrtcGetErrorString(r));
+                             opts->names[i], a->error_string(r));
     }
     return TMAP_OK;
 }
@@ -193,31 +265,38 @@ tmap_status tmap_compile(const char *source, const char *filename,
     tmap_status bytes = check_bytes(source, file, err);
     if (bytes)
         return bytes;
+    nvrtc_api a;
+    tmap_status st = nvrtc_open(&a, file, err);
+    if (st != TMAP_OK)
+        return st;
     nvrtcProgram prog;
-    nvrtcResult r = nvrtcCreateProgram(&prog, source, file, 0, NULL, NULL);
-    if (r != NVRTC_SUCCESS)
-        return nvrtc_fail(err, file, "nvrtcCreateProgram", r);
+    nvrtcResult r = a.create(&prog, source, file, 0, NULL, NULL);
+    if (r != NVRTC_SUCCESS) {
+        st = nvrtc_fail(&a, err, file, "nvrtcCreateProgram", r);
+        nvrtc_close(&a);
+        return st;
+    }
     optlist o = {0};
-    tmap_status st = TMAP_OK;
     if (build_options(opts, &o)) {
         st = tmap_fail(err, TMAP_ERR_NOMEM, "%s: out of memory", file);
         goto done;
     }
-    if ((st = add_names(prog, file, opts, err)) != TMAP_OK)
+    if ((st = add_names(&a, prog, file, opts, err)) != TMAP_OK)
         goto done;
-    r = nvrtcCompileProgram(prog, (int)o.n, (const char *const *)o.v);
-    out->log = program_log(prog);
+    r = a.compile(prog, (int)o.n, (const char *const *)o.v);
+    out->log = program_log(&a, prog);
     if (r != NVRTC_SUCCESS) {
         st = tmap_fail(err, TMAP_ERR_NVRTC, "%s: compilation failed (%s):\n%s", file,
-                       nvrtcGetErrorString(r), out->log ? out->log : "");
+                       a.error_string(r), out->log ? out->log : "");
         goto done;
     }
-    if ((st = fetch_ptx(prog, file, out, err)) != TMAP_OK)
+    if ((st = fetch_ptx(&a, prog, file, out, err)) != TMAP_OK)
         goto done;
-    st = fetch_names(prog, file, opts, out, err);
+    st = fetch_names(&a, prog, file, opts, out, err);
 done:
     opt_free(&o);
-    nvrtcDestroyProgram(&prog);
+    a.destroy(&prog);
+    nvrtc_close(&a);
     if (st != TMAP_OK)
         tmap_compiled_free(out);
     return st;
@@ -271,5 +350,10 @@ void tmap_ptx_version_for_driver(int driver_version, int *major, int *minor)
 
 int tmap_nvrtc_version(int *major, int *minor)
 {
-    return nvrtcVersion(major, minor) == NVRTC_SUCCESS ? 0 : -1;
+    nvrtc_api a;
+    if (!major || !minor || nvrtc_open(&a, "nvrtc", NULL) != TMAP_OK)
+        return -1;
+    int rc = a.version(major, minor) == NVRTC_SUCCESS ? 0 : -1;
+    nvrtc_close(&a);
+    return rc;
 }

@@ -1,9 +1,56 @@
 /*
  * test_nvrtc.c -- the NVRTC front end: PTX out, names lowered, errors with
- * the compile log, and the PTX ISA version table.
+ * the compile log, the PTX ISA version table, and libnvrtc loaded only when
+ * a compile needs it.
  */
 #include "tests/testutil.h"
 #include "instrument/nvrtc.h"
+
+/* Whether libnvrtc is mapped into this process. */
+static int nvrtc_mapped(void)
+{
+    FILE *f = fopen("/proc/self/maps", "r");
+    assert_non_null(f);
+    char line[4096];
+    int found = 0;
+    while (!found && fgets(line, sizeof line, f))
+        found = strstr(line, "/libnvrtc.so") != NULL;
+    fclose(f);
+    return found;
+}
+
+/* libnvrtc is loaded by the first compile, not at start: a command that
+ * compiles nothing does not pay for its 100 MB.  Runs first. */
+static void loaded_on_first_compile(void **state)
+{
+    assert_false(nvrtc_mapped());
+    int ma = 0, mi = -1;
+    assert_int_equal(tmap_nvrtc_version(&ma, &mi), 0);
+    assert_true(ma >= 12 && mi >= 0);
+    assert_int_equal(tmap_nvrtc_version(NULL, &mi), -1);
+    const char *src = "extern \"C\" __global__ void k(int *p) { p[0] = 1; }";
+    tmap_compiled c;
+    TMAP_CHECK(tmap_compile(src, "k.cu", NULL, &c, err));
+    assert_true(nvrtc_mapped());
+    tmap_compiled_free(&c);
+}
+
+/* THREADMAP_LIBNVRTC names the library alone: one that is not there is an
+ * error naming NVRTC, not a crash. */
+static void missing_library_is_an_error(void **state)
+{
+    assert_int_equal(setenv("THREADMAP_LIBNVRTC", "/nonexistent/libnvrtc.so", 1), 0);
+    tmap_compiled c;
+    tmap_error e = {0};
+    tmap_status s = tmap_compile("__global__ void k() {}", "k.cu", NULL, &c, &e);
+    int ma, mi;
+    int v = tmap_nvrtc_version(&ma, &mi);
+    unsetenv("THREADMAP_LIBNVRTC");
+    assert_int_equal(s, TMAP_ERR_NVRTC);
+    assert_non_null(strstr(e.message, "k.cu: cannot load NVRTC (/nonexistent/libnvrtc.so"));
+    assert_null(c.ptx);
+    assert_int_equal(v, -1);
+}
 
 static void compiles_extern_c(void **state)
 {
@@ -133,12 +180,12 @@ static void no_gpu_is_a_clear_error(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(rejects_byte_0xff),
+        cmocka_unit_test(loaded_on_first_compile), cmocka_unit_test(rejects_byte_0xff),
         cmocka_unit_test(includes_cooperative_groups),
         cmocka_unit_test(compiles_extern_c),       cmocka_unit_test(lowers_cpp_names),
         cmocka_unit_test(reports_log_on_error),    cmocka_unit_test(rejects_unknown_kernel_name),
         cmocka_unit_test(user_options_and_includes), cmocka_unit_test(ptx_version_table),
-        cmocka_unit_test(no_gpu_is_a_clear_error),
+        cmocka_unit_test(no_gpu_is_a_clear_error), cmocka_unit_test(missing_library_is_an_error),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

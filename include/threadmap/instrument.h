@@ -34,13 +34,17 @@ typedef struct tmap_compiled {
     char **lowered;  /* lowered (mangled) entry name of each */
 } tmap_compiled;
 
+/* NVRTC's own version (the library NVRTC, not the driver); 0 on success,
+ * -1 where libnvrtc cannot be loaded. */
+int tmap_nvrtc_version(int *major, int *minor);
+
 /* Compiles CUDA source with NVRTC to PTX.  `filename` names the source in
  * messages: the path it was read from, or for source that is no file a
  * description in angle brackets (as tmap_ptx_describe makes).  On a
- * compile error, err->message holds NVRTC's log. */
-/* NVRTC's own version (the library NVRTC, not the driver); 0 on success. */
-int tmap_nvrtc_version(int *major, int *minor);
-
+ * compile error, err->message holds NVRTC's log.  libnvrtc is loaded on the
+ * first call (the toolkit's it was built with, else its soname on the
+ * library path; $THREADMAP_LIBNVRTC, where set, names it instead):
+ * TMAP_ERR_NVRTC where it cannot be. */
 tmap_status tmap_compile(const char *source, const char *filename,
                          const tmap_compile_opts *opts, tmap_compiled *out,
                          tmap_error *err);
