@@ -9,17 +9,24 @@
  * keeps a min-heap of its groups' ids and the gain of each pair of types is
  * cached (computed on first use).  The best edge is then the best pair of
  * types: for two types, the edge between their lowest ids; for one type
- * with two groups, its two lowest ids.  A step scans the live type pairs:
- * O(T^2) for T live types.
+ * with two groups, its two lowest ids.
+ * Bounds: each live type keeps an upper bound on the gain of its best edge,
+ * exact unless an edge that attained it went away (a type emptied, a type
+ * down to one group); a type that comes alive raises the others' bounds.
+ * A step finds the best gain G from the highest exact bound (recomputing
+ * inexact rows above it, O(T) each), then scans only the rows whose bound
+ * reaches G: O(T) per row at G, instead of all O(T^2) pairs.
  * Runs: when the best edge joins two groups of one type S, the merged group
  * has type S again and no gain changes, so the same choice repeats while
  * the pair (lowest id of S, second lowest) beats the best other edge of
  * equal gain; that edge is found once per run (plus an O(T) refresh of the
- * edges at S after each emission), so a run of m merges costs
- * O(T^2 + m log N + emissions * T) instead of O(m T^2).  With repeated rows
- * nearly every merge is inside such a run.
- * Cost: O(N * nblocks) for the classes, O(N log N) for the heaps, O(T^2)
- * per run start, O(nblocks) per new type and per cached gain.  Memory: the
+ * edges at S after each emission), so a run of m merges costs one step
+ * plus O(m log N + emissions * T).  With repeated rows nearly every merge is
+ * inside such a run.
+ * Cost: O(N * nblocks) for the classes, O(N log N) for the heaps, per step
+ * O(T * (1 + rows at G + inexact rows recomputed)) (O(T^2) at worst: ties
+ * everywhere), O(T) per type that dies or comes alive, O(nblocks) per new
+ * type and per cached gain.  Memory: the
  * T_total x T_total gain cache over all types ever created, bounded by
  * TMAP_REGROUP_GREEDY_MAX_TYPES (TMAP_ERR_UNSUPPORTED beyond: rows that are
  * nearly all distinct at large N; use block scope or Greedy-Max there).
@@ -61,6 +68,10 @@ typedef struct gr_state {
     double *gain;         /* [tcap][tcap], NAN = not computed yet */
     uint32_t *live, *live_at;
     size_t nlive;
+    /* per type: bound >= the gain of its best edge (-inf: none); exact:
+     * bound is that gain */
+    double *bound;
+    unsigned char *exact;
     tmap_regroup_rowset set;
     /* output */
     uint32_t *out;
@@ -158,8 +169,14 @@ static int grow_types(gr_state *s)
     uint32_t *live_at = realloc(s->live_at, cap * sizeof *live_at);
     if (live_at)
         s->live_at = live_at;
+    double *bound = realloc(s->bound, cap * sizeof *bound);
+    if (bound)
+        s->bound = bound;
+    unsigned char *exact = realloc(s->exact, cap * sizeof *exact);
+    if (exact)
+        s->exact = exact;
     double *gain = malloc(cap * cap * sizeof *gain);
-    if (!vec || !ids || !live || !live_at || !gain) {
+    if (!vec || !ids || !live || !live_at || !bound || !exact || !gain) {
         free(gain);
         return -1;
     }
@@ -198,6 +215,43 @@ static tmap_status find_type(gr_state *s, uint32_t *t, tmap_error *err)
     return TMAP_OK;
 }
 
+/* ---------------------------------------------------------------- bounds */
+
+/* The gain of type i's best edge, made its exact bound. */
+static void exact_row(gr_state *s, uint32_t i)
+{
+    double b = s->ids[i].n >= 2 ? type_gain(s, i, i) : -INFINITY;
+    for (size_t x = 0; x < s->nlive; x++) {
+        uint32_t j = s->live[x];
+        if (j != i && type_gain(s, i, j) > b)
+            b = type_gain(s, i, j);
+    }
+    s->bound[i] = b;
+    s->exact[i] = 1;
+}
+
+/* Type t came alive: its row exact, every other bound raised to its edge. */
+static void came_alive(gr_state *s, uint32_t t)
+{
+    for (size_t x = 0; x < s->nlive; x++) {
+        uint32_t j = s->live[x];
+        if (j != t && type_gain(s, j, t) > s->bound[j])
+            s->bound[j] = type_gain(s, j, t);
+    }
+    exact_row(s, t);
+}
+
+/* The edges of type t went away (t died): the bounds they attained are no
+ * longer known to be exact. */
+static void edges_gone(gr_state *s, uint32_t t)
+{
+    for (size_t x = 0; x < s->nlive; x++) {
+        uint32_t j = s->live[x];
+        if (s->bound[j] == type_gain(s, j, t))
+            s->exact[j] = 0;
+    }
+}
+
 /* Files group id under its type. */
 static tmap_status file_group(gr_state *s, uint32_t id, uint32_t t,
                               tmap_error *err)
@@ -205,11 +259,14 @@ static tmap_status file_group(gr_state *s, uint32_t id, uint32_t t,
     id_heap *h = &s->ids[t];
     if (heap_push(h, id))
         return tmap_fail(err, TMAP_ERR_NOMEM, "greedy: id heap");
+    s->type[id] = t;
     if (h->n == 1) {
         s->live_at[t] = (uint32_t)s->nlive;
         s->live[s->nlive++] = t;
+        came_alive(s, t);
+    } else if (h->n == 2 && type_gain(s, t, t) > s->bound[t]) {
+        s->bound[t] = type_gain(s, t, t); /* its self edge appeared */
     }
-    s->type[id] = t;
     return TMAP_OK;
 }
 
@@ -217,10 +274,13 @@ static tmap_status file_group(gr_state *s, uint32_t id, uint32_t t,
 static uint32_t unfile_lowest(gr_state *s, uint32_t t)
 {
     uint32_t id = heap_pop(&s->ids[t]);
+    if (s->ids[t].n == 1 && s->bound[t] == type_gain(s, t, t))
+        s->exact[t] = 0; /* its self edge went away */
     if (s->ids[t].n == 0) {
         uint32_t last = s->live[--s->nlive];
         s->live[s->live_at[t]] = last;
         s->live_at[last] = s->live_at[t];
+        edges_gone(s, t);
     }
     return id;
 }
@@ -241,24 +301,49 @@ static edge cross_edge(gr_state *s, uint32_t i, uint32_t j)
     return (edge){type_gain(s, i, j), a < b ? a : b, a < b ? b : a, 1};
 }
 
+/* The gain of the best edge into *g; 0 when there is no edge. */
+static int best_gain(gr_state *s, double *g)
+{
+    for (;;) {
+        uint32_t top = NONE;
+        for (size_t x = 0; x < s->nlive; x++) {
+            uint32_t i = s->live[x];
+            if (top == NONE || s->bound[i] > s->bound[top])
+                top = i;
+        }
+        if (top == NONE || s->bound[top] == -INFINITY)
+            return 0;
+        if (s->exact[top]) {
+            *g = s->bound[top];
+            return 1;
+        }
+        exact_row(s, top);
+    }
+}
+
 /* The best edge; with skip != NONE, the best edge of gain `gain` among
- * those not touching type skip. */
+ * those not touching type skip.  Either way every edge it can return has
+ * one gain, so only rows whose bound reaches it are read. */
 static edge scan(gr_state *s, uint32_t skip, double gain)
 {
     edge best = {0};
+    if (skip == NONE && !best_gain(s, &gain))
+        return best;
     for (size_t x = 0; x < s->nlive; x++) {
         uint32_t i = s->live[x];
-        if (i == skip)
+        if (i == skip || s->bound[i] < gain)
+            continue;
+        if (!s->exact[i] && (exact_row(s, i), s->bound[i] < gain))
             continue;
         edge e = self_edge(s, i);
-        if ((skip == NONE || e.gain == gain) && better(&e, &best))
+        if (e.valid && e.gain == gain && better(&e, &best))
             best = e;
-        for (size_t y = x + 1; y < s->nlive; y++) {
+        for (size_t y = 0; y < s->nlive; y++) {
             uint32_t j = s->live[y];
-            if (j == skip)
+            if (j == i || j == skip)
                 continue;
             e = cross_edge(s, i, j);
-            if ((skip == NONE || e.gain == gain) && better(&e, &best))
+            if (e.gain == gain && better(&e, &best))
                 best = e;
         }
     }
@@ -395,6 +480,8 @@ static void gr_free(gr_state *s)
     free(s->gain);
     free(s->live);
     free(s->live_at);
+    free(s->bound);
+    free(s->exact);
     free(s->scratch);
     tmap_regroup_rowset_free(&s->set);
 }
