@@ -13,6 +13,7 @@
 
 #include "threadmap/instrument.h"
 #include "common/base.h"
+#include "common/dl.h"
 #include "instrument/nvrtc.h"
 
 /* The NVRTC entry points threadmap calls, loaded by nvrtc_open. */
@@ -32,8 +33,8 @@ typedef struct nvrtc_api {
     nvrtcResult (*lowered_name)(nvrtcProgram, const char *, const char **);
 } nvrtc_api;
 
-#define F(field, name) {offsetof(nvrtc_api, field), name}
-static const struct { size_t offset; const char *name; } nvrtc_symbols[] = {
+#define F(field, name) TMAP_DL_SYM(nvrtc_api, field, name, NULL)
+static const tmap_dl_sym nvrtc_symbols[] = {
     F(error_string, "nvrtcGetErrorString"), F(version, "nvrtcVersion"),
     F(create, "nvrtcCreateProgram"), F(destroy, "nvrtcDestroyProgram"),
     F(compile, "nvrtcCompileProgram"), F(ptx_size, "nvrtcGetPTXSize"),
@@ -63,15 +64,13 @@ static tmap_status nvrtc_open(nvrtc_api *a, const char *file, tmap_error *err)
         a->lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
     if (!a->lib)
         return tmap_fail(err, TMAP_ERR_NVRTC, "%s: cannot load NVRTC (%s)", file, dlerror());
-    for (size_t i = 0; i < sizeof nvrtc_symbols / sizeof nvrtc_symbols[0]; i++) {
-        void *f = dlsym(a->lib, nvrtc_symbols[i].name);
-        if (!f) {
-            dlclose(a->lib);
-            a->lib = NULL;
-            return tmap_fail(err, TMAP_ERR_NVRTC, "%s: %s has no %s", file, names[0],
-                             nvrtc_symbols[i].name);
-        }
-        memcpy((char *)a + nvrtc_symbols[i].offset, &f, sizeof f);
+    const char *missing = tmap_dl_resolve(
+        a->lib, nvrtc_symbols, sizeof nvrtc_symbols / sizeof nvrtc_symbols[0], a);
+    if (missing) {
+        dlclose(a->lib);
+        a->lib = NULL;
+        return tmap_fail(err, TMAP_ERR_NVRTC, "%s: the NVRTC library loaded has no %s", file,
+                         missing);
     }
     return TMAP_OK;
 }

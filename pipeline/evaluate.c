@@ -561,7 +561,7 @@ static tmap_status step_gpu(ctx *x, tmap_error *err)
     x->features_dev = o.features = f;
     if (!st) st = tmap_regrouper_create(x->cuda, &l, layout ? x->target.arrays : NULL,
                                         layout ? x->target.narrays : 0, &o, &r, err);
-    if (st == TMAP_ERR_UNSUPPORTED) { /* built without nvcc: say so, go on */
+    if (st == TMAP_ERR_UNSUPPORTED) { /* built without the GPU path: say so, go on */
         snprintf(e->gpu_note, sizeof e->gpu_note, "not run: %s", err ? err->message : "no GPU path");
         st = TMAP_OK;
     } else {

@@ -9,6 +9,7 @@
 
 #include "threadmap/runtime.h"
 #include "common/base.h"
+#include "common/dl.h"
 #include "instrument/nvrtc.h"
 #include "runtime/cuda.h"
 
@@ -29,15 +30,8 @@ tmap_status tmap_cuda_check(const tmap_cuda *c, CUresult r, const char *call,
                      text ? text : "no description");
 }
 
-/* Each entry: where in the table, and the symbol names to try in order
- * (versioned names first, as cuda.h maps them). */
-typedef struct sym {
-    size_t offset;
-    const char *names[2];
-} sym;
-
-#define S(field, a, b) {offsetof(tmap_cuda_api, field), {a, b}}
-static const sym symbols[] = {
+#define S(field, a, b) TMAP_DL_SYM(tmap_cuda_api, field, a, b)
+static const tmap_dl_sym symbols[] = {
     S(init, "cuInit", NULL),
     S(driver_get_version, "cuDriverGetVersion", NULL),
     S(get_error_name, "cuGetErrorName", NULL),
@@ -78,22 +72,6 @@ static const sym symbols[] = {
 };
 #undef S
 
-static tmap_status resolve_symbols(tmap_cuda *c, tmap_error *err)
-{
-    for (size_t i = 0; i < sizeof symbols / sizeof symbols[0]; i++) {
-        void *f = NULL;
-        for (int j = 0; j < 2 && !f && symbols[i].names[j]; j++)
-            f = dlsym(c->lib, symbols[i].names[j]);
-        if (!f)
-            return tmap_fail(err, TMAP_ERR_NO_DEVICE,
-                             "libcuda has no %s: the driver is too old (CUDA 12 or newer "
-                             "is needed)",
-                             symbols[i].names[0]);
-        memcpy((char *)&c->api + symbols[i].offset, &f, sizeof f);
-    }
-    return TMAP_OK;
-}
-
 static tmap_status open_library(tmap_cuda *c, tmap_error *err)
 {
     const char *env = getenv("THREADMAP_LIBCUDA");
@@ -106,7 +84,13 @@ static tmap_status open_library(tmap_cuda *c, tmap_error *err)
                          "no CUDA driver: cannot load libcuda.so.1 (%s); this needs a "
                          "machine with an NVIDIA GPU and its driver",
                          dlerror());
-    return resolve_symbols(c, err);
+    const char *missing =
+        tmap_dl_resolve(c->lib, symbols, sizeof symbols / sizeof symbols[0], &c->api);
+    if (missing)
+        return tmap_fail(err, TMAP_ERR_NO_DEVICE,
+                         "libcuda has no %s: the driver is too old (CUDA 12 or newer is needed)",
+                         missing);
+    return TMAP_OK;
 }
 
 static tmap_status select_device(tmap_cuda *c, int ordinal, tmap_error *err)

@@ -1,14 +1,14 @@
 /*
  * gpu_classes_none.c -- value classes on the GPU where the library was
- * built without nvcc (gpu_classes.cu needs it for CUB): every call says so.
+ * built without gpu_classes.cu (runtime/gpu_none.h says why): every call says so.
  */
 #include "threadmap/runtime.h"
 #include "common/base.h"
+#include "runtime/gpu_none.h"
 
 static tmap_status none(tmap_error *err)
 {
-    return tmap_fail(err, TMAP_ERR_UNSUPPORTED, "the GPU value classes: threadmap was built "
-                     "without nvcc (rebuild with the CUDA toolkit's nvcc found by CMake)");
+    return tmap_fail(err, TMAP_ERR_UNSUPPORTED, "the GPU value classes: " TMAP_GPU_NONE_WHY);
 }
 
 tmap_status tmap_gpu_classes_create(tmap_cuda *c, size_t nthreads, tmap_gpu_classes **out,

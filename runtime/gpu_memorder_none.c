@@ -1,15 +1,14 @@
 /*
- * gpu_memorder_none.c -- the GPU builds of the ordered layouts where the
- * library was built without nvcc (gpu_memorder.cu needs it for CUB):
- * every call says so.
+ * gpu_memorder_none.c -- the GPU builds of the ordered layouts where the library was
+ * built without gpu_memorder.cu (runtime/gpu_none.h says why): every call says so.
  */
 #include "threadmap/runtime.h"
 #include "common/base.h"
+#include "runtime/gpu_none.h"
 
 static tmap_status none(const char *fn, tmap_error *err)
 {
-    return tmap_fail(err, TMAP_ERR_UNSUPPORTED, "%s: threadmap was built without nvcc (rebuild "
-                     "with the CUDA toolkit's nvcc found by CMake)", fn);
+    return tmap_fail(err, TMAP_ERR_UNSUPPORTED, "%s: " TMAP_GPU_NONE_WHY, fn);
 }
 
 tmap_status tmap_gpu_memre_relabel(uint64_t index, size_t nthreads, size_t per_thread,

@@ -1,14 +1,14 @@
 /*
- * gpu_regroup_none.c -- the GPU regroup path where the library was built
- * without nvcc (gpu_regroup.cu needs it for CUB): every call says so.
+ * gpu_regroup_none.c -- the GPU regroup path where the library was
+ * built without gpu_regroup.cu (runtime/gpu_none.h says why): every call says so.
  */
 #include "threadmap/runtime.h"
 #include "common/base.h"
+#include "runtime/gpu_none.h"
 
 static tmap_status none(tmap_error *err)
 {
-    return tmap_fail(err, TMAP_ERR_UNSUPPORTED, "the GPU regroup path: threadmap was built "
-                     "without nvcc (rebuild with the CUDA toolkit's nvcc found by CMake)");
+    return tmap_fail(err, TMAP_ERR_UNSUPPORTED, "the GPU regroup path: " TMAP_GPU_NONE_WHY);
 }
 
 tmap_status tmap_gpu_regroup_create(tmap_cuda *c, size_t nthreads, tmap_gpu_regroup **out,

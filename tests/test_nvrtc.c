@@ -52,6 +52,20 @@ static void missing_library_is_an_error(void **state)
     assert_int_equal(v, -1);
 }
 
+/* A library without NVRTC's entry points (the C library): the first one
+ * missing is named, in table order (common/dl.c). */
+static void wrong_library_is_an_error(void **state)
+{
+    assert_int_equal(setenv("THREADMAP_LIBNVRTC", "libc.so.6", 1), 0);
+    tmap_compiled c;
+    tmap_error e = {0};
+    tmap_status s = tmap_compile("__global__ void k() {}", "k.cu", NULL, &c, &e);
+    unsetenv("THREADMAP_LIBNVRTC");
+    assert_int_equal(s, TMAP_ERR_NVRTC);
+    assert_string_equal(e.message, "k.cu: the NVRTC library loaded has no nvrtcGetErrorString");
+    assert_null(c.ptx);
+}
+
 static void compiles_extern_c(void **state)
 {
     const char *src = "extern \"C\" __global__ void k(int *p) { p[threadIdx.x] = 1; }";
@@ -186,6 +200,7 @@ int main(void)
         cmocka_unit_test(reports_log_on_error),    cmocka_unit_test(rejects_unknown_kernel_name),
         cmocka_unit_test(user_options_and_includes), cmocka_unit_test(ptx_version_table),
         cmocka_unit_test(no_gpu_is_a_clear_error), cmocka_unit_test(missing_library_is_an_error),
+        cmocka_unit_test(wrong_library_is_an_error),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
