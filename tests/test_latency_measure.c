@@ -11,6 +11,7 @@
  * $TMAP_CUOBJDUMP, then /usr/local/cuda/bin, then PATH; without one, the
  * sm_90 kernels go through ptxas alone and the test shows as skipped.
  */
+#include <limits.h>
 #include <sys/wait.h>
 
 #include "latency_tables/probe.h"
@@ -248,44 +249,19 @@ static void test_ptx_text(void **state)
     free(ptx);
 }
 
-/* Every benchmark that runs on sm_75, at the short length, through ptxas. */
-static void test_ptxas_sm75(void **state)
-{
-    (void)state;
-    if (!test_have_ptxas()) {
-        print_message("[  SKIPPED ] no ptxas at %s\n", TMAP_PTXAS_DEFAULT);
-        skip();
-    }
-    size_t n = 0, done = 0;
-    const tmap_latency_probe *list = tmap_latency_probes(&n);
-    char log[8192];
-    for (size_t i = 0; i < n; i++) {
-        if (list[i].min_sm > 75) {
-            print_message("  %s needs sm_%u: not tried on sm_75\n", list[i].opcodes[0],
-                          list[i].min_sm);
-            continue;
-        }
-        char *ptx = gen_ptx(&list[i], TMAP_LATENCY_SHORT, "sm_75");
-        int rc = test_ptxas(ptx, "sm_75", log, sizeof log);
-        free(ptx);
-        if (rc != 0)
-            fail_msg("%s: ptxas -arch=sm_75: %s", list[i].opcodes[0], log);
-        done++;
-    }
-    print_message("  %zu kernels accepted by ptxas -arch=sm_75\n", done);
-}
-
-/* The kernels of every benchmark at both lengths as one module (one ptxas
- * and one disassembler run: nvdisasm alone takes seconds to start).  Kernel
- * (i, k) is named tmap_lat_III_K, and every name a benchmark declares
- * (tmap_lat, tmap_lat_const...) is renamed alike, so none collide. */
-static char *all_ptx(const tmap_latency_probe *list, size_t n, const unsigned steps[2])
+/* The kernels of every benchmark that runs on sm_<max_sm> or older, at
+ * each of the nsteps lengths, for arch, as one module (one ptxas and one
+ * disassembler run: each takes seconds to start where the page cache is
+ * cold).  Kernel (i, k) is named tmap_lat_III_K, and every name a benchmark
+ * declares (tmap_lat, tmap_lat_const...) is renamed alike, so none collide. */
+static char *all_ptx(const tmap_latency_probe *list, size_t n, const unsigned *steps, int nsteps,
+                     const char *arch, unsigned max_sm)
 {
     tmap_buf m = {0};
     char *header = NULL;
     for (size_t i = 0; i < n; i++)
-        for (int k = 0; k < 2; k++) {
-            char *ptx = gen_ptx(&list[i], steps[k], "sm_90");
+        for (int k = 0; k < nsteps && list[i].min_sm <= max_sm; k++) {
+            char *ptx = gen_ptx(&list[i], steps[k], arch);
             char *body = strstr(ptx, ".address_size 64\n");
             assert_non_null(body);
             body += strlen(".address_size 64\n");
@@ -305,6 +281,42 @@ static char *all_ptx(const tmap_latency_probe *list, size_t n, const unsigned st
     free(header);
     assert_false(m.oom);
     return m.data;
+}
+
+/* Every benchmark that runs on sm_75, at the short length, through ptxas
+ * for sm_75 as one module; where ptxas rejects it, each kernel alone, to
+ * name the first it rejects. */
+static void test_ptxas_sm75(void **state)
+{
+    (void)state;
+    if (!test_have_ptxas()) {
+        print_message("[  SKIPPED ] no ptxas at %s\n", TMAP_PTXAS_DEFAULT);
+        skip();
+    }
+    size_t n = 0, done = 0;
+    const tmap_latency_probe *list = tmap_latency_probes(&n);
+    for (size_t i = 0; i < n; i++)
+        if (list[i].min_sm > 75)
+            print_message("  %s needs sm_%u: not tried on sm_75\n", list[i].opcodes[0],
+                          list[i].min_sm);
+        else
+            done++;
+    const unsigned steps[1] = {TMAP_LATENCY_SHORT};
+    char *all = all_ptx(list, n, steps, 1, "sm_75", 75), log[8192];
+    int rc = test_ptxas(all, "sm_75", log, sizeof log);
+    free(all);
+    for (size_t i = 0; rc != 0 && i < n; i++) {
+        if (list[i].min_sm > 75)
+            continue;
+        char *ptx = gen_ptx(&list[i], TMAP_LATENCY_SHORT, "sm_75");
+        int one = test_ptxas(ptx, "sm_75", log, sizeof log);
+        free(ptx);
+        if (one != 0)
+            fail_msg("%s: ptxas -arch=sm_75: %s", list[i].opcodes[0], log);
+    }
+    if (rc != 0)
+        fail_msg("the module of every sm_75 kernel: ptxas -arch=sm_75 rejects it, each alone not");
+    print_message("  %zu kernels accepted by ptxas -arch=sm_75\n", done);
 }
 
 /* The disassembly of kernel (i, k) within all of it: from its section's
@@ -334,7 +346,7 @@ static void test_sass_not_folded(void **state)
     size_t n = 0;
     const tmap_latency_probe *list = tmap_latency_probes(&n);
     const unsigned steps[2] = {TMAP_LATENCY_SHORT, TMAP_LATENCY_LONG};
-    char *ptx = all_ptx(list, n, steps);
+    char *ptx = all_ptx(list, n, steps, 2, "sm_90", UINT_MAX);
     char *sass = sass_of(have_disasm ? &d : NULL, ptx, "the benchmarks' module");
     free(ptx);
     if (!sass) {
