@@ -12,6 +12,7 @@
  */
 #include "threadmap/model.h"
 
+#include <gsl/gsl_blas.h>
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_matrix.h>
 #include <gsl/gsl_multifit.h>
@@ -115,24 +116,26 @@ static double design_x(const design *d, size_t row, size_t j)
 
 /* ---------------------------------------------------------------- fit */
 
-/* One least-squares problem over a subset of rows, shared by all blocks. */
+/* One least-squares problem over a subset of rows, shared by all blocks:
+ * every block fits the same X (only y differs), so X is decomposed once. */
 typedef struct fit_ctx {
     const design *d;
     const size_t *rows;
     size_t n;
     size_t *cols;  /* kept coefficient columns (intercept always first) */
     size_t ncols;
-    gsl_matrix *X, *cov;
-    gsl_vector *y, *c;
-    gsl_multifit_linear_workspace *w;
+    size_t rank;   /* singular values above REGRESS_TSVD_TOL of the largest */
+    gsl_matrix *X;
+    gsl_vector *y, *t, *c;
+    gsl_multifit_linear_workspace *w; /* X's column-balanced SVD */
 } fit_ctx;
 
 static void fit_free(fit_ctx *f)
 {
     free(f->cols);
     if (f->X) gsl_matrix_free(f->X);
-    if (f->cov) gsl_matrix_free(f->cov);
     if (f->y) gsl_vector_free(f->y);
+    if (f->t) gsl_vector_free(f->t);
     if (f->c) gsl_vector_free(f->c);
     if (f->w) gsl_multifit_linear_free(f->w);
 }
@@ -168,40 +171,62 @@ static tmap_status fit_prepare(fit_ctx *f, const design *d, const size_t *rows, 
      * handler is process-wide: model.h says so to the host. */
     gsl_set_error_handler_off();
     f->X = gsl_matrix_alloc(n, f->ncols);
-    f->cov = gsl_matrix_alloc(f->ncols, f->ncols);
     f->y = gsl_vector_alloc(n);
+    f->t = gsl_vector_alloc(f->ncols);
     f->c = gsl_vector_alloc(f->ncols);
     f->w = gsl_multifit_linear_alloc(n, f->ncols);
-    if (!f->X || !f->cov || !f->y || !f->c || !f->w)
+    if (!f->X || !f->y || !f->t || !f->c || !f->w)
         return tmap_fail(err, TMAP_ERR_NOMEM, "out of memory for a %zu x %zu regression", n,
                          f->ncols);
     for (size_t i = 0; i < n; i++)
         for (size_t k = 0; k < f->ncols; k++)
             gsl_matrix_set(f->X, i, k, design_x(d, rows[i], f->cols[k]));
+    int g = gsl_multifit_linear_bsvd(f->X, f->w);
+    if (g != GSL_SUCCESS)
+        return tmap_fail(err, TMAP_ERR_NUMERIC, "the SVD of the %zu x %zu features failed: %s",
+                         n, f->ncols, gsl_strerror(g));
+    f->rank = gsl_multifit_linear_rank(REGRESS_TSVD_TOL, f->w);
     return TMAP_OK;
+}
+
+/* The truncated-SVD solution from X's decomposition (w->A = U, w->Q, w->S,
+ * the balance w->D): c = D^-1 Q_r S_r^-1 U_r^T y, r = f->rank; what
+ * gsl_multifit_linear_tsvd computes, without decomposing X again for each
+ * block.  Returns chi^2 = |y - X c|^2. */
+static double fit_solve(fit_ctx *f)
+{
+    const gsl_multifit_linear_workspace *w = f->w;
+    gsl_blas_dgemv(CblasTrans, 1.0, w->A, f->y, 0.0, f->t);
+    gsl_vector_set_zero(f->c);
+    for (size_t j = 0; j < f->rank; j++) {
+        double tj = gsl_vector_get(f->t, j) / gsl_vector_get(w->S, j);
+        for (size_t k = 0; k < f->ncols; k++)
+            *gsl_vector_ptr(f->c, k) += gsl_matrix_get(w->Q, k, j) * tj;
+    }
+    gsl_vector_div(f->c, w->D);
+    double chisq = 0;
+    const double *c = f->c->data;
+    for (size_t i = 0; i < f->n; i++) {
+        const double *x = f->X->data + i * f->X->tda;
+        double r = f->y->data[i];
+        for (size_t k = 0; k < f->ncols; k++)
+            r -= x[k] * c[k];
+        chisq += r * r;
+    }
+    return chisq;
 }
 
 /* Fits block b: coef[0..p+2) (zeros for dropped columns), R^2, RMS, rank. */
 static tmap_status fit_block(fit_ctx *f, size_t b, double *coef, double *r2, double *rms,
                              size_t *rank, tmap_error *err)
 {
-    double mean = 0, tss = 0, chisq = 0;
-    for (size_t i = 0; i < f->n; i++) {
-        double v = f->d->y[f->rows[i]][b];
-        gsl_vector_set(f->y, i, v);
-        mean += v;
-    }
+    double mean = 0, tss = 0, *y = f->y->data; /* f->y is contiguous (alloc'ed) */
+    for (size_t i = 0; i < f->n; i++)
+        mean += y[i] = f->d->y[f->rows[i]][b];
     mean /= (double)f->n;
-    for (size_t i = 0; i < f->n; i++) {
-        double e = gsl_vector_get(f->y, i) - mean;
-        tss += e * e;
-    }
-    size_t rk = 0;
-    int g = gsl_multifit_linear_tsvd(f->X, f->y, REGRESS_TSVD_TOL, f->c, f->cov, &chisq, &rk,
-                                     f->w);
-    if (g != GSL_SUCCESS)
-        return tmap_fail(err, TMAP_ERR_NUMERIC, "block %zu: least squares failed: %s", b,
-                         gsl_strerror(g));
+    for (size_t i = 0; i < f->n; i++)
+        tss += (y[i] - mean) * (y[i] - mean);
+    double chisq = fit_solve(f);
     memset(coef, 0, (f->d->p + 2) * sizeof *coef);
     for (size_t k = 0; k < f->ncols; k++) {
         coef[f->cols[k]] = gsl_vector_get(f->c, k);
@@ -213,7 +238,7 @@ static tmap_status fit_block(fit_ctx *f, size_t b, double *coef, double *r2, dou
         chisq = 0;
     *rms = sqrt(chisq / (double)f->n);
     *r2 = tss > 0 ? 1.0 - chisq / tss : 1.0;
-    *rank = rk;
+    *rank = f->rank;
     return TMAP_OK;
 }
 
