@@ -234,8 +234,6 @@ static tmap_status fit_block(fit_ctx *f, size_t b, double *coef, double *r2, dou
             return tmap_fail(err, TMAP_ERR_NUMERIC, "block %zu: coefficient %zu is not finite", b,
                              f->cols[k]);
     }
-    if (chisq < 0)
-        chisq = 0;
     *rms = sqrt(chisq / (double)f->n);
     *r2 = tss > 0 ? 1.0 - chisq / tss : 1.0;
     *rank = f->rank;
