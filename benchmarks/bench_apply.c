@@ -48,8 +48,7 @@ static uint32_t *random_perm(uint32_t n, uint64_t seed)
 
 static int fail(const tmap_error *e)
 {
-    fprintf(stderr, "bench_apply: %s\n", e->message);
-    return 1;
+    return bench_gpu_failed("bench_apply", e);
 }
 
 static int measure(tmap_cuda *c, tmap_kernel *k, double peak_gbps, uint32_t n, int narr,

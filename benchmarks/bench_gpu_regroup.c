@@ -65,8 +65,7 @@ enum { R = 10 };
 
 static int fail(const tmap_error *e)
 {
-    fprintf(stderr, "bench_gpu_regroup: %s\n", e->message);
-    return 1;
+    return bench_gpu_failed("bench_gpu_regroup", e);
 }
 
 /* Stops the timer, waits for the stream, and reads the stretch's time. */

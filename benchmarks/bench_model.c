@@ -501,10 +501,8 @@ int main(int argc, char **argv)
     char **list = bench_manifests(argc, argv, optind, TMAP_SOURCE_DIR "/benchmarks/suite", &n);
     tmap_cuda *c = NULL;
     tmap_device_info d;
-    if (tmap_cuda_open(0, &c, &err) || tmap_cuda_info(c, &d, &err)) {
-        fprintf(stderr, "bench_model: %s\n", err.message);
-        return 1;
-    }
+    if (tmap_cuda_open(0, &c, &err) || tmap_cuda_info(c, &d, &err))
+        return bench_gpu_failed("bench_model", &err);
     bench_banner(stdout, &d, "# ");
     header(reps, seed);
     tally t;
