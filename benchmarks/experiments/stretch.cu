@@ -5,8 +5,8 @@
 // issue (a stretch of 1 per issued cycle of the others); max(issue, chain)
 // would be 0.  One block per SM of 4 (k + 1) warps: warp 0 runs a chain,
 // warps 4, 8, ..., 4k (its sub-partition: benchmarks/results/subpartition.txt)
-// each issue F FADD, in 8 independent streams (always ready) or in one
-// dependent stream (ready one cycle in four), the other warps exit at once.  Chains, N steps each:
+// each issue F FADD in S independent streams (S = 8: always ready; S = 1:
+// ready one cycle in the FADD latency), the other warps exit at once.  Chains, N steps each:
 //   alu   a dependent FADD per step (waits of the FADD latency, ~4 cycles)
 //   alu4  4 dependent FADD per step, the same length in cycles as one of
 //         `mix`'s ALU parts
@@ -18,15 +18,38 @@
 // block without the chain), and
 //   share = (chain with fillers - chain alone) / (the fillers' k F FADD).
 // Medians over the SMs' blocks and 7 launches.
-//   nvcc -O3 -arch=sm_90 -o stretch benchmarks/experiments/stretch.cu && ./stretch
+// `./stretch runs`: the FADD and L2 chains against fillers of S = 1, 2, 3,
+// 4, 8 streams (k = 1, 2): the stretch against the fillers' run length.
+//   nvcc -O3 -arch=sm_90 -o stretch benchmarks/experiments/stretch.cu && ./stretch && ./stretch runs
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <vector>
 #define CK(x) do { cudaError_t e_ = (x); if (e_) { printf("%s: %s\n", #x, cudaGetErrorString(e_)); exit(1); } } while (0)
 
 enum { ALU, ALU4, L2, DRAM, MIX, NCHAIN };
 static const char *chain_name[NCHAIN] = {"alu", "alu4", "l2", "dram", "mix"};
+
+/* S independent FADD streams, n instructions in all (n / S a stream):
+ * with S at least the FADD latency the warp is ready every cycle, else it
+ * issues S and waits */
+template <int S> __device__ float streams(float x, int n)
+{
+    float a[S];
+#pragma unroll
+    for (int k = 0; k < S; k++)
+        a[k] = x + k;
+    for (int i = 0; i < n / S; i++)
+#pragma unroll
+        for (int k = 0; k < S; k++)
+            a[k] = a[k] + 0.999f;
+    float out = 0;
+#pragma unroll
+    for (int k = 0; k < S; k++)
+        out += a[k];
+    return out;
+}
 
 __device__ unsigned chase(const unsigned *next, unsigned p, int n)
 {
@@ -38,7 +61,7 @@ __device__ unsigned chase(const unsigned *next, unsigned p, int n)
 // cycles[block * 2 + 0]: the chain warp's cycles (0 if none); [.. + 1]: the
 // longest filler's
 __global__ void probe(const unsigned *next, unsigned mask, int chain, int n, int fill,
-                      int dep, float *sink, long long *cycles)
+                      int width, float *sink, long long *cycles)
 {
     int w = threadIdx.x / 32, lane = threadIdx.x % 32;
     bool chainer = w == 0 && chain >= 0, filler = w > 0 && w % 4 == 0;
@@ -65,22 +88,14 @@ __global__ void probe(const unsigned *next, unsigned mask, int chain, int n, int
             }
         }
         out = x + p;
-    } else if (dep) { /* one dependent stream: ready one cycle in the FADD latency */
-        float a = lane;
-        for (int i = 0; i < fill; i++)
-            a = a + 0.999f;
-        out = a;
     } else {
-        float a[8];
-#pragma unroll
-        for (int k = 0; k < 8; k++)
-            a[k] = lane + k;
-        for (int i = 0; i < fill / 8; i++)
-#pragma unroll
-            for (int k = 0; k < 8; k++)
-                a[k] = a[k] + 0.999f;
-        for (int k = 0; k < 8; k++)
-            out += a[k];
+        switch (width) {
+        case 1: out = streams<1>(lane, fill); break;
+        case 2: out = streams<2>(lane, fill); break;
+        case 3: out = streams<3>(lane, fill); break;
+        case 4: out = streams<4>(lane, fill); break;
+        default: out = streams<8>(lane, fill); break;
+        }
     }
     long long dt = clock64() - t0;
     if (lane == 0)
@@ -102,13 +117,13 @@ __global__ void cycle(unsigned *next, unsigned len)
 }
 
 static times run(const unsigned *next, unsigned mask, int chain, int n, int k, int fill,
-                 int dep, float *sink, long long *cyc, int sms)
+                 int width, float *sink, long long *cyc, int sms)
 {
     std::vector<double> tc, tf;
     std::vector<long long> h(2 * sms);
     for (int r = -2; r < 7; r++) {
         CK(cudaMemset(cyc, 0, 2 * sms * sizeof(long long)));
-        probe<<<sms, 32 * 4 * (k + 1)>>>(next, mask, chain, n, fill, dep, sink, cyc);
+        probe<<<sms, 32 * 4 * (k + 1)>>>(next, mask, chain, n, fill, width, sink, cyc);
         CK(cudaGetLastError());
         CK(cudaMemcpy(h.data(), cyc, h.size() * sizeof(long long), cudaMemcpyDeviceToHost));
         if (r < 0)
@@ -123,8 +138,9 @@ static times run(const unsigned *next, unsigned mask, int chain, int n, int k, i
     return {tc[3], tf[3]};
 }
 
-int main()
+int main(int argc, char **argv)
 {
+    bool runs = argc > 1 && !strcmp(argv[1], "runs");
     cudaDeviceProp prop;
     CK(cudaGetDeviceProperties(&prop, 0));
     int sms = prop.multiProcessorCount, clk = 0;
@@ -144,24 +160,31 @@ int main()
     CK(cudaMalloc(&cyc, 2 * sms * sizeof(long long)));
     printf("# share = (chain_with - chain_alone) / fill_instr: of the fillers' issued instructions\n"
            "# (k x fill FADD, loop overhead not counted), the part that lengthens the chain (the SM\n"
-           "# model: 1; max(issue, chain): 0).  fillers ilp: 8 independent FADD streams a warp (always\n"
-           "# ready); dep: one dependent stream (ready one cycle in the FADD latency)\n");
-    printf("# chain      n fillers k  chain_alone  fill_alone  fill_instr  chain_with   share   (cycles: medians over SMs, 7 launches)\n");
+           "# model: 1; max(issue, chain): 0).  fillers: S independent FADD streams a warp (S >= the\n"
+           "# FADD latency: ready every cycle; S = 1: ready one cycle in the latency)\n");
+    printf("# chain      n  S  k  chain_alone  fill_alone  fill_instr  chain_with   share   (cycles: medians over SMs, 7 launches)\n");
+    static const int widths_all[] = {8, 1}, widths_runs[] = {1, 2, 3, 4, 8};
+    const int *widths = runs ? widths_runs : widths_all;
+    int nwidths = runs ? 5 : 2;
     for (int c = 0; c < NCHAIN; c++) {
+        if (runs && c != ALU && c != L2)
+            continue;
         int n = c == ALU ? 40000 : c == ALU4 ? 10000 : c == MIX ? 400 : c == L2 ? 300 : 200;
         const unsigned *next = c == DRAM ? nbig : nsmall;
         unsigned mask = (c == DRAM ? big : small) - 1;
-        double alone = run(next, mask, c, n, 0, 0, 0, sink, cyc, sms).chain;
-        for (int dep = 0; dep < 2; dep++)
+        double alone = run(next, mask, c, n, 0, 0, 8, sink, cyc, sms).chain;
+        for (int wi = 0; wi < nwidths; wi++)
             for (int k = 1; k <= 4; k++) {
-                /* the fillers' instructions about 60% of the chain's time alone (ilp) or
-                 * their time about 60% of it (dep, 4 cycles an instruction) */
-                int fill = (int)(0.6 * alone / k / (dep ? 4 : 1)) / 8 * 8;
-                double fa = run(next, mask, -1, n, k, fill, dep, sink, cyc, sms).fill;
-                times both = run(next, mask, c, n, k, fill, dep, sink, cyc, sms);
-                printf("%-6s %6d %-7s %d  %11.0f %11.0f %11d %11.0f  %6.3f\n", chain_name[c], n,
-                       dep ? "dep" : "ilp", k, alone, fa, k * fill, both.chain,
-                       (both.chain - alone) / (k * fill));
+                int S = widths[wi];
+                if (runs && k != 1 && k != 2)
+                    continue;
+                /* the fillers' time alone about 60% of the chain's (an instruction a
+                 * cycle at S >= 4, S in the FADD latency's 4 below) */
+                int fill = (int)(0.6 * alone / k * (S < 4 ? S / 4.0 : 1)) / 24 * 24;
+                double fa = run(next, mask, -1, n, k, fill, S, sink, cyc, sms).fill;
+                times both = run(next, mask, c, n, k, fill, S, sink, cyc, sms);
+                printf("%-6s %6d  %d  %d  %11.0f %11.0f %11d %11.0f  %6.3f\n", chain_name[c], n, S, k,
+                       alone, fa, k * fill, both.chain, (both.chain - alone) / (k * fill));
             }
     }
     return 0;
