@@ -20,7 +20,11 @@
 // Medians over the SMs' blocks and 7 launches.
 // `./stretch runs`: the FADD and L2 chains against fillers of S = 1, 2, 3,
 // 4, 8 streams (k = 1, 2): the stretch against the fillers' run length.
+// `./stretch young`: the FADD and L2 chains on the block's last warp of the
+// sub-partition instead of its first, the fillers before it (the
+// scheduler's oldest-first choice, if warp order is age).
 //   nvcc -O3 -arch=sm_90 -o stretch benchmarks/experiments/stretch.cu && ./stretch && ./stretch runs
+//   ./stretch young
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -61,10 +65,11 @@ __device__ unsigned chase(const unsigned *next, unsigned p, int n)
 // cycles[block * 2 + 0]: the chain warp's cycles (0 if none); [.. + 1]: the
 // longest filler's
 __global__ void probe(const unsigned *next, unsigned mask, int chain, int n, int fill,
-                      int width, float *sink, long long *cycles)
+                      int width, int young, float *sink, long long *cycles)
 {
     int w = threadIdx.x / 32, lane = threadIdx.x % 32;
-    bool chainer = w == 0 && chain >= 0, filler = w > 0 && w % 4 == 0;
+    int cw = young ? (int)blockDim.x / 32 - 4 : 0; /* the chain's warp: the first or the last */
+    bool chainer = w == cw && chain >= 0, filler = w != cw && w % 4 == 0;
     if (!chainer && !filler)
         return;
     __syncwarp();
@@ -117,13 +122,13 @@ __global__ void cycle(unsigned *next, unsigned len)
 }
 
 static times run(const unsigned *next, unsigned mask, int chain, int n, int k, int fill,
-                 int width, float *sink, long long *cyc, int sms)
+                 int width, int young, float *sink, long long *cyc, int sms)
 {
     std::vector<double> tc, tf;
     std::vector<long long> h(2 * sms);
     for (int r = -2; r < 7; r++) {
         CK(cudaMemset(cyc, 0, 2 * sms * sizeof(long long)));
-        probe<<<sms, 32 * 4 * (k + 1)>>>(next, mask, chain, n, fill, width, sink, cyc);
+        probe<<<sms, 32 * 4 * (k + 1)>>>(next, mask, chain, n, fill, width, young, sink, cyc);
         CK(cudaGetLastError());
         CK(cudaMemcpy(h.data(), cyc, h.size() * sizeof(long long), cudaMemcpyDeviceToHost));
         if (r < 0)
@@ -141,6 +146,7 @@ static times run(const unsigned *next, unsigned mask, int chain, int n, int k, i
 int main(int argc, char **argv)
 {
     bool runs = argc > 1 && !strcmp(argv[1], "runs");
+    int young = argc > 1 && !strcmp(argv[1], "young");
     cudaDeviceProp prop;
     CK(cudaGetDeviceProperties(&prop, 0));
     int sms = prop.multiProcessorCount, clk = 0;
@@ -166,13 +172,16 @@ int main(int argc, char **argv)
     static const int widths_all[] = {8, 1}, widths_runs[] = {1, 2, 3, 4, 8};
     const int *widths = runs ? widths_runs : widths_all;
     int nwidths = runs ? 5 : 2;
+    if (young)
+        printf("# young: the chain runs on the block's last warp of its sub-partition, the fillers\n"
+               "# on the warps before it\n");
     for (int c = 0; c < NCHAIN; c++) {
-        if (runs && c != ALU && c != L2)
+        if ((runs || young) && c != ALU && c != L2)
             continue;
         int n = c == ALU ? 40000 : c == ALU4 ? 10000 : c == MIX ? 400 : c == L2 ? 300 : 200;
         const unsigned *next = c == DRAM ? nbig : nsmall;
         unsigned mask = (c == DRAM ? big : small) - 1;
-        double alone = run(next, mask, c, n, 0, 0, 8, sink, cyc, sms).chain;
+        double alone = run(next, mask, c, n, 0, 0, 8, young, sink, cyc, sms).chain;
         for (int wi = 0; wi < nwidths; wi++)
             for (int k = 1; k <= 4; k++) {
                 int S = widths[wi];
@@ -181,8 +190,8 @@ int main(int argc, char **argv)
                 /* the fillers' time alone about 60% of the chain's (an instruction a
                  * cycle at S >= 4, S in the FADD latency's 4 below) */
                 int fill = (int)(0.6 * alone / k * (S < 4 ? S / 4.0 : 1)) / 24 * 24;
-                double fa = run(next, mask, -1, n, k, fill, S, sink, cyc, sms).fill;
-                times both = run(next, mask, c, n, k, fill, S, sink, cyc, sms);
+                double fa = run(next, mask, -1, n, k, fill, S, young, sink, cyc, sms).fill;
+                times both = run(next, mask, c, n, k, fill, S, young, sink, cyc, sms);
                 printf("%-6s %6d  %d  %d  %11.0f %11.0f %11d %11.0f  %6.3f\n", chain_name[c], n, S, k,
                        alone, fa, k * fill, both.chain, (both.chain - alone) / (k * fill));
             }
