@@ -6,7 +6,8 @@
 // sub-partition), to hold the SM model's chain of its hot loop (docs/model.md,
 // "Issue and chains on a sub-partition") against the measured one, and to see
 // how co-scheduled copies of the same chain stretch it (the model adds their
-// issue; max(issue, chain) would not).  Kernel time by CUDA events, median of
+// issue; max(issue, chain) would not); then the same with one long lane a
+// warp and the other 31 short (`lone`), as the original order's warps run.  Kernel time by CUDA events, median of
 // 5 launches after one warm-up; cycles = time x the SM clock.
 //   nvcc -O3 -arch=sm_90 -o sw_warps benchmarks/experiments/sw_warps.cu && ./sw_warps
 #include <algorithm>
@@ -55,8 +56,18 @@ int main()
     struct cfg { int w, blocks, threads; } cfgs[] = {
         {0, 1, 32}, {1, sms, 32}, {4, sms, 128}, {8, 2 * sms, 128}, {16, 4 * sms, 128},
         {32, 8 * sms, 128}, {64, 16 * sms, 128}};
+    for (int lone = 0; lone < 2; lone++)
     for (const cfg &c : cfgs) {
         int n = c.blocks * c.threads;
+        if (lone && c.w > 16)
+            continue;
+        /* lone: lane 0 of every warp L long, the other 31 lanes 16 (as the
+         * original order's warps are: one long sequence, the rest done early) */
+        for (int t = 0; t < maxthreads; t++)
+            len[t] = lone && t % 32 ? 16 : L;
+        CK(cudaMemcpy(dlen, len.data(), maxthreads * 4, cudaMemcpyHostToDevice));
+        if (lone && c.w == 0)
+            printf("# lone: lane 0 of each warp %d residues long, lanes 1-31 16 long\n", L);
         std::vector<float> t;
         for (int r = -1; r < 5; r++) {
             CK(cudaEventRecord(e0));
