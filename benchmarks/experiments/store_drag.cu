@@ -17,7 +17,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
-#define CK(x) do { cudaError_t e_ = (x); if (e_) { printf("%s: %s\n", #x, cudaGetErrorString(e_)); exit(1); } } while (0)
+#include "probe_common.cuh"
 
 enum { L1, ALU };
 enum { SLOTS = 32 }; /* a storing warp's buffer in 16-byte slots a lane: 16 KB a warp, the size of sw's rows */
@@ -76,12 +76,8 @@ __global__ void cycle(unsigned *next, unsigned len)
 
 int main()
 {
-    cudaDeviceProp prop;
-    CK(cudaGetDeviceProperties(&prop, 0));
-    int sms = prop.multiProcessorCount, clk = 0;
-    CK(cudaDeviceGetAttribute(&clk, cudaDevAttrClockRate, 0));
-    printf("# device: %s (sm_%d%d), %d SMs, SM clock %d MHz\n", prop.name, prop.major, prop.minor,
-           sms, clk / 1000);
+    int sms = 0, clk = 0;
+    probe_banner(&sms, &clk);
     unsigned *tiny;
     CK(cudaMalloc(&tiny, 1024 * sizeof(unsigned)));
     cycle<<<4, 256>>>(tiny, 1024);

@@ -30,7 +30,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <vector>
-#define CK(x) do { cudaError_t e_ = (x); if (e_) { printf("%s: %s\n", #x, cudaGetErrorString(e_)); exit(1); } } while (0)
+#include "probe_common.cuh"
 
 enum { ALU, ALU4, L2, DRAM, MIX, NCHAIN };
 static const char *chain_name[NCHAIN] = {"alu", "alu4", "l2", "dram", "mix"};
@@ -147,12 +147,8 @@ int main(int argc, char **argv)
 {
     bool runs = argc > 1 && !strcmp(argv[1], "runs");
     int young = argc > 1 && !strcmp(argv[1], "young");
-    cudaDeviceProp prop;
-    CK(cudaGetDeviceProperties(&prop, 0));
-    int sms = prop.multiProcessorCount, clk = 0;
-    CK(cudaDeviceGetAttribute(&clk, cudaDevAttrClockRate, 0));
-    printf("# device: %s (sm_%d%d), %d SMs, SM clock %d MHz\n", prop.name, prop.major, prop.minor,
-           sms, clk / 1000);
+    int sms = 0, clk = 0;
+    probe_banner(&sms, &clk);
     const unsigned big = 1u << 28, small = 1u << 20; /* 1 GiB and 4 MiB of words */
     unsigned *nbig, *nsmall;
     CK(cudaMalloc(&nbig, (size_t)big * sizeof(unsigned)));

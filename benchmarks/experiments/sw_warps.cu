@@ -14,17 +14,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
+#include "probe_common.cuh"
 #include "../suite/smith_waterman.cu"
-#define CK(x) do { cudaError_t e_ = (x); if (e_) { printf("%s: %s\n", #x, cudaGetErrorString(e_)); exit(1); } } while (0)
 
 int main()
 {
-    cudaDeviceProp prop;
-    CK(cudaGetDeviceProperties(&prop, 0));
-    int sms = prop.multiProcessorCount, clk = 0;
-    CK(cudaDeviceGetAttribute(&clk, cudaDevAttrClockRate, 0));
-    printf("# device: %s (sm_%d%d), %d SMs, SM clock %d MHz\n", prop.name, prop.major, prop.minor,
-           sms, clk / 1000);
+    int sms = 0, clk = 0;
+    probe_banner(&sms, &clk);
     const int L = 1024, q = 64, resmask = (1 << 20) - 1;
     const int maxthreads = sms * 64 * 32; /* 64 warps an SM at most */
     std::vector<int> start(maxthreads), len(maxthreads, L);
