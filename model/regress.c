@@ -12,6 +12,8 @@
  */
 #include "threadmap/model.h"
 
+#include <assert.h>
+
 #include <gsl/gsl_blas.h>
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_matrix.h>
@@ -192,27 +194,21 @@ static tmap_status fit_prepare(fit_ctx *f, const design *d, const size_t *rows, 
 /* The truncated-SVD solution from X's decomposition (w->A = U, w->Q, w->S,
  * the balance w->D): c = D^-1 Q_r S_r^-1 U_r^T y, r = f->rank; what
  * gsl_multifit_linear_tsvd computes, without decomposing X again for each
- * block.  Returns chi^2 = |y - X c|^2. */
+ * block.  Returns chi^2 = |y - X c|^2 and leaves y - X c in f->y. */
 static double fit_solve(fit_ctx *f)
 {
     const gsl_multifit_linear_workspace *w = f->w;
+    assert(f->rank > 0); /* the intercept's column is all ones */
+    gsl_vector_view t = gsl_vector_subvector(f->t, 0, f->rank);
+    gsl_vector_const_view s = gsl_vector_const_subvector(w->S, 0, f->rank);
+    gsl_matrix_const_view q = gsl_matrix_const_submatrix(w->Q, 0, 0, f->ncols, f->rank);
     gsl_blas_dgemv(CblasTrans, 1.0, w->A, f->y, 0.0, f->t);
-    gsl_vector_set_zero(f->c);
-    for (size_t j = 0; j < f->rank; j++) {
-        double tj = gsl_vector_get(f->t, j) / gsl_vector_get(w->S, j);
-        for (size_t k = 0; k < f->ncols; k++)
-            *gsl_vector_ptr(f->c, k) += gsl_matrix_get(w->Q, k, j) * tj;
-    }
+    gsl_vector_div(&t.vector, &s.vector);
+    gsl_blas_dgemv(CblasNoTrans, 1.0, &q.matrix, &t.vector, 0.0, f->c);
     gsl_vector_div(f->c, w->D);
-    double chisq = 0;
-    const double *c = f->c->data;
-    for (size_t i = 0; i < f->n; i++) {
-        const double *x = f->X->data + i * f->X->tda;
-        double r = f->y->data[i];
-        for (size_t k = 0; k < f->ncols; k++)
-            r -= x[k] * c[k];
-        chisq += r * r;
-    }
+    gsl_blas_dgemv(CblasNoTrans, -1.0, f->X, f->c, 1.0, f->y);
+    double chisq;
+    gsl_blas_ddot(f->y, f->y, &chisq);
     return chisq;
 }
 
