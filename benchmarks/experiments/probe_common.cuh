@@ -1,6 +1,6 @@
 // probe_common.cuh -- what the small probes share (stretch.cu, sw_warps.cu,
-// store_drag.cu; not built by CMake): the error check and the device banner
-// every result carries.
+// store_drag.cu, walk_unit.cu; not built by CMake): the error check and the
+// device banner every result carries.
 #pragma once
 #include <cstdio>
 #include <cstdlib>
