@@ -28,7 +28,8 @@
 #include "common/base.h"
 
 #define PRED_MAGIC "threadmap-predictor"
-#define PRED_VERSION 1
+#define PRED_VERSION 2 /* 2: the noise lines; 1 is read too */
+#define PRED_NOISE (3 * TMAP_NOISE_BINS + 1) /* a noise line: edges, means, deviations, cap, rho */
 
 static uint64_t pred_fnv(const char *s, size_t n)
 {
@@ -74,9 +75,10 @@ tmap_status tmap_predictor_save(const char *path, const tmap_predictor *p,
         return s;
     tmap_buf buf = {0};
     locale_t old = tmap_locale_c();
+    int noise = p->noise.nblocks == p->nblocks && p->nblocks;
     tmap_buf_printf(&buf, PRED_MAGIC "\nversion %d\nkernel %s\ncfg_hash %016" PRIx64
                           "\nnblocks %zu\nnfeatures %zu\n",
-                    PRED_VERSION, p->kernel, p->cfg_hash, p->nblocks, p->nfeatures);
+                    noise ? PRED_VERSION : 1, p->kernel, p->cfg_hash, p->nblocks, p->nfeatures);
     for (size_t i = 0; i < p->nfeatures; i++)
         tmap_buf_printf(&buf, "feature %zu %s\n", i, p->feature_names[i]);
     for (size_t b = 0; b < p->nblocks; b++)
@@ -90,6 +92,17 @@ tmap_status tmap_predictor_save(const char *path, const tmap_predictor *p,
     }
     for (size_t b = 0; b < p->nblocks; b++)
         tmap_buf_printf(&buf, "fit %zu %.17g %.17g %zu\n", b, p->r2[b], p->rms[b], p->rank[b]);
+    for (size_t b = 0; noise && b < p->nblocks; b++) {
+        const double *e = p->noise.edge + b * (TMAP_NOISE_BINS - 1);
+        tmap_buf_printf(&buf, "noise %zu", b);
+        for (size_t k = 0; k < TMAP_NOISE_BINS - 1; k++)
+            tmap_buf_printf(&buf, " %.17g", e[k]);
+        for (size_t k = 0; k < TMAP_NOISE_BINS; k++)
+            tmap_buf_printf(&buf, " %.17g", p->noise.mean[b * TMAP_NOISE_BINS + k]);
+        for (size_t k = 0; k < TMAP_NOISE_BINS; k++)
+            tmap_buf_printf(&buf, " %.17g", p->noise.sd[b * TMAP_NOISE_BINS + k]);
+        tmap_buf_printf(&buf, " %.17g %.17g\n", p->noise.cap[b], p->noise.rho[b]);
+    }
     if (!buf.oom)
         tmap_buf_printf(&buf, "checksum %016" PRIx64 "\n", pred_fnv(buf.data, buf.len));
     tmap_locale_restore(old);
@@ -112,6 +125,7 @@ typedef struct pred_reader {
     size_t ntok;
     char **big;      /* tokens of a long line (coef), malloc'ed */
     size_t bigcap;
+    size_t version;
 } pred_reader;
 
 /* Reads the next line and splits it at single spaces into tokens. */
@@ -235,9 +249,10 @@ static tmap_status pred_header(pred_reader *r, tmap_predictor *p, tmap_error *er
         return tmap_fail(err, TMAP_ERR_FORMAT, "%s: not a threadmap predictor file", r->path);
     if ((s = pred_next(r, "version", 2, err)) || (s = pred_size(r, r->big[1], &ver, err)))
         return s;
-    if (ver != PRED_VERSION)
+    if (ver < 1 || ver > PRED_VERSION)
         return tmap_fail(err, TMAP_ERR_FORMAT, "%s:%u: predictor format version %zu (this build "
-                         "reads %d)", r->path, r->line, ver, PRED_VERSION);
+                         "reads 1 to %d)", r->path, r->line, ver, PRED_VERSION);
+    r->version = ver;
     if ((s = pred_next(r, "kernel", 2, err)))
         return s;
     if (!(p->kernel = strdup(r->big[1])))
@@ -257,6 +272,35 @@ static tmap_status pred_header(pred_reader *r, tmap_predictor *p, tmap_error *er
         return tmap_fail(err, TMAP_ERR_FORMAT, "%s:%u: %zu features is implausible", r->path,
                          r->line, p->nfeatures);
     return TMAP_OK;
+}
+
+/* The noise lines (version 2): per block the bins' edges (ascending), the
+ * residuals' means, their deviations (>= 0), the cap (>= 0) and rho (in
+ * [0, 1]), all finite. */
+static tmap_status pred_noise(pred_reader *r, tmap_predictor *p, tmap_error *err)
+{
+    size_t B = p->nblocks, N = TMAP_NOISE_BINS;
+    double *v = malloc((B ? B * PRED_NOISE : 1) * sizeof *v);
+    tmap_status s = v ? tmap_noise_create(&p->noise, B, err)
+                      : tmap_fail(err, TMAP_ERR_NOMEM, "%s: out of memory", r->path);
+    if (!s)
+        s = pred_rows(r, "noise", B, PRED_NOISE, v, err);
+    for (size_t b = 0; !s && b < B; b++) {
+        const double *x = v + b * PRED_NOISE;
+        for (size_t k = 0; !s && k < PRED_NOISE; k++)
+            if (!isfinite(x[k]) || (k >= 2 * N - 1 && x[k] < 0) ||
+                (k > 0 && k < N - 1 && x[k] < x[k - 1]) || (k == 3 * N && x[k] > 1))
+                s = tmap_fail(err, TMAP_ERR_FORMAT, "%s: noise %zu: value %zu (%g) is not finite, "
+                              "an edge below the last, a negative deviation or cap, or a rho "
+                              "outside [0, 1]", r->path, b, k, x[k]);
+        memcpy(p->noise.edge + b * (N - 1), x, (N - 1) * sizeof *x);
+        memcpy(p->noise.mean + b * N, x + N - 1, N * sizeof *x);
+        memcpy(p->noise.sd + b * N, x + 2 * N - 1, N * sizeof *x);
+        p->noise.cap[b] = x[3 * N - 1];
+        p->noise.rho[b] = x[3 * N];
+    }
+    free(v);
+    return s;
 }
 
 /* Parses everything after the checksum was verified. */
@@ -289,6 +333,8 @@ static tmap_status pred_body(pred_reader *r, tmap_predictor *p, tmap_error *err)
         s = pred_rows(r, "coef", B, P, p->coef, err);
     if (!s)
         s = pred_rows(r, "fit", B, 3, fit, err);
+    if (!s && r->version >= 2)
+        s = pred_noise(r, p, err);
     for (size_t b = 0; !s && b < B; b++) {
         double rank = fit[3 * b + 2];
         if (!(rank >= 0 && rank <= (double)P && rank == floor(rank)))

@@ -268,6 +268,46 @@ static char **regress_names(const char *const *names, size_t n, const char *pref
     return v;
 }
 
+/* The rounded, clamped prediction of eq. 1 for one thread. */
+static uint32_t regress_predict_one(const double *coef, size_t p, const double *feat,
+                                    double tid)
+{
+    double v = coef[0] + coef[p + 1] * tid;
+    for (size_t j = 0; j < p; j++)
+        v += coef[j + 1] * feat[j];
+    v = floor(v + 0.5);
+    if (!(v > 0))
+        return 0; /* negative, zero or NaN */
+    return v >= 4294967295.0 ? UINT32_MAX : (uint32_t)v;
+}
+
+/* The noise of every block (tmap_noise_fit) on the training rows. */
+static tmap_status regress_noise(const design *d, const double *coef, tmap_bbv_noise *nz,
+                                 tmap_error *err)
+{
+    size_t B = d->nblocks, P = d->p + 2, n = d->nrows;
+    double *pred = malloc((n ? n : 1) * sizeof *pred), *truth = malloc((n ? n : 1) * sizeof *truth);
+    uint64_t *key = malloc((n ? n : 1) * sizeof *key);
+    tmap_status s = pred && truth && key
+                        ? tmap_noise_create(nz, B, err)
+                        : tmap_fail(err, TMAP_ERR_NOMEM, "out of memory for the residuals");
+    for (size_t i = 0; !s && i < n; i++)
+        key[i] = tmap_noise_key(d->feat[i], d->p);
+    for (size_t b = 0; !s && b < B; b++) {
+        for (size_t i = 0; i < n; i++) {
+            pred[i] = regress_predict_one(coef + b * P, d->p, d->feat[i], d->tid[i]);
+            truth[i] = d->y[i][b];
+        }
+        s = tmap_noise_fit(pred, truth, key, n, nz->edge + b * (TMAP_NOISE_BINS - 1),
+                           nz->mean + b * TMAP_NOISE_BINS, nz->sd + b * TMAP_NOISE_BINS,
+                           nz->cap + b, nz->rho + b, err);
+    }
+    free(pred);
+    free(truth);
+    free(key);
+    return s;
+}
+
 void tmap_predictor_free(tmap_predictor *p)
 {
     if (!p)
@@ -279,6 +319,7 @@ void tmap_predictor_free(tmap_predictor *p)
     free(p->r2);
     free(p->rms);
     free(p->rank);
+    tmap_noise_free(&p->noise);
     memset(p, 0, sizeof *p);
 }
 
@@ -315,6 +356,8 @@ tmap_status tmap_regress_fit(const tmap_regress_run *runs, size_t nruns,
         rows[i] = i;
     if (!s)
         s = fit_rows(&d, rows, d.nrows, p.coef, p.r2, p.rms, p.rank, err);
+    if (!s)
+        s = regress_noise(&d, p.coef, &p.noise, err);
     p.cfg_hash = tmap_cfg_hash(B, (const char *const *)p.block_names);
     free(rows);
     design_free(&d);
@@ -324,19 +367,6 @@ tmap_status tmap_regress_fit(const tmap_regress_run *runs, size_t nruns,
     }
     *out = p;
     return TMAP_OK;
-}
-
-/* The rounded, clamped prediction of eq. 1 for one thread. */
-static uint32_t regress_predict_one(const double *coef, size_t p, const double *feat,
-                                    double tid)
-{
-    double v = coef[0] + coef[p + 1] * tid;
-    for (size_t j = 0; j < p; j++)
-        v += coef[j + 1] * feat[j];
-    v = floor(v + 0.5);
-    if (!(v > 0))
-        return 0; /* negative, zero or NaN */
-    return v >= 4294967295.0 ? UINT32_MAX : (uint32_t)v;
 }
 
 tmap_status tmap_predict(const tmap_predictor *p, const double *features,

@@ -862,6 +862,8 @@ tmap_status tmap_sm_model_time(const tmap_sm_model *s, const tmap_bbv *bbv, cons
                          s->nblocks, bbv->nblocks);
     tmap_warp_counts w;
     st = tmap_warp_counts_make(bbv, perm, s->block_size, &w, err);
+    if (!st && s->noise)
+        st = tmap_noise_warp_counts(s->noise, bbv, s->noise_key, perm, &w, err);
     if (!st)
         st = tmap_sm_time(&w, s->blocks, &s->params, cycles, err);
     tmap_warp_counts_free(&w);

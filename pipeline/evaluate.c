@@ -90,6 +90,12 @@ static tmap_status predicted_bbv(ctx *x, tmap_error *err)
         st = tmap_fail(err, TMAP_ERR_INVALID, "%s has %zu features, the manifest %zu",
                        x->o->model_path, p->nfeatures, q);
     if (!st) st = tmap_predict(p, x->features, n, &e->bbv, err);
+    if (!st && !(e->noise_key = malloc((n ? n : 1) * sizeof *e->noise_key)))
+        st = tmap_fail(err, TMAP_ERR_NOMEM, "out of memory for %zu feature keys", n);
+    for (size_t t = 0; !st && t < n; t++)
+        e->noise_key[t] = tmap_noise_key(x->features + t * q, q);
+    if (!st) /* the model's: what the predictions leave out (tmap_noise_warp_counts) */
+        e->noise = p->noise, memset(&p->noise, 0, sizeof p->noise);
     snprintf(e->origin, sizeof e->origin, "predicted by %s from the input's features (seed %llu)",
              x->o->model_path, (unsigned long long)x->o->seed);
     free(names);
@@ -295,6 +301,8 @@ static tmap_status sm_model(ctx *x, size_t tpb, tmap_error *err)
         st = tmap_sm_model_make(t, mod, e->entry, e->cfg, sass, (size_t)e->device.sms,
                                 (size_t)e->stats.blocks_per_sm, tpb,
                                 e->mechanism == TMAP_MECH_REDIRECT, &e->sm, err);
+    if (!st && e->noise.nblocks)
+        e->sm.noise = &e->noise, e->sm.noise_key = e->noise_key;
     free(sass);
     tmap_lat_free(t);
     tmap_ptx_free(mod);
@@ -627,5 +635,7 @@ void tmap_eval_free(tmap_eval *e)
     tmap_bbv_free(&e->bbv);
     tmap_plan_free(&e->plan);
     tmap_sm_model_free(&e->sm);
+    tmap_noise_free(&e->noise);
+    free(e->noise_key);
     memset(e, 0, sizeof *e);
 }

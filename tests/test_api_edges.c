@@ -359,7 +359,7 @@ static void test_comma_locale(void **state)
     char *kb[] = {"k/b0"}, *fn[] = {"f0"};
     double coef[3] = {0.25, -1.5, 1e-3}, r2 = 0.5, rms = 0.125;
     size_t rank = 3;
-    tmap_predictor p = {"k", 0, 1, kb, 1, fn, coef, &r2, &rms, &rank}, back;
+    tmap_predictor p = {"k", 0, 1, kb, 1, fn, coef, &r2, &rms, &rank, {0}}, back;
     p.cfg_hash = tmap_cfg_hash(1, (const char *const *)kb);
     const char *path = TMAP_BINARY_DIR "/comma.model";
     assert_int_equal(tmap_predictor_save(path, &p, &e), TMAP_OK);

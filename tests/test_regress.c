@@ -188,6 +188,13 @@ static void test_predictor_file(void **state)
     assert_memory_equal(back.r2, pr.r2, B * sizeof(double));
     assert_string_equal(back.feature_names[1], "flag");
     assert_string_equal(back.block_names[2], "k/$L__BB0_2");
+    /* the residuals by predicted value, exactly (version 2) */
+    assert_int_equal(back.noise.nblocks, B);
+    assert_memory_equal(back.noise.edge, pr.noise.edge, B * (TMAP_NOISE_BINS - 1) * sizeof(double));
+    assert_memory_equal(back.noise.mean, pr.noise.mean, B * TMAP_NOISE_BINS * sizeof(double));
+    assert_memory_equal(back.noise.sd, pr.noise.sd, B * TMAP_NOISE_BINS * sizeof(double));
+    assert_memory_equal(back.noise.cap, pr.noise.cap, B * sizeof(double));
+    assert_memory_equal(back.noise.rho, pr.noise.rho, B * sizeof(double));
     tmap_predictor_free(&back);
     /* Another kernel, another block count, another CFG. */
     assert_int_equal(tmap_predictor_load(path, "other", 0, NULL, &back, &err), TMAP_ERR_INVALID);
@@ -344,6 +351,50 @@ static void test_predictor_rank(void **state)
     free(text);
 }
 
+/* A version-1 file (no noise lines) still loads, without noise; a noise
+ * line with a negative deviation or edges out of order is refused. */
+static void test_predictor_noise_lines(void **state)
+{
+    (void)state;
+    tmap_predictor pr, back;
+    fit(&pr);
+    tmap_error err = {0};
+    char *text;
+    size_t len;
+    assert_int_equal(pr.noise.nblocks, B);
+    assert_int_equal(tmap_predictor_save(DIR "k.predictor", &pr, &err), TMAP_OK);
+    tmap_predictor_free(&pr);
+    assert_int_equal(tmap_file_read(DIR "k.predictor", &text, &len, &err), TMAP_OK);
+    strstr(text, "checksum ")[0] = '\0';
+    assert_non_null(strstr(text, "\nversion 2\n"));
+    char v1[8192];
+    snprintf(v1, sizeof v1, "%.*s", (int)(strstr(text, "noise 0 ") - text), text);
+    memcpy(strstr(v1, "version 2"), "version 1", 9);
+    assert_int_equal(load_checksummed(v1, &err), TMAP_OK);
+    size_t n = strlen(v1);
+    uint64_t h = 14695981039346656037ull;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)v1[i]) * 1099511628211ull;
+    snprintf(v1 + n, sizeof v1 - n, "checksum %016llx\n", (unsigned long long)h);
+    assert_int_equal(tmap_file_write(DIR "v1.predictor", v1, strlen(v1), &err), TMAP_OK);
+    assert_int_equal(tmap_predictor_load(DIR "v1.predictor", NULL, 0, NULL, &back, &err), TMAP_OK);
+    assert_int_equal(back.noise.nblocks, 0);
+    assert_null(back.noise.sd);
+    tmap_predictor_free(&back);
+    /* version 2 without its noise lines: refused at the checksum line's place */
+    memcpy(strstr(v1, "version 1"), "version 2", 9);
+    strstr(v1, "checksum ")[0] = '\0';
+    assert_int_equal(load_checksummed(v1, &err), TMAP_ERR_FORMAT);
+    /* block 1's first deviation (the 16th value) made negative */
+    char body[8192], *line = strstr(text, "\nnoise 1 ") + 1, *at = line;
+    for (int k = 0; k < 2 + 2 * TMAP_NOISE_BINS - 1; k++)
+        at = strchr(at, ' ') + 1;
+    snprintf(body, sizeof body, "%.*s-1%s", (int)(at - text), text, at);
+    assert_int_equal(load_checksummed(body, &err), TMAP_ERR_FORMAT);
+    assert_non_null(strstr(err.message, "noise 1: value 15"));
+    free(text);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -354,6 +405,7 @@ int main(void)
         cmocka_unit_test(test_predictor_file),
         cmocka_unit_test(test_predictor_counts_fit),
         cmocka_unit_test(test_predictor_rank),
+        cmocka_unit_test(test_predictor_noise_lines),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -408,12 +408,65 @@ tmap_status tmap_sm_blocks(const tmap_lat_table *t, const tmap_ptx_module *m, co
                            const tmap_cfg *cfg, const double *sass, double l2_latency,
                            tmap_sm_block **blk, tmap_error *err);
 
+/*
+ * How far a predicted count lies from the true one, from a predictor's
+ * training rows (tmap_regress_fit): per CFG block, TMAP_NOISE_BINS bins of
+ * the predicted value (edge: the quantiles k / TMAP_NOISE_BINS of the
+ * training predictions; a value goes to the bin of the edges below it), in
+ * each the mean and standard deviation of true minus predicted; the most
+ * executions of the block by one training thread (cap); and rho, the share
+ * of the residuals' variance that threads with equal features share (1:
+ * equal features, equal counts; 0: each thread its own; from the training
+ * rows whose features repeat, 0 where none do).  nblocks 0: none (a
+ * predictor file of version 1).
+ */
+enum { TMAP_NOISE_BINS = 8 };
+typedef struct tmap_bbv_noise {
+    size_t nblocks;
+    double *edge; /* [nblocks][TMAP_NOISE_BINS - 1], ascending */
+    double *mean; /* [nblocks][TMAP_NOISE_BINS] */
+    double *sd;   /* [nblocks][TMAP_NOISE_BINS] */
+    double *cap;  /* [nblocks] */
+    double *rho;  /* [nblocks], in [0, 1] */
+} tmap_bbv_noise;
+
+/* Zeroed bins for nblocks blocks; free with tmap_noise_free (which accepts
+ * a zeroed struct). */
+tmap_status tmap_noise_create(tmap_bbv_noise *nz, size_t nblocks, tmap_error *err);
+void tmap_noise_free(tmap_bbv_noise *nz);
+/* A thread's feature row as a key: FNV-1a 64 of its p values' bytes
+ * (equal rows, equal keys). */
+uint64_t tmap_noise_key(const double *row, size_t p);
+/* One block's bins (edge, mean, sd: TMAP_NOISE_BINS - 1, TMAP_NOISE_BINS
+ * and TMAP_NOISE_BINS entries), cap and rho from n predictions, the true
+ * counts and the rows' feature keys (NULL: rho 0).  A bin no training row
+ * fell in takes the nearest filled bin's. */
+tmap_status tmap_noise_fit(const double *pred, const double *truth, const uint64_t *key, size_t n,
+                           double *edge, double *mean, double *sd, double *cap, double *rho,
+                           tmap_error *err);
+/* The expected slowest lane: raises each c_wb of w (made from the predicted
+ * bbv by tmap_warp_counts_make with the same perm and block_size) to the
+ * expected most executions among the warp's lanes when each lane's true
+ * count is normal about its prediction plus its bin's mean, with its bin's
+ * deviation; lanes with equal keys (key[thread], the features' keys; NULL:
+ * none equal) share the part rho of the variance; the maximum by Clark's
+ * moments (1961), at most cap.  a_wb is raised to c_wb where it would fall
+ * below (docs/model.md, "Predicted BBVs: the expected slowest lane"). */
+tmap_status tmap_noise_warp_counts(const tmap_bbv_noise *nz, const tmap_bbv *bbv,
+                                   const uint64_t *key, const uint32_t *perm, tmap_warp_counts *w,
+                                   tmap_error *err);
+
 /* The SM model of one kernel on one GPU: what tmap_sm_time takes. */
 typedef struct tmap_sm_model {
     tmap_sm_params params;
     size_t block_size;     /* threads per thread block */
     tmap_sm_block *blocks; /* [nblocks], owned */
     size_t nblocks;
+    const tmap_bbv_noise *noise; /* the BBVs it is given are predictions with
+                                    this noise (tmap_noise_warp_counts), or
+                                    NULL: exact counts; not owned */
+    const uint64_t *noise_key;   /* with noise: each thread's feature key
+                                    (tmap_noise_key), or NULL; not owned */
 } tmap_sm_model;
 
 /* The parameters a latency table gives the SM model (0 where it has none:
@@ -469,6 +522,8 @@ typedef struct tmap_predictor {
     double *r2;           /* per block, on the training rows (1 if constant) */
     double *rms;          /* per block RMS residual on the training rows */
     size_t *rank;         /* per block effective rank used */
+    tmap_bbv_noise noise; /* per block, the residuals by predicted value
+                             (nblocks 0 from a version-1 file) */
 } tmap_predictor;
 
 /* FNV-1a 64 of the block count and the names (NULL names hash as ""). */

@@ -84,6 +84,9 @@ typedef struct tmap_eval {
     char table[4096];
     tmap_safety safety;
     tmap_bbv bbv;              /* predicted or measured */
+    tmap_bbv_noise noise;      /* predicted: the predictor's residuals, which the
+                                  SM model takes (sm.noise); measured: none */
+    uint64_t *noise_key;       /* predicted: each thread's feature key (sm.noise_key) */
     char origin[512];          /* where the BBVs come from */
     double bbv_ms;             /* time to predict (or profile) them */
     tmap_kernel_stats stats;   /* of the original kernel */

@@ -22,7 +22,7 @@ C_NAMES = {
     "SmParams": "tmap_sm_params", "SmBlock": "tmap_sm_block", "SmModel": "tmap_sm_model",
     "ModelParams": "tmap_model_params", "SmTimeParts": "tmap_sm_time_parts",
     "Metrics": "tmap_metrics",
-    "RegressRun": "tmap_regress_run", "Predictor": "tmap_predictor",
+    "RegressRun": "tmap_regress_run", "BbvNoise": "tmap_bbv_noise", "Predictor": "tmap_predictor",
     "CvResult": "tmap_cv_result", "RegroupOpts": "tmap_regroup_opts",
     "PlanOpts": "tmap_plan_opts", "Candidate": "tmap_candidate", "Plan": "tmap_plan",
     "ReportRow": "tmap_report_row", "Report": "tmap_report", "DeviceInfo": "tmap_device_info",

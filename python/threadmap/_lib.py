@@ -142,7 +142,7 @@ class SmBlock(ctypes.Structure):
 
 class SmModel(ctypes.Structure):
     _fields_ = [("params", SmParams), ("block_size", c_size_t), ("blocks", POINTER(SmBlock)),
-                ("nblocks", c_size_t)]
+                ("nblocks", c_size_t), ("noise", c_void_p), ("noise_key", c_void_p)]
 
 
 class ModelParams(ctypes.Structure):
@@ -171,12 +171,17 @@ class RegressRun(ctypes.Structure):
     _fields_ = [("features", POINTER(c_double)), ("bbv", POINTER(Bbv))]
 
 
+class BbvNoise(ctypes.Structure):
+    _fields_ = [("nblocks", c_size_t), ("edge", POINTER(c_double)), ("mean", POINTER(c_double)),
+                ("sd", POINTER(c_double)), ("cap", POINTER(c_double)), ("rho", POINTER(c_double))]
+
+
 class Predictor(ctypes.Structure):
     _fields_ = [("kernel", c_char_p), ("cfg_hash", c_uint64), ("nblocks", c_size_t),
                 ("block_names", POINTER(c_char_p)), ("nfeatures", c_size_t),
                 ("feature_names", POINTER(c_char_p)), ("coef", POINTER(c_double)),
                 ("r2", POINTER(c_double)), ("rms", POINTER(c_double)),
-                ("rank", POINTER(c_size_t))]
+                ("rank", POINTER(c_size_t)), ("noise", BbvNoise)]
 
 
 class CvResult(ctypes.Structure):
