@@ -147,7 +147,8 @@ tmap_status tmap_noise_fit(const double *pred, const double *truth, const uint64
     double *sorted = malloc((n ? n : 1) * sizeof *sorted);
     if (!sorted)
         return tmap_fail(err, TMAP_ERR_NOMEM, "out of memory for %zu residuals", n);
-    memcpy(sorted, pred, n * sizeof *sorted);
+    if (n)
+        memcpy(sorted, pred, n * sizeof *sorted);
     qsort(sorted, n, sizeof *sorted, noise_cmp);
     for (size_t k = 0; k < NB - 1; k++)
         edge[k] = n ? sorted[(k + 1) * n / NB < n ? (k + 1) * n / NB : n - 1] : 0;
@@ -202,53 +203,98 @@ static double noise_capped(double m, double v, double cap)
  * mean change the maximum by less than 1e-9 of a deviation: left out. */
 #define NOISE_REACH 6.0
 
+/* The maximum of k independent standard normals, k = 1..32: its mean and
+ * its standard deviation (numerical integration of k phi Phi^(k-1)). */
+static const double noise_max_mean[33] = {0,
+    0.0000000000, 0.5641895835, 0.8462843753, 1.0293753730, 1.1629644736, 1.2672063606,
+    1.3521783756, 1.4236003060, 1.4850131622, 1.5387527308, 1.5864363519, 1.6292276399,
+    1.6679901770, 1.7033815541, 1.7359134449, 1.7659913931, 1.7939419809, 1.8200318790,
+    1.8444815116, 1.8674750598, 1.8891679149, 1.9096923219, 1.9291617118, 1.9476740743,
+    1.9653146098, 1.9821578398, 1.9982693020, 2.0137069241, 2.0285221461, 2.0427608442,
+    2.0564640976, 2.0696688279};
+static const double noise_max_sd[33] = {0,
+    1.0000000000, 0.8256452712, 0.7479754032, 0.7012240989, 0.6689798719, 0.6449241110,
+    0.6260333666, 0.6106530466, 0.5977903699, 0.5868081656, 0.5772758809, 0.5688904877,
+    0.5614315490, 0.5547342629, 0.5486725529, 0.5431480544, 0.5380827108, 0.5334136573,
+    0.5290896004, 0.5250682011, 0.5213141507, 0.5177977277, 0.5144937062, 0.5113805083,
+    0.5084395513, 0.5056547295, 0.5030120019, 0.5004990618, 0.4981050691, 0.4958204307,
+    0.4936366212, 0.4915460332};
+
 /* A warp's lanes in groups of equal keys: lane[first[g] .. first[g + 1]). */
 typedef struct noise_warp {
     uint32_t lane[32];
     size_t first[33], ngroups;
 } noise_warp;
 
-/* The max over group g's k lanes of block b as one normal (*m, *v): each
- * lane N(p + mean, sd^2) of its prediction p's bin, the lanes sharing rho
- * of the variance; Clark's moments for the lanes' own parts. */
-static void noise_group(const tmap_bbv_noise *nz, const tmap_bbv *bbv, const noise_warp *g,
-                        size_t i, size_t b, double *m, double *v)
+/* A normal: mean, variance, and how many independent copies of it. */
+typedef struct noise_normal { double m, v; size_t k; } noise_normal;
+
+/* The maximum of x.k independent copies of x, exactly (the table). */
+static noise_normal noise_copies(noise_normal x)
 {
-    size_t nb = bbv->nblocks;
-    double rho = nz->rho[b], shared = 0;
-    for (size_t j = g->first[i]; j < g->first[i + 1]; j++) {
-        double p = bbv->counts[(size_t)g->lane[j] * nb + b];
-        size_t k = noise_bin(nz->edge + b * (NB - 1), p);
-        double mu = p + nz->mean[b * NB + k], var = nz->sd[b * NB + k] * nz->sd[b * NB + k];
-        if (j == g->first[i])
-            *m = mu, *v = (1 - rho) * var;
-        else
-            noise_clark(m, v, mu, (1 - rho) * var);
-        shared = fmax(shared, rho * var);
-    }
-    *v += shared;
+    double s = noise_max_sd[x.k];
+    return (noise_normal){x.m + noise_max_mean[x.k] * sqrt(x.v), x.v * s * s, 1};
 }
 
-/* The warp's expected max of block b, at most its cap. */
+/* A group of k lanes of one key predicted p in block b as one normal: p
+ * plus its bin's mean, the bin's variance, rho of it shared by the lanes. */
+static noise_normal noise_group(const tmap_bbv_noise *nz, size_t b, double p, size_t k)
+{
+    size_t bin = noise_bin(nz->edge + b * (NB - 1), p);
+    double var = nz->sd[b * NB + bin] * nz->sd[b * NB + bin], rho = nz->rho[b];
+    noise_normal own = noise_copies((noise_normal){p + nz->mean[b * NB + bin], (1 - rho) * var, k});
+    return (noise_normal){own.m, own.v + rho * var, 1};
+}
+
+/* The warp's expected max of block b, at most its cap.  Groups of equal
+ * prediction and size are equal normals, taken together exactly (the
+ * table); the distinct ones by Clark's moments.  Lanes of one key have one
+ * feature row, hence one prediction; where the thread id's coefficient
+ * parts them, the group takes its largest. */
 static double noise_warp_max(const tmap_bbv_noise *nz, const tmap_bbv *bbv, const noise_warp *g,
                              size_t b)
 {
-    double m[32], v[32], top = -INFINITY;
+    size_t nb = bbv->nblocks, u = 0;
+    double p[32];
+    size_t k[32], copies[32];
     for (size_t i = 0; i < g->ngroups; i++) {
-        noise_group(nz, bbv, g, i, b, &m[i], &v[i]);
-        top = fmax(top, m[i]);
+        double q = 0;
+        size_t size = g->first[i + 1] - g->first[i], j = 0;
+        for (size_t l = g->first[i]; l < g->first[i + 1]; l++)
+            q = fmax(q, bbv->counts[(size_t)g->lane[l] * nb + b]);
+        while (j < u && !(p[j] == q && k[j] == size))
+            j++;
+        if (j == u)
+            p[u] = q, k[u] = size, copies[u++] = 0;
+        copies[j]++;
     }
-    double mm = top, vv = 0;
+    noise_normal x[32];
+    double top = -INFINITY, m = 0, v = 0;
+    for (size_t j = 0; j < u; j++) {
+        noise_normal one = noise_group(nz, b, p[j], k[j]);
+        x[j] = noise_copies((noise_normal){one.m, one.v, copies[j]});
+        top = fmax(top, x[j].m);
+    }
     int first = 1;
-    for (size_t i = 0; i < g->ngroups; i++) {
-        if (m[i] + NOISE_REACH * sqrt(v[i]) < top)
+    for (size_t j = 0; j < u; j++) {
+        if (x[j].m + NOISE_REACH * sqrt(x[j].v) < top)
             continue;
         if (first)
-            mm = m[i], vv = v[i], first = 0;
+            m = x[j].m, v = x[j].v, first = 0;
         else
-            noise_clark(&mm, &vv, m[i], v[i]);
+            noise_clark(&m, &v, x[j].m, x[j].v);
     }
-    return noise_capped(mm, vv, nz->cap[b]);
+    return noise_capped(m, v, nz->cap[b]);
+}
+
+/* Whether block b's predictions are exact: no bin with a mean or a
+ * deviation (the warp's max is then the predicted one). */
+static int noise_exact(const tmap_bbv_noise *nz, size_t b)
+{
+    for (size_t k = 0; k < NB; k++)
+        if (nz->mean[b * NB + k] != 0 || nz->sd[b * NB + k] != 0)
+            return 0;
+    return 1;
 }
 
 /* Warp k's lanes, grouped by key (in order of first appearance). */
@@ -288,10 +334,17 @@ tmap_status tmap_noise_warp_counts(const tmap_bbv_noise *nz, const tmap_bbv *bbv
                          "counts of %zu, a BBV of %zu threads and %zu blocks", nz->nblocks,
                          w->nblocks, bbv->nthreads, bbv->nblocks);
     size_t nb = bbv->nblocks;
+    unsigned char *exact = malloc(nb + 1);
+    if (!exact)
+        return tmap_fail(err, TMAP_ERR_NOMEM, "out of memory for %zu blocks", nb);
+    for (size_t b = 0; b < nb; b++)
+        exact[b] = (unsigned char)noise_exact(nz, b);
     noise_warp g;
     for (size_t k = 0; k < w->nwarps; k++) {
         noise_lanes(w, key, perm, k, &g);
         for (size_t b = 0; g.ngroups && b < nb; b++) {
+            if (exact[b])
+                continue;
             double e = floor(noise_warp_max(nz, bbv, &g, b) + 0.5);
             uint32_t *c = &w->c[k * nb + b], *a = &w->a[k * nb + b];
             if (e > *c)
@@ -300,5 +353,6 @@ tmap_status tmap_noise_warp_counts(const tmap_bbv_noise *nz, const tmap_bbv *bbv
                 *a = *c;
         }
     }
+    free(exact);
     return TMAP_OK;
 }
