@@ -30,7 +30,12 @@ const char tmap_mi_help[] =
     "                         occupancy of the original kernel, e.g. from `threadmap profile`)\n"
     "  --metric M             what ranks groupings: sm90 (default with --cfg: the SM model,\n"
     "                         docs/model.md) or scheduled (the paper's BBV-weighted-\n"
-    "                         scheduled; always without --cfg)\n";
+    "                         scheduled; always without --cfg)\n"
+    "  --model MODEL          with --features: the BBV was predicted by MODEL (`threadmap\n"
+    "                         train`, version 2) from F.npy; the SM model then takes each\n"
+    "                         warp's expected slowest lane from MODEL's residuals\n"
+    "                         (docs/model.md); needs --cfg\n"
+    "  --features F.npy       the features the BBV was predicted from [threads, p]\n";
 
 void tmap_mi_defaults(tmap_mi_opts *o)
 {
@@ -43,7 +48,8 @@ int tmap_mi_option(tmap_mi_opts *o, tmap_args *a, int c)
 {
     const char **str = c == TMAP_OPT_BBV ? &o->bbv : c == TMAP_OPT_CFG ? &o->cfg
                      : c == TMAP_OPT_LAT ? &o->lat : c == TMAP_OPT_TABLE ? &o->table
-                     : c == TMAP_OPT_PERM ? &o->perm : NULL;
+                     : c == TMAP_OPT_PERM ? &o->perm : c == TMAP_OPT_MODEL ? &o->model
+                     : c == TMAP_OPT_FEATURES ? &o->features : NULL;
     long *num = c == TMAP_OPT_SMS ? &o->sms : c == TMAP_OPT_BLOCK_SIZE ? &o->block_size
               : c == TMAP_OPT_BPS ? &o->blocks_per_sm : NULL;
     if (c == 'k' || c == TMAP_OPT_SASS) {
@@ -73,6 +79,11 @@ int tmap_mi_finish(tmap_mi_opts *o, tmap_args *a, int need_bbv)
         ((o->table || o->sass) && !o->cfg))
         return tmap_args_bad(a, "give --bbv and either --cfg with --kernel or --block-latency "
                                 "(--table and --sass only with --cfg)");
+    if (!o->model != !o->features)
+        return tmap_args_bad(a, "give --model and --features together");
+    if (o->model && (!o->cfg || o->paper_metric))
+        return tmap_args_bad(a, "--model and --features need the SM model: --cfg, without "
+                                "--metric scheduled");
     if (!o->blocks_per_sm) {
         long m = 2048 / o->block_size;
         o->blocks_per_sm = m < 1 ? 1 : m > 32 ? 32 : m;
@@ -89,6 +100,8 @@ void tmap_mi_free(tmap_mi *d)
     tmap_sass_splits_free(&d->splits);
     free(d->perm);
     tmap_sm_model_free(&d->sm);
+    tmap_noise_free(&d->noise);
+    free(d->noise_key);
     tmap_cfg_free(d->cfg);
     tmap_lat_report_free(&d->report);
     memset(d, 0, sizeof *d);
@@ -161,6 +174,44 @@ static tmap_status from_cfg(const tmap_mi_opts *o, tmap_mi *d, tmap_error *err)
     return s ? s : check_names(o, d, err);
 }
 
+/* --model, --features: the predictor's residuals and the threads' feature
+ * keys, for the SM model's expected slowest lane. */
+static tmap_status load_noise(const tmap_mi_opts *o, tmap_mi *d, tmap_error *err)
+{
+    tmap_predictor pr;
+    double *feat = NULL;
+    size_t dim[2], nb = d->cfg->nblocks;
+    const char **names = malloc((nb + 1) * sizeof *names);
+    if (!names)
+        return tmap_fail(err, TMAP_ERR_NOMEM, "out of memory");
+    for (size_t b = 0; b < nb; b++)
+        names[b] = d->cfg->blocks[b].name;
+    tmap_status s = tmap_predictor_load(o->model, o->kernel, nb, names, &pr, err);
+    free(names);
+    if (s)
+        return s;
+    if (!pr.noise.nblocks)
+        s = tmap_fail(err, TMAP_ERR_INVALID, "%s: no residuals (a predictor file of version 1): "
+                      "train it again with this version", o->model);
+    if (!s)
+        s = tmap_npy_load_f64(o->features, TMAP_NPY_ANY, &feat, dim, err);
+    if (!s && (dim[0] != d->bbv.nthreads || dim[1] != pr.nfeatures))
+        s = tmap_fail(err, TMAP_ERR_INVALID, "%s: %zu threads of %zu features, but the BBV has %zu "
+                      "threads and %s %zu features", o->features, dim[0], dim[1],
+                      d->bbv.nthreads, o->model, pr.nfeatures);
+    if (!s && !(d->noise_key = malloc((dim[0] + 1) * sizeof *d->noise_key)))
+        s = tmap_fail(err, TMAP_ERR_NOMEM, "out of memory for %zu feature keys", dim[0]);
+    for (size_t t = 0; !s && t < dim[0]; t++)
+        d->noise_key[t] = tmap_noise_key(feat + t * dim[1], dim[1]);
+    if (!s) {
+        d->noise = pr.noise, memset(&pr.noise, 0, sizeof pr.noise);
+        d->sm.noise = &d->noise, d->sm.noise_key = d->noise_key;
+    }
+    free(feat);
+    tmap_predictor_free(&pr);
+    return s;
+}
+
 static tmap_status load_perm(const tmap_mi_opts *o, tmap_mi *d, tmap_error *err)
 {
     size_t dim[2];
@@ -189,6 +240,8 @@ tmap_status tmap_mi_load(const tmap_mi_opts *o, tmap_mi *d, tmap_error *err)
         if (!s)
             s = tmap_lat_check(d->lat, dim[0], o->lat, err);
     }
+    if (!s && o->model)
+        s = load_noise(o, d, err);
     if (!s && o->perm)
         s = load_perm(o, d, err);
     return s;

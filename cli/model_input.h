@@ -13,6 +13,7 @@
 
 typedef struct tmap_mi_opts {
     const char *bbv, *cfg, *kernel, *lat, *table, *perm, *sass;
+    const char *model, *features; /* the BBV was predicted by MODEL from F.npy */
     long sms, block_size, blocks_per_sm;
     int paper_metric;      /* --metric scheduled: no SM model */
 } tmap_mi_opts;
@@ -21,7 +22,7 @@ typedef struct tmap_mi_opts {
  * 'k'); --perm is estimate's only (TMAP_MI_PERM_OPTION). */
 enum { TMAP_OPT_BBV = TMAP_OPT_JSON + 0x10, TMAP_OPT_CFG, TMAP_OPT_LAT, TMAP_OPT_TABLE,
        TMAP_OPT_PERM, TMAP_OPT_SASS, TMAP_OPT_SMS, TMAP_OPT_BLOCK_SIZE, TMAP_OPT_BPS,
-       TMAP_OPT_METRIC };
+       TMAP_OPT_METRIC, TMAP_OPT_MODEL, TMAP_OPT_FEATURES };
 #define TMAP_MI_OPTIONS                                            \
     {"bbv", required_argument, NULL, TMAP_OPT_BBV},                \
     {"cfg", required_argument, NULL, TMAP_OPT_CFG},                \
@@ -32,7 +33,9 @@ enum { TMAP_OPT_BBV = TMAP_OPT_JSON + 0x10, TMAP_OPT_CFG, TMAP_OPT_LAT, TMAP_OPT
     {"sms", required_argument, NULL, TMAP_OPT_SMS},                \
     {"block-size", required_argument, NULL, TMAP_OPT_BLOCK_SIZE},  \
     {"blocks-per-sm", required_argument, NULL, TMAP_OPT_BPS},      \
-    {"metric", required_argument, NULL, TMAP_OPT_METRIC}
+    {"metric", required_argument, NULL, TMAP_OPT_METRIC},          \
+    {"model", required_argument, NULL, TMAP_OPT_MODEL},            \
+    {"features", required_argument, NULL, TMAP_OPT_FEATURES}
 #define TMAP_MI_PERM_OPTION {"perm", required_argument, NULL, TMAP_OPT_PERM}
 
 /* The flags' help lines, for the subcommands' usage texts. */
@@ -58,6 +61,8 @@ typedef struct tmap_mi {
     tmap_lat_report report;
     char table[4096];      /* the latency table used ("" without --cfg) */
     tmap_sm_model sm;      /* with --cfg, unless --metric scheduled: the SM model */
+    tmap_bbv_noise noise;  /* with --model: its residuals (sm.noise) */
+    uint64_t *noise_key;   /* with --model: each thread's feature key (sm.noise_key) */
     tmap_model_params params;
 } tmap_mi;
 
