@@ -201,8 +201,8 @@ static tmap_status load_noise(const tmap_mi_opts *o, tmap_mi *d, tmap_error *err
                       d->bbv.nthreads, o->model, pr.nfeatures);
     if (!s && !(d->noise_key = malloc((dim[0] + 1) * sizeof *d->noise_key)))
         s = tmap_fail(err, TMAP_ERR_NOMEM, "out of memory for %zu feature keys", dim[0]);
-    for (size_t t = 0; !s && t < dim[0]; t++)
-        d->noise_key[t] = tmap_noise_key(feat + t * dim[1], dim[1]);
+    if (!s)
+        tmap_noise_keys(feat, dim[0], dim[1], d->noise_key);
     if (!s) {
         d->noise = pr.noise, memset(&pr.noise, 0, sizeof pr.noise);
         d->sm.noise = &d->noise, d->sm.noise_key = d->noise_key;

@@ -60,6 +60,12 @@ uint64_t tmap_noise_key(const double *row, size_t p)
     return h;
 }
 
+void tmap_noise_keys(const double *features, size_t n, size_t p, uint64_t *key)
+{
+    for (size_t t = 0; t < n; t++)
+        key[t] = tmap_noise_key(features + t * p, p);
+}
+
 static int noise_cmp(const void *x, const void *y)
 {
     double a = *(const double *)x, b = *(const double *)y;

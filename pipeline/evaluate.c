@@ -92,8 +92,8 @@ static tmap_status predicted_bbv(ctx *x, tmap_error *err)
     if (!st) st = tmap_predict(p, x->features, n, &e->bbv, err);
     if (!st && !(e->noise_key = malloc((n ? n : 1) * sizeof *e->noise_key)))
         st = tmap_fail(err, TMAP_ERR_NOMEM, "out of memory for %zu feature keys", n);
-    for (size_t t = 0; !st && t < n; t++)
-        e->noise_key[t] = tmap_noise_key(x->features + t * q, q);
+    if (!st)
+        tmap_noise_keys(x->features, n, q, e->noise_key);
     if (!st) /* the model's: what the predictions leave out (tmap_noise_warp_counts) */
         e->noise = p->noise, memset(&p->noise, 0, sizeof p->noise);
     snprintf(e->origin, sizeof e->origin, "predicted by %s from the input's features (seed %llu)",

@@ -435,8 +435,10 @@ typedef struct tmap_bbv_noise {
 tmap_status tmap_noise_create(tmap_bbv_noise *nz, size_t nblocks, tmap_error *err);
 void tmap_noise_free(tmap_bbv_noise *nz);
 /* A thread's feature row as a key: FNV-1a 64 of its p values' bytes
- * (equal rows, equal keys). */
+ * (equal rows, equal keys); tmap_noise_keys: the keys of n rows of p
+ * features (row-major) into key[n]. */
 uint64_t tmap_noise_key(const double *row, size_t p);
+void tmap_noise_keys(const double *features, size_t n, size_t p, uint64_t *key);
 /* One block's bins (edge, mean, sd: TMAP_NOISE_BINS - 1, TMAP_NOISE_BINS
  * and TMAP_NOISE_BINS entries), cap and rho from n predictions, the true
  * counts and the rows' feature keys (NULL: rho 0).  A bin no training row

@@ -103,3 +103,30 @@ def test_recorded_estimate_equals_the_cli(recorded, divergent, cli):
     paper = threadmap.estimate(b0, kernel=divergent, blocks_per_sm=8, metric="scheduled")
     assert np.isnan(paper["sm90_cycles"])
     assert paper["bbv_weighted_scheduled_cycles"] == mine["bbv_weighted_scheduled_cycles"]
+
+
+def test_predicted_by_equals_the_cli(recorded, divergent, cli, tmp_path):
+    """predicted_by=(predictor, features): the expected slowest lane, as the
+    CLI's --model and --features; never a shorter time than without."""
+    import json
+    f0, b0, names = _recorded_run(recorded, 0)
+    f1, _, _ = _recorded_run(recorded, 1)
+    p = threadmap.train([(f0, b0)], kernel="divergent", feature_names=NAMES, block_names=names,
+                        folds=0)
+    pred = p.predict(f1)
+    plain = threadmap.estimate(pred, kernel=divergent, blocks_per_sm=8)
+    mine = threadmap.estimate(pred, kernel=divergent, blocks_per_sm=8, predicted_by=(p, f1))
+    assert mine["sm90_cycles"] >= plain["sm90_cycles"] > 0
+    p.save(str(tmp_path / "m.txt"))
+    threadmap.save_bbv(str(tmp_path / "p.npy"), pred, names)
+    out = subprocess.run([cli, "estimate", "--bbv", str(tmp_path / "p.npy"), "--cfg",
+                          str(recorded / "kernel.ptx"), "--kernel", "divergent",
+                          "--blocks-per-sm", "8", "--model", str(tmp_path / "m.txt"),
+                          "--features", str(recorded / "run1.features.npy"), "--json"],
+                         check=True, capture_output=True, text=True).stdout
+    assert mine["sm90_cycles"] == pytest.approx(json.loads(out)["sm90_cycles"], rel=1e-12)
+    assert threadmap.plan(pred, kernel=divergent, blocks_per_sm=8, predicted_by=(p, f1)).perm.size
+    with pytest.raises(threadmap.InvalidError, match="needs the SM model"):
+        threadmap.estimate(pred, lat=np.ones(pred.shape[1]), predicted_by=(p, f1))
+    with pytest.raises(threadmap.InvalidError, match="features"):
+        threadmap.estimate(pred, kernel=divergent, predicted_by=(p, f1[:10]))

@@ -315,6 +315,7 @@ PROTOTYPES = {
                                 POINTER(CvResult), E]),
     "tmap_cv_result_free": (None, [POINTER(CvResult)]),
     "tmap_predict": (c_int, [POINTER(Predictor), _F64P, c_size_t, POINTER(Bbv), E]),
+    "tmap_noise_keys": (None, [_F64P, c_size_t, c_size_t, POINTER(c_uint64)]),
     "tmap_predictor_save": (c_int, [c_char_p, POINTER(Predictor), E]),
     "tmap_predictor_load": (c_int, [c_char_p, c_char_p, c_size_t, POINTER(c_char_p),
                                     POINTER(Predictor), E]),

@@ -233,15 +233,47 @@ class ModelInput:
     latencies: Optional[BlockLatencies]
     block_names: Optional[List[str]]
     sm: Optional[_lib.Owned] = None
+    noise: Any = None      # the predictor and the feature keys sm points to
+
+
+def _noise(sm: _lib.Owned, b: Any, predicted_by: Any) -> Tuple[Any, np.ndarray]:
+    """predicted_by = (Predictor, features): the SM model takes each warp's
+    expected slowest lane from the predictor's residuals (docs/model.md),
+    as the CLI's --model and --features."""
+    try:
+        predictor, features = predicted_by
+    except (TypeError, ValueError):
+        raise InvalidError("predicted_by: give (predictor, features)") from None
+    if not isinstance(predictor, Predictor):
+        raise InvalidError("predicted_by: its first item must be a threadmap.Predictor")
+    if not predictor._c.noise.nblocks:
+        raise InvalidError("predicted_by: the predictor has no residuals (a predictor file of "
+                           "version 1): train it again")
+    f = as_f64(features, "features")
+    if f.shape[0] != b.nthreads or f.shape[1] != predictor.nfeatures:
+        raise InvalidError(f"features: {f.shape[0]} threads of {f.shape[1]} features, but the "
+                           f"BBV has {b.nthreads} threads and the predictor "
+                           f"{predictor.nfeatures} features")
+    if predictor._c.noise.nblocks != b.nblocks:
+        raise InvalidError(f"predicted_by: the predictor has {predictor._c.noise.nblocks} "
+                           f"blocks, the BBV {b.nblocks}")
+    keys = np.empty(f.shape[0], np.uint64)
+    _lib.lib().tmap_noise_keys(f64_ptr(f), f.shape[0], f.shape[1],
+                               keys.ctypes.data_as(ctypes.POINTER(ctypes.c_uint64)))
+    sm.ptr.noise = ctypes.addressof(predictor._c.noise)
+    sm.ptr.noise_key = keys.ctypes.data
+    return predictor, keys
 
 
 def model_input(bbv: Any, kernel: Optional[Kernel], lat: Any, table: Optional[str],
                 block_size: int, sms: int, blocks_per_sm: Optional[int],
-                metric: str) -> ModelInput:
+                metric: str, predicted_by: Any = None) -> ModelInput:
     """Checks and converts the model's inputs: block latencies from the
     kernel's CFG and a latency table, or given as lat; with a kernel and
     metric "sm90", the SM model made from the same table and CFG, as the
-    CLI makes it (without a kernel the paper's metric ranks, as in the CLI)."""
+    CLI makes it (without a kernel the paper's metric ranks, as in the CLI);
+    predicted_by (predictor, features): the BBV's predictions and their
+    residuals, as the CLI's --model and --features (needs the SM model)."""
     if metric not in METRICS:
         raise InvalidError(f"metric: '{metric}' is not one of {', '.join(METRICS)}")
     b = as_bbv(bbv)
@@ -258,12 +290,16 @@ def model_input(bbv: Any, kernel: Optional[Kernel], lat: Any, table: Optional[st
                            "block latencies" + (f" ({kernel.name}'s CFG)" if kernel else ""))
     if blocks_per_sm is None:
         blocks_per_sm = max(1, min(32, 2048 // block_size))
-    sm = None
+    sm, noise = None, None
     if kernel is not None and metric == "sm90":
         sm = kernel.sm_model(table, sms=sms, blocks_per_sm=blocks_per_sm, block_size=block_size)
+    if predicted_by is not None:
+        if sm is None:
+            raise InvalidError("predicted_by needs the SM model: a kernel, metric 'sm90'")
+        noise = _noise(sm, b, predicted_by)
     params = _lib.ModelParams(block_size, sms, blocks_per_sm, None, None,
                               ctypes.pointer(sm.ptr) if sm else None)
-    return ModelInput(b, lat, cfg, params, latencies, names, sm)
+    return ModelInput(b, lat, cfg, params, latencies, names, sm, noise)
 
 
 _METRIC_KEYS = (("bbv_weighted_cycles", "bbv_weighted"),
@@ -293,7 +329,8 @@ def metrics_dict(m: _lib.Metrics) -> dict:
 
 def estimate(bbv: Any, *, kernel: Optional[Kernel] = None, lat: Any = None, perm: Any = None,
              table: Optional[str] = None, block_size: int = 256, sms: int = 132,
-             blocks_per_sm: Optional[int] = None, metric: str = "sm90") -> dict:
+             blocks_per_sm: Optional[int] = None, metric: str = "sm90",
+             predicted_by: Any = None) -> dict:
     """The model's metrics (BBV-weighted, BBV-weighted-scheduled,
     divergent warps, SIMD efficiency...) for a BBV under a grouping: perm
     (slot i runs thread perm[i]; None: the original order).  Block
@@ -302,10 +339,14 @@ def estimate(bbv: Any, *, kernel: Optional[Kernel] = None, lat: Any = None, perm
     kernel, the SM model's time is computed too: sm90_cycles and its
     terms sm90_issue/latency/memory_cycles; NaN otherwise) or "scheduled"
     (the paper's metrics alone), as `threadmap estimate --metric`.
+    predicted_by=(predictor, features): bbv was predicted by predictor from
+    features; the SM model takes each warp's expected slowest lane from the
+    predictor's residuals (`threadmap estimate --model --features`).
 
     >>> threadmap.estimate(bbv, kernel=k, blocks_per_sm=8)["divergent_warps_pct"]  # doctest: +SKIP
     """
-    mi = model_input(bbv, kernel, lat, table, block_size, sms, blocks_per_sm, metric)
+    mi = model_input(bbv, kernel, lat, table, block_size, sms, blocks_per_sm, metric,
+                     predicted_by)
     p = None
     if perm is not None:
         p = as_u32(perm, "perm", 1)
