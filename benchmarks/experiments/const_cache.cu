@@ -197,6 +197,7 @@ static void part_tput()
 /* ------------------------------------------------------------------ mc */
 
 static const int N = 1 << 20, BS = 256;
+#define PRED_MODEL "benchmarks/results/bench-noise/with/marching_cubes/model.txt" /* from the repository root */
 
 struct mc_data {
     std::vector<unsigned char> cube;
@@ -280,6 +281,48 @@ static void part_mc(bool once)
                     q[(g * m + j) * 32 + l] = o[src_w * 32 + src_l];
                 }
         orders.push_back({"cases_per_warp_" + std::to_string(m), q});
+    }
+    /* the order `threadmap bench` sorts predicted BBVs into (its Sorting:
+     * ascending rows, stable), with the predictor of results/bench-noise
+     * (rows from its coefficients, rounded, as tmap_predict); and the same
+     * order with its thread blocks shuffled: each warp keeps its cases, but
+     * an SM's resident blocks come from every class */
+    if (FILE *mf = fopen(PRED_MODEL, "r")) {
+        std::vector<std::vector<double>> coef;
+        char line[4096];
+        while (fgets(line, sizeof line, mf)) {
+            int blk;
+            double c0, c1, c2;
+            if (sscanf(line, "coef %d %lf %lf %lf", &blk, &c0, &c1, &c2) == 4)
+                coef.push_back({c0, c1, c2});
+        }
+        fclose(mf);
+        size_t nb = coef.size();
+        std::vector<unsigned> row((size_t)N * nb);
+        for (int i = 0; i < N; i++)
+            for (size_t k = 0; k < nb; k++) {
+                double v = floor(coef[k][0] + coef[k][1] * d.cube[i] + coef[k][2] * i + 0.5);
+                row[(size_t)i * nb + k] = v > 0 ? (unsigned)v : 0;
+            }
+        std::vector<int> pr = id;
+        std::stable_sort(pr.begin(), pr.end(), [&](int a, int b) {
+            return std::lexicographical_compare(&row[(size_t)a * nb], &row[(size_t)a * nb + nb],
+                                                &row[(size_t)b * nb], &row[(size_t)b * nb + nb]);
+        });
+        std::set<std::vector<unsigned>> distinct;
+        for (int i = 0; i < N; i += 97)
+            distinct.insert(std::vector<unsigned>(&row[(size_t)i * nb], &row[(size_t)i * nb + nb]));
+        if (!once)
+            printf("# predicted rows (%s): %zu blocks, %zu distinct rows in a sample of every 97th thread\n",
+                   PRED_MODEL, nb, distinct.size());
+        orders.push_back({"pred_rows", pr});
+        std::vector<int> blk(N / BS), sh(N);
+        std::iota(blk.begin(), blk.end(), 0);
+        for (int i = N / BS - 1; i > 0; i--)
+            std::swap(blk[i], blk[rnd() % (i + 1)]);
+        for (int j = 0; j < N / BS; j++)
+            std::copy(pr.begin() + blk[j] * BS, pr.begin() + blk[j] * BS + BS, sh.begin() + j * BS);
+        orders.push_back({"pred_rows_shuffled", sh});
     }
     unsigned char *dcube;
     float *dfrac, *area, *nl;
