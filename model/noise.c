@@ -100,7 +100,7 @@ static void noise_fill(const size_t *count, double *mean, double *sd)
     }
 }
 
-typedef struct noise_row { uint64_t key; double r; } noise_row;
+typedef struct noise_row { uint64_t key; uint32_t i; } noise_row;
 
 static int noise_row_cmp(const void *x, const void *y)
 {
@@ -108,56 +108,87 @@ static int noise_row_cmp(const void *x, const void *y)
     return (a->key > b->key) - (a->key < b->key);
 }
 
-/* rho: over the rows whose key repeats, 1 - (the residuals' variance within
- * their key's group) / (their variance); 0 where no key repeats. */
-static tmap_status noise_rho(const double *pred, const double *truth, const uint64_t *key,
-                             size_t n, double *rho, tmap_error *err)
+tmap_status tmap_noise_groups(const uint64_t *key, size_t n, uint32_t *group, size_t *ngroups,
+                              tmap_error *err)
+{
+    tmap_status st = TMAP_NEED(err, group, ngroups);
+    if (!st && n && (st = TMAP_NEED(err, key)))
+        return st;
+    if (st)
+        return st;
+    if (n > UINT32_MAX)
+        return tmap_fail(err, TMAP_ERR_UNSUPPORTED, "%zu rows: at most 2^32 - 1", n);
+    noise_row *row = malloc((n ? n : 1) * sizeof *row);
+    if (!row)
+        return tmap_fail(err, TMAP_ERR_NOMEM, "out of memory for %zu keys", n);
+    for (size_t i = 0; i < n; i++)
+        row[i] = (noise_row){key[i], (uint32_t)i};
+    qsort(row, n, sizeof *row, noise_row_cmp);
+    size_t g = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (i && row[i].key != row[i - 1].key)
+            g++;
+        group[row[i].i] = (uint32_t)g;
+    }
+    *ngroups = n ? g + 1 : 0;
+    free(row);
+    return TMAP_OK;
+}
+
+/* rho: over the rows whose group has two or more, 1 - (the residuals'
+ * variance within their groups) / (their variance); 0 where none has. */
+static tmap_status noise_rho(const double *pred, const double *truth, const uint32_t *group,
+                             size_t ngroups, size_t n, double *rho, tmap_error *err)
 {
     *rho = 0;
-    noise_row *row = key && n ? malloc(n * sizeof *row) : NULL;
-    if (key && n && !row)
-        return tmap_fail(err, TMAP_ERR_NOMEM, "out of memory for %zu residuals", n);
-    for (size_t i = 0; row && i < n; i++)
-        row[i] = (noise_row){key[i], truth[i] - pred[i]};
-    if (row)
-        qsort(row, n, sizeof *row, noise_row_cmp);
-    double within = 0, sum = 0, sum2 = 0, m = 0;
-    for (size_t i = 0, j; row && i < n; i = j) {
-        double g = 0;
-        for (j = i; j < n && row[j].key == row[i].key; j++)
-            g += row[j].r;
-        if (j - i < 2)
-            continue;
-        g /= (double)(j - i);
-        for (size_t k = i; k < j; k++) {
-            double r = row[k].r;
-            within += (r - g) * (r - g), sum += r, sum2 += r * r, m += 1;
-        }
+    if (!group || !n)
+        return TMAP_OK;
+    double *sum = calloc(ngroups + 1, sizeof *sum);
+    size_t *count = calloc(ngroups + 1, sizeof *count);
+    if (!sum || !count) {
+        free(sum), free(count);
+        return tmap_fail(err, TMAP_ERR_NOMEM, "out of memory for %zu groups", ngroups);
     }
-    free(row);
-    double total = m > 0 ? sum2 - sum * sum / m : 0;
+    for (size_t i = 0; i < n; i++)
+        sum[group[i]] += truth[i] - pred[i], count[group[i]]++;
+    double sq = 0, s = 0, between = 0, m = 0;
+    for (size_t i = 0; i < n; i++)
+        if (count[group[i]] > 1) {
+            double r = truth[i] - pred[i];
+            sq += r * r, s += r, m += 1;
+        }
+    for (size_t g = 0; g < ngroups; g++)
+        if (count[g] > 1)
+            between += sum[g] * sum[g] / (double)count[g];
+    free(sum), free(count);
+    double total = m > 0 ? sq - s * s / m : 0, within = sq - between;
     if (total > 0)
         *rho = fmin(1, fmax(0, 1 - within / total));
     return TMAP_OK;
 }
 
-tmap_status tmap_noise_fit(const double *pred, const double *truth, const uint64_t *key, size_t n,
-                           double *edge, double *mean, double *sd, double *cap, double *rho,
-                           tmap_error *err)
+/* The 7 edges: the quantiles k/8 of the predictions, from a sorted sample
+ * of at most NOISE_SAMPLE of them (evenly spaced rows). */
+#define NOISE_SAMPLE 65536
+
+tmap_status tmap_noise_fit(const double *pred, const double *truth, const uint32_t *group,
+                           size_t ngroups, size_t n, double *edge, double *mean, double *sd,
+                           double *cap, double *rho, tmap_error *err)
 {
     tmap_status st = TMAP_NEED(err, edge, mean, sd, cap, rho);
     if (!st && n && (st = TMAP_NEED(err, pred, truth)))
         return st;
     if (st)
         return st;
-    double *sorted = malloc((n ? n : 1) * sizeof *sorted);
+    size_t ns = n < NOISE_SAMPLE ? n : NOISE_SAMPLE;
+    double *sorted = malloc((ns ? ns : 1) * sizeof *sorted);
     if (!sorted)
-        return tmap_fail(err, TMAP_ERR_NOMEM, "out of memory for %zu residuals", n);
-    if (n)
-        memcpy(sorted, pred, n * sizeof *sorted);
-    qsort(sorted, n, sizeof *sorted, noise_cmp);
+        return tmap_fail(err, TMAP_ERR_NOMEM, "out of memory for %zu predictions", ns);
+    for (size_t i = 0; i < ns; i++)
+        sorted[i] = pred[i * n / ns];
+    qsort(sorted, ns, sizeof *sorted, noise_cmp);
     for (size_t k = 0; k < NB - 1; k++)
-        edge[k] = n ? sorted[(k + 1) * n / NB < n ? (k + 1) * n / NB : n - 1] : 0;
+        edge[k] = ns ? sorted[(k + 1) * ns / NB < ns ? (k + 1) * ns / NB : ns - 1] : 0;
     free(sorted);
     size_t count[NB] = {0};
     double sum2[NB] = {0};
@@ -174,7 +205,7 @@ tmap_status tmap_noise_fit(const double *pred, const double *truth, const uint64
         sd[k] = count[k] ? sqrt(fmax(0, sum2[k] / (double)count[k] - mean[k] * mean[k])) : 0;
     }
     noise_fill(count, mean, sd);
-    return noise_rho(pred, truth, key, n, rho, err);
+    return noise_rho(pred, truth, group, ngroups, n, rho, err);
 }
 
 /* Standard normal density and distribution. */

@@ -288,23 +288,28 @@ static tmap_status regress_noise(const design *d, const double *coef, tmap_bbv_n
     size_t B = d->nblocks, P = d->p + 2, n = d->nrows;
     double *pred = malloc((n ? n : 1) * sizeof *pred), *truth = malloc((n ? n : 1) * sizeof *truth);
     uint64_t *key = malloc((n ? n : 1) * sizeof *key);
-    tmap_status s = pred && truth && key
+    uint32_t *group = malloc((n ? n : 1) * sizeof *group);
+    size_t ngroups = 0;
+    tmap_status s = pred && truth && key && group
                         ? tmap_noise_create(nz, B, err)
                         : tmap_fail(err, TMAP_ERR_NOMEM, "out of memory for the residuals");
     for (size_t i = 0; !s && i < n; i++)
         key[i] = tmap_noise_key(d->feat[i], d->p);
+    if (!s)
+        s = tmap_noise_groups(key, n, group, &ngroups, err);
     for (size_t b = 0; !s && b < B; b++) {
         for (size_t i = 0; i < n; i++) {
             pred[i] = regress_predict_one(coef + b * P, d->p, d->feat[i], d->tid[i]);
             truth[i] = d->y[i][b];
         }
-        s = tmap_noise_fit(pred, truth, key, n, nz->edge + b * (TMAP_NOISE_BINS - 1),
+        s = tmap_noise_fit(pred, truth, group, ngroups, n, nz->edge + b * (TMAP_NOISE_BINS - 1),
                            nz->mean + b * TMAP_NOISE_BINS, nz->sd + b * TMAP_NOISE_BINS,
                            nz->cap + b, nz->rho + b, err);
     }
     free(pred);
     free(truth);
     free(key);
+    free(group);
     return s;
 }
 

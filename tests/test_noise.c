@@ -27,7 +27,7 @@ static void test_fit_hand(void **state)
     double pred[] = {0, 0, 0, 0, 10, 10, 10, 10}, truth[] = {0, 2, 0, 2, 5, 15, 5, 15};
     double edge[NB - 1], mean[NB], sd[NB], cap, rho;
     tmap_error err = {0};
-    assert_int_equal(tmap_noise_fit(pred, truth, NULL, 8, edge, mean, sd, &cap, &rho, &err),
+    assert_int_equal(tmap_noise_fit(pred, truth, NULL, 0, 8, edge, mean, sd, &cap, &rho, &err),
                      TMAP_OK);
     assert_true(rho == 0);
     double want_edge[NB - 1] = {0, 0, 0, 10, 10, 10, 10};
@@ -39,29 +39,39 @@ static void test_fit_hand(void **state)
         assert_true(fabs(sd[k] - want_sd[k]) < 1e-12);
     }
     assert_true(cap == 15);
-    assert_int_equal(tmap_noise_fit(NULL, NULL, NULL, 0, edge, mean, sd, &cap, &rho, &err),
+    assert_int_equal(tmap_noise_fit(NULL, NULL, NULL, 0, 0, edge, mean, sd, &cap, &rho, &err),
                      TMAP_OK);
     assert_true(cap == 0 && sd[0] == 0 && rho == 0);
 }
 
 /* rho: residuals 1 1 3 3 in groups a a b b vary only between the groups
  * (rho 1); in groups a b a b only within them (rho 0); a single row per
- * key tells nothing (rho 0). */
+ * key tells nothing (rho 0).  The groups come from the keys, in one sort. */
+static double rho_of(const uint64_t *key)
+{
+    double pred[4] = {0}, truth[4] = {1, 1, 3, 3}, edge[NB - 1], mean[NB], sd[NB], cap, rho;
+    uint32_t group[4];
+    size_t ng;
+    tmap_error err = {0};
+    assert_int_equal(tmap_noise_groups(key, 4, group, &ng, &err), TMAP_OK);
+    assert_int_equal(tmap_noise_fit(pred, truth, group, ng, 4, edge, mean, sd, &cap, &rho, &err),
+                     TMAP_OK);
+    return rho;
+}
+
 static void test_fit_rho(void **state)
 {
     (void)state;
-    double pred[4] = {0}, truth[4] = {1, 1, 3, 3}, edge[NB - 1], mean[NB], sd[NB], cap, rho;
     uint64_t same[4] = {7, 7, 9, 9}, apart[4] = {7, 9, 7, 9}, each[4] = {1, 2, 3, 4};
+    assert_true(fabs(rho_of(same) - 1) < 1e-12);
+    assert_true(fabs(rho_of(apart)) < 1e-12);
+    assert_true(rho_of(each) == 0);
+    uint32_t group[4];
+    size_t ng;
     tmap_error err = {0};
-    assert_int_equal(tmap_noise_fit(pred, truth, same, 4, edge, mean, sd, &cap, &rho, &err),
-                     TMAP_OK);
-    assert_true(fabs(rho - 1) < 1e-12);
-    assert_int_equal(tmap_noise_fit(pred, truth, apart, 4, edge, mean, sd, &cap, &rho, &err),
-                     TMAP_OK);
-    assert_true(fabs(rho) < 1e-12);
-    assert_int_equal(tmap_noise_fit(pred, truth, each, 4, edge, mean, sd, &cap, &rho, &err),
-                     TMAP_OK);
-    assert_true(rho == 0);
+    assert_int_equal(tmap_noise_groups(apart, 4, group, &ng, &err), TMAP_OK);
+    assert_int_equal(ng, 2);
+    assert_true(group[0] == group[2] && group[1] == group[3] && group[0] != group[1]);
     double row[2] = {1.5, -2}, row2[2] = {1.5, -2}, row3[2] = {1.5, 2};
     assert_true(tmap_noise_key(row, 2) == tmap_noise_key(row2, 2));
     assert_true(tmap_noise_key(row, 2) != tmap_noise_key(row3, 2));

@@ -439,13 +439,19 @@ void tmap_noise_free(tmap_bbv_noise *nz);
  * features (row-major) into key[n]. */
 uint64_t tmap_noise_key(const double *row, size_t p);
 void tmap_noise_keys(const double *features, size_t n, size_t p, uint64_t *key);
+/* The rows' groups of equal keys: group[i] in [0, *ngroups), rows of one
+ * key one group (one sort of the keys). */
+tmap_status tmap_noise_groups(const uint64_t *key, size_t n, uint32_t *group, size_t *ngroups,
+                              tmap_error *err);
 /* One block's bins (edge, mean, sd: TMAP_NOISE_BINS - 1, TMAP_NOISE_BINS
  * and TMAP_NOISE_BINS entries), cap and rho from n predictions, the true
- * counts and the rows' feature keys (NULL: rho 0).  A bin no training row
- * fell in takes the nearest filled bin's. */
-tmap_status tmap_noise_fit(const double *pred, const double *truth, const uint64_t *key, size_t n,
-                           double *edge, double *mean, double *sd, double *cap, double *rho,
-                           tmap_error *err);
+ * counts and the rows' groups of equal features (tmap_noise_groups; NULL:
+ * rho 0).  The edges are the quantiles of an evenly spaced sample of at
+ * most 65536 predictions.  A bin no training row fell in takes the nearest
+ * filled bin's. */
+tmap_status tmap_noise_fit(const double *pred, const double *truth, const uint32_t *group,
+                           size_t ngroups, size_t n, double *edge, double *mean, double *sd,
+                           double *cap, double *rho, tmap_error *err);
 /* The expected slowest lane: raises each c_wb of w (made from the predicted
  * bbv by tmap_warp_counts_make with the same perm and block_size) to the
  * expected most executions among the warp's lanes when each lane's true
