@@ -9,11 +9,14 @@
  * than it runs.  Each lane's true count is taken as normal about its
  * prediction plus its bin's mean residual, with its bin's deviation
  * (residuals are not homoscedastic: escape_time's loop is exact far from
- * the set and off by thousands near it), and the maximum by Clark's
+ * the set and off by thousands near it).  Lanes of equal features share
+ * the part rho of the variance.  Equal normals are taken together exactly
+ * (a table of the maximum of k standard normals), distinct ones by Clark's
  * moment matching.
  */
 #include "threadmap/model.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -269,6 +272,7 @@ typedef struct noise_normal { double m, v; size_t k; } noise_normal;
 /* The maximum of x.k independent copies of x, exactly (the table). */
 static noise_normal noise_copies(noise_normal x)
 {
+    assert(x.k >= 1 && x.k <= 32 && x.v >= 0); /* a warp's lanes; a variance */
     double s = noise_max_sd[x.k];
     return (noise_normal){x.m + noise_max_mean[x.k] * sqrt(x.v), x.v * s * s, 1};
 }
