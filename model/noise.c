@@ -342,14 +342,10 @@ static int noise_exact(const tmap_bbv_noise *nz, size_t b)
 static void noise_lanes(const tmap_warp_counts *w, const uint64_t *key, const uint32_t *perm,
                         size_t k, noise_warp *g)
 {
-    size_t bs = w->block_size, wpb = (bs + 31) / 32;
-    size_t first = k / wpb * bs + k % wpb * 32, end = k / wpb * bs + bs;
-    end = end < first + 32 ? end : first + 32;
-    end = end < w->nthreads ? end : w->nthreads;
+    size_t first, n = tmap_warp_counts_slots(w, k, &first), used = 0;
     uint32_t in[32];
-    size_t n = 0, used = 0;
-    for (size_t i = first; i < end; i++)
-        in[n++] = perm ? perm[i] : (uint32_t)i;
+    for (size_t i = 0; i < n; i++)
+        in[i] = perm ? perm[first + i] : (uint32_t)(first + i);
     int taken[32] = {0};
     g->ngroups = 0;
     for (size_t i = 0; i < n; i++) {

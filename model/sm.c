@@ -178,13 +178,19 @@ typedef struct warp_cost {
     double local_bytes, local_loads; /* its rows' bytes in L1, its local requests */
 } warp_cost;
 
+size_t tmap_warp_counts_slots(const tmap_warp_counts *w, size_t k, size_t *first)
+{
+    size_t wpb = (w->block_size + 31) / 32, end = k / wpb * w->block_size + w->block_size;
+    *first = k / wpb * w->block_size + k % wpb * 32;
+    end = end < w->nthreads ? end : w->nthreads;
+    return *first < end ? (end - *first < 32 ? end - *first : 32) : 0;
+}
+
 /* Threads in warp k of w. */
 static double warp_lanes(const tmap_warp_counts *w, size_t k)
 {
-    size_t wpb = (w->block_size + 31) / 32, first = k / wpb * w->block_size + k % wpb * 32;
-    size_t end = k / wpb * w->block_size + w->block_size;
-    end = end < w->nthreads ? end : w->nthreads;
-    return first < end ? (double)(end - first < 32 ? end - first : 32) : 0;
+    size_t first;
+    return (double)tmap_warp_counts_slots(w, k, &first);
 }
 
 /* The expected largest number of n lanes on one of 32 banks, each lane's
@@ -547,8 +553,8 @@ tmap_status tmap_warp_counts_make(const tmap_bbv *bbv, const uint32_t *perm, siz
     for (size_t i = 0; !st && i < n; i++)
         st = add_thread(bbv, perm, i, i / block_size * wpb + i % block_size / 32, out, err);
     for (size_t k = 0; !st && k < nw; k++) {
-        size_t first = k / wpb * block_size + k % wpb * 32;
-        out->d[k] = distinct_groups(perm, first, first + (size_t)warp_lanes(out, k));
+        size_t first, n = tmap_warp_counts_slots(out, k, &first);
+        out->d[k] = distinct_groups(perm, first, first + n);
     }
     if (st)
         tmap_warp_counts_free(out);

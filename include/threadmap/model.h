@@ -332,6 +332,9 @@ typedef struct tmap_warp_counts {
 tmap_status tmap_warp_counts_make(const tmap_bbv *bbv, const uint32_t *perm, size_t block_size,
                                   tmap_warp_counts *out, tmap_error *err);
 void tmap_warp_counts_free(tmap_warp_counts *w);
+/* The slots of warp k of w: [*first, *first + the count returned), at most
+ * 32, from its thread block's first slot in warps of 32 (0 past the end). */
+size_t tmap_warp_counts_slots(const tmap_warp_counts *w, size_t k, size_t *first);
 
 /* What one execution of a CFG block by a warp costs. */
 typedef struct tmap_sm_block {
