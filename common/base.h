@@ -109,4 +109,7 @@ double tmap_strtod(const char *s, char **end);
 /* Seconds on CLOCK_MONOTONIC: for intervals, never for dates. */
 double tmap_clock_seconds(void);
 
+/* FNV-1a 64 of data[0..n). */
+uint64_t tmap_fnv1a(const void *data, size_t n);
+
 #endif

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/base.h"
 #include "common/fuzz_util.h"
 #include "threadmap/model.h"
 
@@ -21,9 +22,7 @@ static char *with_checksum(const unsigned char *data, size_t size, size_t *len)
     memcpy(t, data, size);
     if (!size || t[size - 1] != '\n')
         t[size++] = '\n';
-    uint64_t h = 14695981039346656037ull;
-    for (size_t i = 0; i < size; i++)
-        h = (h ^ (unsigned char)t[i]) * 1099511628211ull;
+    uint64_t h = tmap_fnv1a(t, size);
     *len = size + (size_t)snprintf(t + size, 32, "checksum %016" PRIx64 "\n", h);
     return t;
 }

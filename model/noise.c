@@ -56,11 +56,7 @@ void tmap_noise_free(tmap_bbv_noise *nz)
 
 uint64_t tmap_noise_key(const double *row, size_t p)
 {
-    uint64_t h = 14695981039346656037ull; /* FNV-1a 64 */
-    const unsigned char *b = (const unsigned char *)row;
-    for (size_t i = 0; i < p * sizeof *row; i++)
-        h = (h ^ b[i]) * 1099511628211ull;
-    return h;
+    return tmap_fnv1a(row, p * sizeof *row);
 }
 
 void tmap_noise_keys(const double *features, size_t n, size_t p, uint64_t *key)

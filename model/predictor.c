@@ -31,14 +31,6 @@
 #define PRED_VERSION 2 /* 2: the noise lines; 1 is read too */
 #define PRED_NOISE (3 * TMAP_NOISE_BINS + 1) /* a noise line: edges, means, deviations, cap, rho */
 
-static uint64_t pred_fnv(const char *s, size_t n)
-{
-    uint64_t h = 14695981039346656037ull;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
-    return h;
-}
-
 /* A name is written as one token: non-empty, printable, no whitespace. */
 static int pred_name_ok(const char *s)
 {
@@ -104,7 +96,7 @@ tmap_status tmap_predictor_save(const char *path, const tmap_predictor *p,
         tmap_buf_printf(&buf, " %.17g %.17g\n", p->noise.cap[b], p->noise.rho[b]);
     }
     if (!buf.oom)
-        tmap_buf_printf(&buf, "checksum %016" PRIx64 "\n", pred_fnv(buf.data, buf.len));
+        tmap_buf_printf(&buf, "checksum %016" PRIx64 "\n", tmap_fnv1a(buf.data, buf.len));
     tmap_locale_restore(old);
     if (buf.oom) {
         tmap_buf_free(&buf);
@@ -233,7 +225,7 @@ static tmap_status pred_checksum(pred_reader *r, char *text, size_t len, tmap_er
     hex[16] = '\0';
     char *end;
     want = strtoull(hex, &end, 16);
-    if (*end || pred_fnv(text, (size_t)(last - text)) != want)
+    if (*end || tmap_fnv1a(text, (size_t)(last - text)) != want)
         return tmap_fail(err, TMAP_ERR_FORMAT, "%s: checksum mismatch: the file is corrupt",
                          r->path);
     r->end = last;
