@@ -106,12 +106,11 @@ static json_t *summary_new(const char *entry, const tmap_attach_call *c,
 static tmap_status save_bbv(const char *path, const tmap_attach_result *r, tmap_error *err)
 {
     const tmap_cfg *cfg = tmap_counting_cfg(r->counting);
-    const char **names = malloc((cfg->nblocks + 1) * sizeof *names);
-    if (!names)
-        return tmap_fail(err, TMAP_ERR_NOMEM, "out of memory");
-    for (size_t b = 0; b < cfg->nblocks; b++)
-        names[b] = cfg->blocks[b].name;
-    tmap_status st = tmap_bbv_save(path, &r->bbv, names, err);
+    const char **names;
+    tmap_status st = tmap_cfg_names(cfg, &names, err);
+    if (st)
+        return st;
+    st = tmap_bbv_save(path, &r->bbv, names, err);
     free(names);
     return st;
 }

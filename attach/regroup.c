@@ -134,10 +134,8 @@ static tmap_status load_model(tmap_attach_regroup *g, const char *ptx,
                                     &m, err);
     if (st == TMAP_OK)
         st = tmap_cfg_build(m, o->entry, &cfg, err);
-    if (st == TMAP_OK && !(names = malloc((cfg->nblocks + 1) * sizeof *names)))
-        st = tmap_fail(err, TMAP_ERR_NOMEM, "out of memory");
-    for (size_t b = 0; st == TMAP_OK && b < cfg->nblocks; b++)
-        names[b] = cfg->blocks[b].name;
+    if (st == TMAP_OK)
+        st = tmap_cfg_names(cfg, &names, err);
     if (st == TMAP_OK)
         st = tmap_predictor_load(o->predictor, o->entry, cfg->nblocks, names, &g->pred, err);
     g->have_pred = st == TMAP_OK;

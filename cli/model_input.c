@@ -180,13 +180,12 @@ static tmap_status load_noise(const tmap_mi_opts *o, tmap_mi *d, tmap_error *err
 {
     tmap_predictor pr;
     double *feat = NULL;
-    size_t dim[2], nb = d->cfg->nblocks;
-    const char **names = malloc((nb + 1) * sizeof *names);
-    if (!names)
-        return tmap_fail(err, TMAP_ERR_NOMEM, "out of memory");
-    for (size_t b = 0; b < nb; b++)
-        names[b] = d->cfg->blocks[b].name;
-    tmap_status s = tmap_predictor_load(o->model, o->kernel, nb, names, &pr, err);
+    size_t dim[2];
+    const char **names;
+    tmap_status s = tmap_cfg_names(d->cfg, &names, err);
+    if (s)
+        return s;
+    s = tmap_predictor_load(o->model, o->kernel, d->cfg->nblocks, names, &pr, err);
     free(names);
     if (s)
         return s;

@@ -676,6 +676,18 @@ static tmap_status build_func(builder *b, const tmap_ptx_func *f)
     return st;
 }
 
+tmap_status tmap_cfg_names(const tmap_cfg *cfg, const char ***names, tmap_error *err)
+{
+    tmap_status st = TMAP_NEED(err, cfg, names);
+    if (st)
+        return st;
+    if (!(*names = malloc((cfg->nblocks + 1) * sizeof **names)))
+        return tmap_fail(err, TMAP_ERR_NOMEM, "out of memory for %zu block names", cfg->nblocks);
+    for (size_t b = 0; b < cfg->nblocks; b++)
+        (*names)[b] = cfg->blocks[b].name;
+    return TMAP_OK;
+}
+
 void tmap_cfg_free(tmap_cfg *cfg)
 {
     if (!cfg)

@@ -77,14 +77,13 @@ static tmap_status fresh(ctx *x, tmap_launch *l, tmap_error *err)
 static tmap_status predicted_bbv(ctx *x, tmap_error *err)
 {
     tmap_eval *e = x->e;
-    const char **names = malloc((e->cfg->nblocks + 1) * sizeof *names);
+    const char **names;
     tmap_predictor *p = &x->pred;
     size_t n, q;
-    if (!names)
-        return tmap_fail(err, TMAP_ERR_NOMEM, "out of memory");
-    for (size_t b = 0; b < e->cfg->nblocks; b++)
-        names[b] = e->cfg->blocks[b].name;
-    tmap_status st = tmap_predictor_load(x->o->model_path, e->entry, e->cfg->nblocks, names, p, err);
+    tmap_status st = tmap_cfg_names(e->cfg, &names, err);
+    if (st)
+        return st;
+    st = tmap_predictor_load(x->o->model_path, e->entry, e->cfg->nblocks, names, p, err);
     if (!st) st = tmap_manifest_features(x->m, &x->features, &n, &q, NULL, err);
     if (!st && q != p->nfeatures)
         st = tmap_fail(err, TMAP_ERR_INVALID, "%s has %zu features, the manifest %zu",

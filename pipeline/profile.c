@@ -72,11 +72,10 @@ static tmap_status profile_one(tmap_manifest *m, tmap_cuda *c, const char *ptx,
         return st;
     char *bbv_path = path_in(o->out, "run%ld.bbv.npy", run);
     char *feat_path = path_in(o->out, "run%ld.features.npy", run);
-    const char **names = malloc((p.cfg->nblocks + 1) * sizeof *names);
-    for (size_t b = 0; names && b < p.cfg->nblocks; b++)
-        names[b] = p.cfg->blocks[b].name;
-    st = names ? tmap_bbv_save(bbv_path, &p.bbv, names, err)
-               : tmap_fail(err, TMAP_ERR_NOMEM, "out of memory");
+    const char **names = NULL;
+    st = tmap_cfg_names(p.cfg, &names, err);
+    if (!st)
+        st = tmap_bbv_save(bbv_path, &p.bbv, names, err);
     int has_features = m->nfeatures > 0;
     if (st == TMAP_OK && has_features)
         st = save_features(m, &p, tmap_launch_block_size(&l), feat_path, err);

@@ -87,6 +87,15 @@ static void test_diamond(void **state)
     assert_string_equal(cfg->blocks[0].opcodes[0], "ld.param.u32");
     assert_string_equal(cfg->blocks[0].opcodes[2], "bra");
     assert_string_equal(cfg->blocks[1].opcodes[1], "bra.uni");
+    /* the blocks' names in column order, pointing into the CFG */
+    const char **names = NULL;
+    tmap_error err = {0};
+    assert_int_equal(tmap_cfg_names(cfg, &names, &err), TMAP_OK);
+    for (size_t b = 0; b < cfg->nblocks; b++)
+        assert_ptr_equal(names[b], cfg->blocks[b].name);
+    assert_string_equal(names[2], "k/$L_else");
+    free(names);
+    assert_int_equal(tmap_cfg_names(NULL, &names, &err), TMAP_ERR_INVALID);
     tmap_cfg_free(cfg);
 }
 

@@ -129,6 +129,10 @@ typedef struct tmap_cfg {
 tmap_status tmap_cfg_build(const tmap_ptx_module *m, const char *kernel,
                            tmap_cfg **out, tmap_error *err);
 void tmap_cfg_free(tmap_cfg *cfg);
+/* *names = the blocks' names (nblocks pointers into cfg, in the BBV's
+ * column order), as BBV files and predictors name their columns; free the
+ * array (only) with free(). */
+tmap_status tmap_cfg_names(const tmap_cfg *cfg, const char ***names, tmap_error *err);
 /* depth[b] (nblocks entries): how many natural loops hold block b (0: none;
  * a loop's header is in it); outer[b] (nblocks entries, or NULL): 1 + the
  * header of the outermost loop holding b, 0 for none.  nvcc's PTX is
