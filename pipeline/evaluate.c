@@ -89,9 +89,10 @@ static tmap_status predicted_bbv(ctx *x, tmap_error *err)
         st = tmap_fail(err, TMAP_ERR_INVALID, "%s has %zu features, the manifest %zu",
                        x->o->model_path, p->nfeatures, q);
     if (!st) st = tmap_predict(p, x->features, n, &e->bbv, err);
-    if (!st && !(e->noise_key = malloc((n ? n : 1) * sizeof *e->noise_key)))
+    /* the feature keys only where the predictor has residuals (version 2) */
+    if (!st && p->noise.nblocks && !(e->noise_key = malloc((n ? n : 1) * sizeof *e->noise_key)))
         st = tmap_fail(err, TMAP_ERR_NOMEM, "out of memory for %zu feature keys", n);
-    if (!st)
+    if (!st && e->noise_key)
         tmap_noise_keys(x->features, n, q, e->noise_key);
     if (!st) /* the model's: what the predictions leave out (tmap_noise_warp_counts) */
         e->noise = p->noise, memset(&p->noise, 0, sizeof p->noise);
