@@ -25,8 +25,17 @@
 //           distinct table rows an SM's resident warps read (8 blocks of 256
 //           threads, 132 apart, as the first waves place them).
 //   once    each mc order launched once (for ncu).
+//   geom    one warp, every lane one address, a chain cycling through N words
+//           S bytes apart: the IDC's line, sets and ways from where the
+//           cycles an access step from a hit to a miss.
+//   sim     no GPU: the mc orders' requests through a simulated IDC (a set-
+//           associative cache per SM, the resident warps' requests
+//           interleaved; arguments: bytes, line, ways (0: fully), resident
+//           blocks, sub-partitions, requests a warp in a row; IDC_RANDOM=1
+//           random replacement), its lines fetched against ncu's.
 //   nvcc -O3 -arch=sm_90 -o const_cache benchmarks/experiments/const_cache.cu
-//   ./const_cache [lanes|tput|mc|once]
+//   ./const_cache [lanes|geom|tput|mc|once]
+//   ./const_cache sim [bytes line ways blocks subpartitions burst]   (from the repository root)
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -71,6 +80,27 @@ __global__ void lanes_k(int mode, unsigned k, unsigned words, int iters, unsigne
     }
     unsigned long long t1 = clock64();
     if (lane == 0)
+        cycles[0] = t1 - t0;
+    if (x == 0xdeadbeef)
+        sink[0] = x;
+}
+
+
+/* one warp, every lane the same address: a chain cycling through n words
+ * `stride` words apart (the IDC's line, capacity and sets) */
+__global__ void geom_k(unsigned stride, unsigned n, int iters, unsigned zero,
+                       unsigned long long *cycles, unsigned *sink)
+{
+    unsigned x = 0, i = 0;
+    unsigned long long t0 = 0;
+    for (int it = -2 * (int)n - 64; it < iters; it++) {
+        if (it == 0)
+            t0 = clock64();
+        x = ctab[(x & zero) + i * stride];
+        i = i + 1 == n ? 0 : i + 1;
+    }
+    unsigned long long t1 = clock64();
+    if (threadIdx.x == 0)
         cycles[0] = t1 - t0;
     if (x == 0xdeadbeef)
         sink[0] = x;
@@ -126,16 +156,21 @@ extern "C" __global__ void mc_triangles_g(const mc_table *__restrict__ g,
 static unsigned long long st = 7;
 static unsigned rnd() { st = st * 6364136223846793005ULL + 1442695040888963407ULL; return (unsigned)(st >> 33); }
 
+/* a zeroed table (x & zero keeps a chain; the value read is not an address)
+ * and the chain kernels' cycle and sink words */
+static void chain_setup(unsigned long long **cyc, unsigned **sink)
+{
+    std::vector<unsigned> h(14336, 0);
+    CK(cudaMemcpyToSymbol(ctab, h.data(), sizeof(unsigned) * 14336));
+    CK(cudaMalloc(cyc, 8));
+    CK(cudaMalloc(sink, 4));
+}
+
 static void part_lanes()
 {
-    std::vector<unsigned> h(14336);
-    for (unsigned i = 0; i < 14336; i++)
-        h[i] = 0; /* x & zero keeps the chain; the value read is not an address */
-    CK(cudaMemcpyToSymbol(ctab, h.data(), sizeof(unsigned) * 14336));
     unsigned long long *cyc;
     unsigned *sink;
-    CK(cudaMalloc(&cyc, 8));
-    CK(cudaMalloc(&sink, 4));
+    chain_setup(&cyc, &sink);
     const int iters = 4096;
     auto run = [&](int mode, unsigned k, unsigned words) {
         double best = 1e30;
@@ -158,6 +193,43 @@ static void part_lanes()
                        32768u, 49152u})
         printf("%8u %10.1f %10.1f %10.1f\n", s, run(2, 1, s / 4), run(2, 8, s / 4),
                run(2, 32, s / 4));
+    CK(cudaFree(cyc));
+    CK(cudaFree(sink));
+}
+
+
+static void part_geom()
+{
+    unsigned long long *cyc;
+    unsigned *sink;
+    chain_setup(&cyc, &sink);
+    const int iters = 8192;
+    printf("# geom: one warp, all lanes one address, a chain cycling through N words S bytes apart; "
+           "cycles an access (8192, min of 3)\n");
+    const unsigned ns[] = {1, 2, 4, 8, 12, 16, 20, 24, 28, 30, 32, 33, 34, 36, 40, 48, 56, 64, 96, 128};
+    printf("%6s", "S\\N");
+    for (unsigned n : ns)
+        printf(" %6u", n);
+    printf("\n");
+    for (unsigned sb : {4u, 16u, 32u, 64u, 128u, 256u, 512u, 1024u, 2048u, 4096u}) {
+        printf("%6u", sb);
+        for (unsigned n : ns) {
+            if ((unsigned long long)n * sb > 14336ull * 4) {
+                printf(" %6s", "-");
+                continue;
+            }
+            double best = 1e30;
+            for (int r = 0; r < 3; r++) {
+                geom_k<<<1, 32>>>(sb / 4, n, iters, 0u, cyc, sink);
+                CK(cudaDeviceSynchronize());
+                unsigned long long c;
+                CK(cudaMemcpy(&c, cyc, 8, cudaMemcpyDeviceToHost));
+                best = std::min(best, (double)c / iters);
+            }
+            printf(" %6.1f", best);
+        }
+        printf("\n");
+    }
     CK(cudaFree(cyc));
     CK(cudaFree(sink));
 }
@@ -245,9 +317,8 @@ static void order_stats(const std::vector<int> &ord, const mc_data &d, const std
     *replays = r / (N / 32), *rows_sm = rows / cnt, *cases_warp = cw / (N / 32);
 }
 
-static void part_mc(bool once)
+static std::vector<std::pair<std::string, std::vector<int>>> mc_orders(mc_data &d, bool once)
 {
-    mc_data d;
     d.cube.resize(N), d.frac.resize((size_t)12 * N);
     for (int i = 0; i < N; i++)
         d.cube[i] = (unsigned char)(1 + rnd() % 254);
@@ -324,6 +395,14 @@ static void part_mc(bool once)
             std::copy(pr.begin() + blk[j] * BS, pr.begin() + blk[j] * BS + BS, sh.begin() + j * BS);
         orders.push_back({"pred_rows_shuffled", sh});
     }
+    return orders;
+}
+
+static void part_mc(bool once)
+{
+    mc_data d;
+    auto orders = mc_orders(d, once);
+    std::vector<int> nt = host_ntri();
     unsigned char *dcube;
     float *dfrac, *area, *nl;
     int *ntri;
@@ -390,14 +469,158 @@ static void part_mc(bool once)
     CK(cudaFree(ntri)); CK(cudaFree(gt));
 }
 
+
+/* ------------------------------------------------------------------ sim */
+/* the IDC simulated on the host: per SM (blocks s, s + 132, ... in waves of
+ * `res` resident blocks), the resident warps' constant requests interleaved
+ * one request a warp in turn; a request's distinct byte addresses served in
+ * the order of their first lane; a cache of `cap` bytes, lines of `line`
+ * bytes, `ways`-way set-associative (ways = 0: fully), LRU.  Counts the lines
+ * fetched (ncu's idc__requests_lookup_miss_tag_miss) and the addresses. */
+struct idc_cache {
+    int line, sets, ways;
+    std::vector<long> tag, age;
+    long clock = 0;
+    bool lru = getenv("IDC_RANDOM") == nullptr;
+    idc_cache(int cap, int line_, int ways_) : line(line_)
+    {
+        int lines = cap / line_;
+        ways = ways_ ? ways_ : lines, sets = lines / ways;
+        tag.assign((size_t)lines, -1), age.assign((size_t)lines, 0);
+    }
+    bool touch(long addr) /* true on a miss */
+    {
+        long l = addr / line;
+        size_t s0 = (size_t)(l % sets) * ways, victim = s0;
+        for (size_t j = s0; j < s0 + ways; j++) {
+            if (tag[j] == l) { age[j] = lru ? ++clock : age[j]; return false; }
+            if (age[j] < age[victim]) victim = j;
+        }
+        if (!lru) /* random replacement (age: when filled, unused) */
+            victim = s0 + (size_t)(rnd() % (unsigned)ways);
+        tag[victim] = l, age[victim] = ++clock;
+        return true;
+    }
+};
+
+/* warp w's requests under order ord: lists of byte addresses (first lane first) */
+static void mc_warp_requests(const std::vector<int> &ord, const mc_data &d, const std::vector<int> &nt,
+                             int w, std::vector<std::vector<int>> &req)
+{
+    req.clear();
+    int cs[32], mx = 0;
+    for (int l = 0; l < 32; l++)
+        cs[l] = d.cube[ord[w * 32 + l]], mx = std::max(mx, nt[cs[l]]);
+    auto add = [&](int k, int v) {
+        std::vector<int> r;
+        for (int l = 0; l < 32; l++) {
+            if (k >= 0 && nt[cs[l]] <= k)
+                continue;
+            int a = k < 0 ? 256 * 3 * MC_MAXT + cs[l] : cs[l] * 3 * MC_MAXT + 3 * k + v;
+            if (std::find(r.begin(), r.end(), a) == r.end())
+                r.push_back(a);
+        }
+        req.push_back(r);
+    };
+    add(-1, 0);
+    for (int k = 0; k < mx; k++)
+        for (int v = 0; v < 3; v++)
+            add(k, v);
+}
+
+static void part_sim(int cap, int line, int ways, int res, int par, int burst)
+{
+    mc_data d;
+    auto orders = mc_orders(d, true);
+    std::vector<int> nt = host_ntri();
+    int nsm = 132, nblk = N / BS, wpb = BS / 32;
+    printf("# sim: IDC %d B, lines of %d B, %d-way (0: fully), LRU; %d resident blocks an SM, %d sub-partitions\n",
+           cap, line, ways, res, par);
+    printf("%-20s %12s %12s %10s %12s %12s %8s\n", "order", "addresses", "lines", "lines/SM", "runs", "req_lines", "ws_lines");
+    for (auto &ord : orders) {
+        double addrs = 0, miss = 0, runs = 0, dl = 0, wsum = 0, waves = 0;
+        std::vector<std::vector<std::vector<int>>> wr;
+        for (int s = 0; s < nsm; s++) {
+            idc_cache c(cap, line, ways);
+            std::vector<int> blks;
+            for (int b = s; b < nblk; b += nsm)
+                blks.push_back(b);
+            for (size_t w0 = 0; w0 < blks.size(); w0 += res) {
+                wr.clear();
+                std::set<int> ws;
+                for (size_t j = w0; j < std::min(blks.size(), w0 + res); j++)
+                    for (int x = 0; x < wpb; x++) {
+                        std::vector<std::vector<int>> r;
+                        mc_warp_requests(ord.second, d, nt, blks[j] * wpb + x, r);
+                        for (auto &q : r)
+                            for (size_t i = 0; i < q.size(); i++) {
+                                ws.insert(q[i] / line);
+                                runs += i == 0 || q[i] / line != q[i - 1] / line;
+                                dl += i == 0 || std::none_of(q.begin(), q.begin() + i, [&](int y) { return y / line == q[i] / line; });
+                            }
+                        wr.push_back(r);
+                    }
+                wsum += ws.size(), waves++;
+                /* `par` sub-partitions, warp x on x % par; each serves its
+                 * warps' requests in turn (one request a warp); the IDC
+                 * takes one address of each sub-partition's request in turn */
+                std::vector<std::vector<size_t>> sp(par);
+                for (size_t x = 0; x < wr.size(); x++)
+                    sp[x % par].push_back(x);
+                /* a warp issues `burst` requests in a row (its own next ones) before its
+                 * sub-partition turns to the next warp; qd[x]: warp x's next request */
+                std::vector<size_t> cur(par, 0), pos(par, 0), done(par, 0), qd(wr.size(), 0);
+                std::vector<int> nb(par, 0);
+                for (;;) {
+                    bool any = false;
+                    for (int p = 0; p < par; p++) {
+                        while (done[p] < sp[p].size()) {
+                            size_t x = sp[p][cur[p]];
+                            auto &r = wr[x];
+                            if (qd[x] < r.size() && pos[p] < r[qd[x]].size())
+                                break;
+                            if (qd[x] < r.size()) { /* request finished */
+                                pos[p] = 0, qd[x]++;
+                                if (qd[x] == r.size())
+                                    done[p]++;
+                                if (++nb[p] < burst && qd[x] < r.size())
+                                    continue;
+                            }
+                            nb[p] = 0;
+                            cur[p] = (cur[p] + 1) % sp[p].size();
+                        }
+                        if (done[p] >= sp[p].size())
+                            continue;
+                        any = true;
+                        size_t x = sp[p][cur[p]];
+                        int a = wr[x][qd[x]][pos[p]++];
+                        addrs++, miss += c.touch(a);
+                    }
+                    if (!any)
+                        break;
+                }
+            }
+        }
+        printf("%-20s %12.0f %12.0f %10.0f %12.0f %12.0f %8.1f\n", ord.first.c_str(), addrs, miss, miss / nsm, runs, dl, wsum / waves);
+    }
+}
+
 int main(int argc, char **argv)
 {
     std::string what = argc > 1 ? argv[1] : "all";
+    if (what == "sim") {
+        part_sim(argc > 2 ? atoi(argv[2]) : 2048, argc > 3 ? atoi(argv[3]) : 64,
+                 argc > 4 ? atoi(argv[4]) : 0, argc > 5 ? atoi(argv[5]) : 8, argc > 6 ? atoi(argv[6]) : 4,
+                 argc > 7 ? atoi(argv[7]) : 1);
+        return 0;
+    }
     cudaDeviceProp p;
     CK(cudaGetDeviceProperties(&p, 0));
     printf("# %s, %d SMs\n", p.name, p.multiProcessorCount);
     if (what == "lanes" || what == "all")
         part_lanes();
+    if (what == "geom" || what == "all")
+        part_geom();
     if (what == "tput" || what == "all")
         part_tput();
     if (what == "mc" || what == "all")
