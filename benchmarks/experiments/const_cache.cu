@@ -33,9 +33,13 @@
 //           interleaved; arguments: bytes, line, ways (0: fully), resident
 //           blocks, sub-partitions, requests a warp in a row; IDC_RANDOM=1
 //           random replacement), its lines fetched against ncu's.
+//   des     no GPU: the same cache in time (a lookup every LOOK cycles, a
+//           line FILL cycles on its way, a request blocked until its line
+//           arrives; DES_NONBLOCK=1: not blocked), the SM's cycles.
 //   nvcc -O3 -arch=sm_90 -o const_cache benchmarks/experiments/const_cache.cu
 //   ./const_cache [lanes|geom|tput|mc|once]
 //   ./const_cache sim [bytes line ways blocks subpartitions burst]   (from the repository root)
+//   ./const_cache des [look fill gap every_nth_sm]
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -605,9 +609,162 @@ static void part_sim(int cap, int line, int ways, int res, int par, int burst)
     }
 }
 
+/* ------------------------------------------------------------------ des */
+/* the IDC in time: one SM's 8 resident blocks (a finished block's slot takes
+ * the SM's next block: s, s + 132, ...), warp x of a slot on sub-partition
+ * x % 4; each sub-partition serves one warp's request at a time, its warps in
+ * turn; the IDC looks up one address every `look` cycles, taking the sub-
+ * partitions in turn, skipping a blocked one.  A lookup: a ready line hits;
+ * a line on its way blocks the request until it arrives (lookup miss); an
+ * absent line takes the set's least recently used way not on its way and
+ * arrives `fill` cycles later (a line fetched), or, all 4 ways on their way,
+ * blocks the request until the first arrives (tag unavailable); a blocked
+ * address is looked up again.  2 KB, 64-byte lines, 8 sets of 4 ways (part
+ * geom).  Returns the SM's cycles. */
+struct des_counts { double cycles, fills, unavail, lookups; };
+
+static des_counts des_sm(const std::vector<int> &ord, const mc_data &d, const std::vector<int> &nt,
+                         int s, int look, int fill, int gap)
+{
+    const bool nonblock = getenv("DES_NONBLOCK") != nullptr;
+    const int nsm = 132, nblk = N / BS, wpb = BS / 32, slots = 8, sets = 8, ways = 4;
+    struct way { long line = -1; double ready = 0, used = 0; };
+    std::vector<way> cache((size_t)sets * ways);
+    struct warp { std::vector<std::vector<int>> req; size_t q = 0, pos = 0; double avail = 0, done = 0; };
+    std::vector<warp> w((size_t)slots * wpb);
+    std::vector<int> slot_blk(slots, -1), left(slots, 0);
+    int next_blk = s;
+    auto start = [&](int sl, double t) {
+        slot_blk[sl] = next_blk < nblk ? next_blk : -1;
+        left[sl] = 0;
+        for (int x = 0; x < wpb; x++) {
+            warp &v = w[(size_t)sl * wpb + x];
+            v.req.clear(), v.q = v.pos = 0, v.avail = t;
+            if (slot_blk[sl] >= 0)
+                mc_warp_requests(ord, d, nt, slot_blk[sl] * wpb + x, v.req), left[sl]++;
+        }
+        next_blk += nsm;
+    };
+    for (int sl = 0; sl < slots; sl++)
+        start(sl, 0);
+    const int par = 4;
+    std::vector<int> cur(par, -1), rr(par, 0);
+    std::vector<double> blocked(par, 0);
+    des_counts c = {0, 0, 0, 0};
+    double t = 0;
+    int turn = 0;
+    auto pick = [&](int p) { /* the sub-partition's next warp with a request, in turn */
+        int n = slots * wpb / par;
+        for (int i = 0; i < n; i++) {
+            int k = (rr[p] + i) % n, x = k * par + p;
+            if (w[x].q < w[x].req.size()) {
+                rr[p] = (k + 1) % n;
+                return x;
+            }
+        }
+        return -1;
+    };
+    for (;;) {
+        int p = -1;
+        double soonest = 1e300;
+        for (int i = 0; i < par; i++) {
+            int q = (turn + i) % par;
+            if (cur[q] < 0)
+                cur[q] = pick(q);
+            if (cur[q] < 0)
+                continue;
+            double ok = std::max(blocked[q], w[cur[q]].avail);
+            if (ok <= t) { p = q; break; }
+            soonest = std::min(soonest, ok);
+        }
+        if (p < 0) {
+            if (soonest == 1e300)
+                break;
+            t = soonest;
+            continue;
+        }
+        turn = (p + 1) % par;
+        warp &v = w[cur[p]];
+        int a = v.req[v.q][v.pos];
+        long line = a / 64;
+        way *set = &cache[(size_t)(line % sets) * ways];
+        c.lookups++;
+        way *hit = nullptr, *victim = nullptr;
+        double first = 1e300;
+        for (int j = 0; j < ways; j++) {
+            if (set[j].line == line)
+                hit = &set[j];
+            else if (set[j].ready <= t && (!victim || set[j].used < victim->used))
+                victim = &set[j];
+            if (set[j].ready > t)
+                first = std::min(first, set[j].ready);
+        }
+        t += look;
+        auto advance = [&]() { /* the next address, or the request done */
+            if (++v.pos < v.req[v.q].size())
+                return;
+            double end = std::max(t, v.done);
+            v.pos = 0, v.q++, v.avail = end + gap, v.done = 0;
+            if (v.q == v.req.size()) {
+                int sl = cur[p] / wpb;
+                if (--left[sl] == 0)
+                    start(sl, end);
+            }
+            cur[p] = -1;
+        };
+        if (hit && hit->ready <= t - look) {
+            hit->used = t;
+            advance();
+        } else if (hit && nonblock) { /* wait for it at the request's end */
+            v.done = std::max(v.done, hit->ready);
+            advance();
+        } else if (hit) {
+            blocked[p] = hit->ready;
+        } else if (victim && nonblock) {
+            victim->line = line, victim->ready = t + fill, victim->used = t, c.fills++;
+            v.done = std::max(v.done, victim->ready);
+            advance();
+        } else if (victim) {
+            victim->line = line, victim->ready = t + fill, victim->used = t;
+            blocked[p] = victim->ready, c.fills++;
+        } else {
+            blocked[p] = first, c.unavail++;
+        }
+    }
+    c.cycles = t;
+    return c;
+}
+
+static void part_des(int look, int fill, int gap, int every)
+{
+    mc_data d;
+    auto orders = mc_orders(d, true);
+    std::vector<int> nt = host_ntri();
+    printf("# des: lookup %d cycles, fill %d cycles, %d cycles between a warp's requests; SMs 0, %d, ...; "
+           "lines fetched and tag unavailable scaled to 132 SMs\n", look, fill, gap, every);
+    printf("%-20s %12s %12s %12s %12s\n", "order", "lookups", "lines", "unavail", "sm_cycles");
+    for (auto &ord : orders) {
+        des_counts sum = {0, 0, 0, 0};
+        int n = 0;
+        for (int s = 0; s < 132; s += every, n++) {
+            des_counts c = des_sm(ord.second, d, nt, s, look, fill, gap);
+            sum.cycles = std::max(sum.cycles, c.cycles);
+            sum.fills += c.fills, sum.unavail += c.unavail, sum.lookups += c.lookups;
+        }
+        double k = 132.0 / n;
+        printf("%-20s %12.0f %12.0f %12.0f %12.0f\n", ord.first.c_str(), sum.lookups * k, sum.fills * k,
+               sum.unavail * k, sum.cycles);
+    }
+}
+
 int main(int argc, char **argv)
 {
     std::string what = argc > 1 ? argv[1] : "all";
+    if (what == "des") {
+        part_des(argc > 2 ? atoi(argv[2]) : 2, argc > 3 ? atoi(argv[3]) : 70,
+                 argc > 4 ? atoi(argv[4]) : 0, argc > 5 ? atoi(argv[5]) : 11);
+        return 0;
+    }
     if (what == "sim") {
         part_sim(argc > 2 ? atoi(argv[2]) : 2048, argc > 3 ? atoi(argv[3]) : 64,
                  argc > 4 ? atoi(argv[4]) : 0, argc > 5 ? atoi(argv[5]) : 8, argc > 6 ? atoi(argv[6]) : 4,
