@@ -5,7 +5,8 @@
  * without loaded data is thread-affine (neighbouring threads, neighbouring
  * words), one computed from loaded data is data-dependent, and one from
  * neither (parameters, loop counters, constants) is the same for every
- * thread of the warp.
+ * thread of the warp.  And the size of the module's __constant__ data,
+ * which the reads at varying addresses draw from.
  */
 #include "threadmap/instrument.h"
 
@@ -237,6 +238,80 @@ tmap_status tmap_access_list(const tmap_ptx_module *m, const tmap_cfg *cfg, tmap
         free(*out);
         *out = NULL;
         *n = 0;
+    }
+    return st;
+}
+
+/* ------------------------------------------------------ __constant__ data */
+
+static int tok_is(const tmap_ptx_tok *t, tmap_ptx_tok_kind kind, const char *text)
+{
+    return t->kind == kind && !strcmp(t->text, text);
+}
+
+/* Bytes of one element of the type directive t (.b8, .u32, .f64, .v4...):
+ * *vec takes a vector's width; 0 for a directive that is not a type. */
+static size_t type_bytes(const char *t, size_t *vec)
+{
+    if (!strcmp(t, ".v2") || !strcmp(t, ".v4") || !strcmp(t, ".v8")) {
+        *vec = (size_t)(t[2] - '0');
+        return 0;
+    }
+    if (t[0] != '.' || !strchr("busf", t[1]) || t[2] < '0' || t[2] > '9')
+        return 0;
+    int bits = atoi(t + 2);
+    return bits >= 8 && bits <= 128 && bits % 8 == 0 ? (size_t)bits / 8 : 0;
+}
+
+/* The bytes of .const declaration it (its tokens from k, the .const). */
+static tmap_status const_decl_bytes(const tmap_ptx_module *m, const tmap_ptx_item *it, uint32_t k,
+                                    size_t *bytes, tmap_error *err)
+{
+    size_t width = 0, vec = 1, count = 1, values = 0;
+    int unsized = 0, init = 0;
+    for (k++; k < it->ntoks; k++) {
+        const tmap_ptx_tok *t = &it->toks[k];
+        if (init) {
+            values += t->kind == TMAP_TOK_NUMBER;
+        } else if (t->kind == TMAP_TOK_DIRECTIVE && !width) {
+            width = type_bytes(t->text, &vec);
+        } else if (tok_is(t, TMAP_TOK_PUNCT, "[") && k + 1 < it->ntoks) {
+            const tmap_ptx_tok *d = &it->toks[k + 1];
+            if (tok_is(d, TMAP_TOK_PUNCT, "]"))
+                unsized = 1;
+            else if (d->kind != TMAP_TOK_NUMBER || strtoull(d->text, NULL, 0) == 0 ||
+                     __builtin_mul_overflow(count, (size_t)strtoull(d->text, NULL, 0), &count))
+                break;
+        } else if (tok_is(t, TMAP_TOK_PUNCT, "=")) {
+            init = 1;
+        }
+    }
+    if (!width || (unsized && !values) || (k < it->ntoks && !init))
+        return tmap_fail(err, TMAP_ERR_PARSE, "%s:%u: cannot size this .const declaration",
+                         m->file, it->line);
+    size_t n = unsized ? values : count;
+    if (__builtin_mul_overflow(width * vec, n, &n) || __builtin_add_overflow(*bytes, n, bytes))
+        return tmap_fail(err, TMAP_ERR_PARSE, "%s:%u: this .const declaration's size overflows",
+                         m->file, it->line);
+    return TMAP_OK;
+}
+
+tmap_status tmap_access_const_bytes(const tmap_ptx_module *m, size_t *bytes, tmap_error *err)
+{
+    tmap_status st = TMAP_NEED(err, m, bytes);
+    if (st)
+        return st;
+    *bytes = 0;
+    for (size_t i = 0; !st && i < m->nitems; i++) {
+        const tmap_ptx_item *it = &m->items[i];
+        int ext = 0; /* .extern: the data lives in another module */
+        for (uint32_t k = 0; it->kind == TMAP_IT_DECL && k < it->ntoks; k++) {
+            ext |= tok_is(&it->toks[k], TMAP_TOK_DIRECTIVE, ".extern");
+            if (tok_is(&it->toks[k], TMAP_TOK_DIRECTIVE, ".const")) {
+                st = ext ? TMAP_OK : const_decl_bytes(m, it, k, bytes, err);
+                break;
+            }
+        }
     }
     return st;
 }

@@ -1,6 +1,7 @@
 /*
  * fuzz_ptx.c -- libFuzzer target: parse, print, reparse (the print must be a
- * fixed point), build the CFG of every kernel and instrument it.
+ * fixed point, with the same __constant__ bytes), build the CFG of every
+ * kernel and instrument it.
  * Seed corpus: tests/ptx/.
  */
 #include <stdlib.h>
@@ -42,6 +43,10 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
         abort(); /* what we print must parse */
     if (tmap_ptx_print(m2, &b, &err) != TMAP_OK || strcmp(a, b))
         abort(); /* and print the same */
+    size_t c1 = 0, c2 = 0;
+    tmap_status s1 = tmap_access_const_bytes(m, &c1, &err);
+    if (s1 != tmap_access_const_bytes(m2, &c2, &err) || (!s1 && c1 != c2))
+        abort(); /* the reprinted module declares the same __constant__ data */
     check_kernels(m);
     free(a);
     free(b);

@@ -826,6 +826,8 @@ void tmap_sm_table_params(const tmap_lat_table *t, double *l2_latency, tmap_sm_p
     double l1 = t ? entry_of(t, "sm:l1.local_bytes") : -1;
     p->l1_local_bytes = l1 > 0 && l2 > 0 ? l1 : 0;
     p->local_miss_cycles = l1 > 0 && l2 > 0 ? l2 : 0;
+    double cc = t ? entry_of(t, "sm:const.cache_bytes") : -1;
+    p->const_cache_bytes = cc > 0 ? cc : 0;
 }
 
 void tmap_sm_model_free(tmap_sm_model *s)
@@ -847,14 +849,26 @@ tmap_status tmap_sm_model_make(const tmap_lat_table *t, const tmap_ptx_module *m
     memset(out, 0, sizeof *out);
     double l2;
     tmap_sm_params *p = &out->params;
-    *p = (tmap_sm_params){nsms, blocks_per_sm, 4, (block_size + 31) / 32, 0, 0, redirect, 0, 0, 0, 0, 0};
+    *p = (tmap_sm_params){nsms, blocks_per_sm, 4, (block_size + 31) / 32, 0, 0, redirect, 0, 0, 0, 0, 0, 0};
     tmap_sm_table_params(t, &l2, p);
     if ((st = sm_check(p, err)))
         return st;
     st = tmap_sm_blocks(t, m, kernel, cfg, sass, l2, &out->blocks, err);
     out->nblocks = st ? 0 : cfg->nblocks;
     out->block_size = block_size;
+    for (size_t b = 0; b < out->nblocks; b++)
+        out->const_loads += (size_t)out->blocks[b].const_n;
+    if (!st && out->const_loads)
+        st = tmap_access_const_bytes(m, &out->const_bytes, err);
+    if (st)
+        tmap_sm_model_free(out);
     return st;
+}
+
+int tmap_sm_model_const_blind(const tmap_sm_model *s)
+{
+    return s && s->const_loads && s->params.const_cache_bytes > 0 &&
+           (double)s->const_bytes > s->params.const_cache_bytes;
 }
 
 tmap_status tmap_sm_model_time(const tmap_sm_model *s, const tmap_bbv *bbv, const uint32_t *perm,

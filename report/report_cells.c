@@ -127,6 +127,22 @@ void tmap_report_zero_divergence(const tmap_report *r, char *buf, size_t size)
              tmap_report_num(v, sizeof v, "%.1f", r->rows[0].m->zero_divergence));
 }
 
+const char *tmap_report_caveat(const tmap_report *r, char *buf, size_t size)
+{
+    const tmap_sm_model *s = r->params->sm;
+    if (!tmap_sm_model_const_blind(s))
+        return NULL;
+    snprintf(buf, size, "the SM model cannot see the constant cache's capacity here: %zu "
+             "__constant__ load%s at addresses that vary over a warp, from %zu bytes of "
+             "__constant__ data, more than the cache's %.0f (sm:const.cache_bytes). Where a "
+             "grouping changes the table rows that a warp or an SM reads, the times can be "
+             "off by a factor of 2 or more (docs/model.md, \"The constant cache\"); "
+             "regroup() on the GPU decides by measurement",
+             s->const_loads, s->const_loads == 1 ? "" : "s", s->const_bytes,
+             s->params.const_cache_bytes);
+    return buf;
+}
+
 const char *tmap_report_table_path(const tmap_report *r, char *buf, size_t size)
 {
     char cwd[PATH_MAX];

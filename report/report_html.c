@@ -65,6 +65,12 @@ static void page_head(const tmap_report *r, FILE *f)
         fputs("<br><strong>GPU path (measured):</strong> ", f);
         tmap_html_escape(f, r->gpu_path);
     }
+    char buf[1024];
+    const char *c = tmap_report_caveat(r, buf, sizeof buf);
+    if (c) {
+        fputs("<br><strong>Model caveat:</strong> ", f);
+        tmap_html_escape(f, c);
+    }
     fputs("</div>\n", f);
 }
 

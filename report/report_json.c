@@ -55,13 +55,14 @@ static json_t *fallbacks_json(const tmap_lat_report *fb)
     return a;
 }
 
-/* The latency table (relative to the current folder when below it) and
- * the opcodes that fell back. */
+/* The latency table (relative to the current folder when below it), the
+ * opcodes that fell back and the model's caveat (null: none). */
 static void latency_json(json_t *o, const tmap_report *r)
 {
-    char table[4096];
+    char table[4096], caveat[1024];
     json_object_set_new(o, "latency_table", str(tmap_report_table_path(r, table, sizeof table)));
     json_object_set_new(o, "fallbacks", fallbacks_json(r->fallbacks));
+    json_object_set_new(o, "model_caveat", str(tmap_report_caveat(r, caveat, sizeof caveat)));
 }
 
 static json_t *report_json(const tmap_report *r)

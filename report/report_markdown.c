@@ -120,6 +120,13 @@ static tmap_status report_markdown_c(const tmap_report *r, FILE *f, tmap_error *
         fputc('\n', f);
     }
     md_fallbacks(r, f);
+    char buf[1024];
+    const char *c = tmap_report_caveat(r, buf, sizeof buf);
+    if (c) {
+        fprintf(f, "\n## Model caveat\n\n");
+        md_escape(f, c);
+        fputc('\n', f);
+    }
     s = tmap_report_lines_write(r, f, TMAP_LINES_MARKDOWN, err);
     return s ? s : tmap_report_stream_status(f, "Markdown report", err);
 }

@@ -65,6 +65,14 @@ static void print_table(const tmap_report *r, FILE *f, tmap_report_cellrow *cell
                     r->rows[i].note && *r->rows[i].note ? r->rows[i].note : "no reason given");
 }
 
+static void print_caveat(const tmap_report *r, FILE *f)
+{
+    char buf[1024];
+    const char *c = tmap_report_caveat(r, buf, sizeof buf);
+    if (c)
+        fprintf(f, "model caveat: %s\n", c);
+}
+
 static void print_fallbacks(const tmap_report *r, FILE *f)
 {
     if (!r->fallbacks || r->fallbacks->n == 0) {
@@ -107,6 +115,7 @@ static tmap_status report_text_c(const tmap_report *r, FILE *f, tmap_error *err)
         fprintf(f, "GPU path:  %s\n", r->gpu_path);
     fprintf(f, "latency table: %s\n", path ? path : "none (block latencies were given)");
     print_fallbacks(r, f);
+    print_caveat(r, f);
     free(cells);
     tmap_status ls = tmap_report_lines_write(r, f, TMAP_LINES_TEXT, err);
     return ls ? ls : tmap_report_stream_status(f, "text report", err);
@@ -167,6 +176,7 @@ static tmap_status report_estimate_text_c(const tmap_report *r, FILE *f, tmap_er
                 m->divergent_branches, m->branch_executions, m->branches_unestimated);
     estimate_simd(m, f);
     print_fallbacks(r, f);
+    print_caveat(r, f);
     return tmap_report_stream_status(f, "estimate", err);
 }
 

@@ -142,6 +142,7 @@ static void test_null_arguments(void **state)
     CALL(tmap_sm_model_make(NULL, NULL, NULL, NULL, NULL, 0, 0, 0, 0, NULL, e));
     CALL(tmap_sm_model_time(NULL, NULL, NULL, NULL, e));
     CALL(tmap_access_list(NULL, NULL, NULL, NULL, e));
+    CALL(tmap_access_const_bytes(NULL, NULL, e));
     CALL(tmap_regress_fit(NULL, 0, 0, NULL, NULL, NULL, NULL, e));
     CALL(tmap_regress_cv(NULL, 0, 0, 0, 0, NULL, e));
     CALL(tmap_predict(NULL, NULL, 0, NULL, e));

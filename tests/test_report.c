@@ -469,12 +469,51 @@ static void chromium_renders_the_page(void **state)
     free_fixture(fx);
 }
 
+/* The model's caveat (tmap_sm_model_const_blind) in every form: 3 varying
+ * constant loads from 4096 bytes against a 2048-byte cache; none with 1024
+ * bytes (JSON null, no line). */
+static void model_caveat_in_every_form(void **state)
+{
+    fixture *fx = make_fixture("k");
+    tmap_sm_model sm = {.params = {.const_cache_bytes = 2048}, .const_loads = 3,
+                        .const_bytes = 4096};
+    tmap_model_params p = params;
+    p.sm = &sm;
+    fx->r.params = &p;
+    char *t = render(tmap_report_text, &fx->r), *md = render(tmap_report_markdown, &fx->r);
+    char *h = render(tmap_report_html, &fx->r), *j = render(tmap_report_json, &fx->r);
+    char *et = render(tmap_report_estimate_text, &fx->r);
+    const char *what = "3 __constant__ loads at addresses that vary over a warp, from 4096 bytes";
+    assert_non_null(strstr(t, "model caveat: the SM model cannot see the constant cache"));
+    assert_non_null(strstr(t, what));
+    assert_non_null(strstr(et, what));
+    assert_non_null(strstr(md, "## Model caveat"));
+    assert_non_null(strstr(md, "3 \\_\\_constant\\_\\_ loads"));
+    assert_non_null(strstr(h, "<strong>Model caveat:</strong> the SM model cannot see the constant "
+                              "cache&#39;s capacity here: 3 __constant__ loads"));
+    json_error_t je;
+    json_t *root = json_loads(j, 0, &je);
+    assert_non_null(root);
+    assert_non_null(strstr(json_string_value(json_object_get(root, "model_caveat")), what));
+    json_decref(root);
+    free(t), free(md), free(h), free(j), free(et);
+    sm.const_bytes = 1024;
+    t = render(tmap_report_text, &fx->r), j = render(tmap_report_json, &fx->r);
+    assert_null(strstr(t, "model caveat"));
+    root = json_loads(j, 0, &je);
+    assert_true(json_is_null(json_object_get(root, "model_caveat")));
+    json_decref(root);
+    free(t), free(j);
+    free_fixture(fx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(text_has_rows_and_decision),
         cmocka_unit_test(unavailable_rows_say_why),
         cmocka_unit_test(json_reads_back_exactly),
+        cmocka_unit_test(model_caveat_in_every_form),
         cmocka_unit_test(markdown_has_a_row_per_grouping),
         cmocka_unit_test(html_is_self_contained_and_escaped),
         cmocka_unit_test(block_breakdown_adds_up),

@@ -718,6 +718,91 @@ static void test_visit_parents(void **state)
     tmap_ptx_free(m);
 }
 
+/* The module's __constant__ bytes: a sized array (4096 x 1), a scalar (4),
+ * a vector array (2 x 4 x 4 = 32), an array sized by its initializer
+ * (3 x 8 = 24), and an .extern one (another module's: 0); an unsized array
+ * without values cannot be sized, and the error names its line; nor can
+ * one whose size overflows. */
+static void test_const_bytes(void **state)
+{
+    static const char ptx[] =
+        ".version 8.0\n.target sm_90\n.address_size 64\n"
+        ".const .align 1 .b8 tab[4096];\n"
+        ".visible .const .f32 s = 0f3F800000;\n"
+        ".const .align 16 .v4 .u32 q[2];\n"
+        ".const .align 8 .u64 u[] = {1, 2, 3};\n"
+        ".extern .const .align 1 .b8 ext[];\n"
+        ".visible .entry k()\n{\n  ret;\n}\n";
+    tmap_ptx_module *m = NULL;
+    size_t bytes = 0;
+    TMAP_CHECK(tmap_ptx_parse(ptx, strlen(ptx), "k.ptx", &m, err));
+    TMAP_CHECK(tmap_access_const_bytes(m, &bytes, err));
+    assert_int_equal(bytes, 4096 + 4 + 32 + 24);
+    tmap_ptx_free(m);
+    static const char bad[] = ".version 8.0\n.target sm_90\n.address_size 64\n"
+                              ".const .b8 tab[];\n.visible .entry k()\n{\n  ret;\n}\n";
+    TMAP_CHECK(tmap_ptx_parse(bad, strlen(bad), "k.ptx", &m, err));
+    tmap_error e = {0};
+    assert_int_equal(tmap_access_const_bytes(m, &bytes, &e), TMAP_ERR_PARSE);
+    assert_non_null(strstr(e.message, "k.ptx:4"));
+    tmap_ptx_free(m);
+    static const char huge[] = ".version 8.0\n.target sm_90\n.address_size 64\n"
+                               ".const .b32 t[4294967296][4294967296];\n"
+                               ".visible .entry k()\n{\n  ret;\n}\n";
+    TMAP_CHECK(tmap_ptx_parse(huge, strlen(huge), "k.ptx", &m, err));
+    assert_int_equal(tmap_access_const_bytes(m, &bytes, &e), TMAP_ERR_PARSE);
+    tmap_ptx_free(m);
+}
+
+/* The constant cache's caveat: a table read at an index loaded from the
+ * thread's element (tab[key[tid]]) is blind when the module's __constant__
+ * data exceed the table's sm:const.cache_bytes; not with a smaller table,
+ * not without the entry, not when every lane reads one address. */
+static int const_blind(const char *decl, const char *index, const char *cache)
+{
+    char ptx[2048], table[256];
+    snprintf(ptx, sizeof ptx,
+             ".version 8.0\n.target sm_90\n.address_size 64\n%s\n"
+             ".visible .entry k(.param .u64 pk)\n{\n"
+             "  .reg .b32 %%r<4>;\n  .reg .b64 %%rd<8>;\n"
+             "  ld.param.u64 %%rd1, [pk];\n  mov.u32 %%r1, %%tid.x;\n"
+             "  mul.wide.u32 %%rd2, %%r1, 4;\n  add.s64 %%rd3, %%rd1, %%rd2;\n"
+             "  ld.global.u32 %%r2, [%%rd3];\n  %s\n"
+             "  mov.u64 %%rd5, tab;\n  add.s64 %%rd6, %%rd5, %%rd4;\n"
+             "  ld.const.u8 %%r3, [%%rd6];\n  st.global.u32 [%%rd3], %%r3;\n  ret;\n}\n",
+             decl, index);
+    snprintf(table, sizeof table, "class:default\t1\t-\tt\n%s", cache);
+    sm_kernel k = kernel_open(table, ptx, 1, 0);
+    tmap_sm_model sm;
+    TMAP_CHECK(tmap_sm_model_make(k.t, k.m, "k", k.cfg, NULL, 1, 1, 32, 0, &sm, err));
+    int blind = tmap_sm_model_const_blind(&sm);
+    assert_int_equal(sm.const_loads, strstr(index, ", %r") != NULL);
+    tmap_sm_model_free(&sm);
+    kernel_close(&k);
+    return blind;
+}
+
+static void test_const_blind(void **state)
+{
+    const char *big = ".const .align 1 .b8 tab[4096];", *small = ".const .align 1 .b8 tab[1024];";
+    const char *cache = "sm:const.cache_bytes\t2048\t-\tt\n";
+    const char *data = "cvt.u64.u32 %rd4, %r2;", *tid = "cvt.u64.u32 %rd4, %r1;",
+               *one = "mov.u64 %rd4, 7;";
+    assert_int_equal(const_blind(big, data, cache), 1);
+    assert_int_equal(const_blind(small, data, cache), 0);
+    assert_int_equal(const_blind(big, data, ""), 0);
+    assert_int_equal(const_blind(big, tid, cache), 1); /* the thread id: varies too */
+    assert_int_equal(const_blind(big, one, cache), 0);
+    tmap_lat_table *t = NULL;
+    TMAP_CHECK(tmap_lat_load(TMAP_SOURCE_DIR "/latency_tables/sm_90.tsv", &t, err));
+    tmap_sm_params p = {0};
+    double l2;
+    tmap_sm_table_params(t, &l2, &p);
+    assert_true(p.const_cache_bytes == 2048);
+    tmap_lat_free(t);
+    assert_int_equal(tmap_sm_model_const_blind(NULL), 0);
+}
+
 static void test_bad_input(void **state)
 {
     hand h;
@@ -761,6 +846,7 @@ int main(void)
         cmocka_unit_test(test_sfu_issue),
         cmocka_unit_test(test_visit_parents), cmocka_unit_test(test_local_rows),
         cmocka_unit_test(test_local_blocks),  cmocka_unit_test(test_rewalk_lines),
+        cmocka_unit_test(test_const_bytes),   cmocka_unit_test(test_const_blind),
         cmocka_unit_test(test_bad_input),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

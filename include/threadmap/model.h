@@ -309,6 +309,10 @@ typedef struct tmap_sm_params {
                                rows (sm:l1.local_bytes); 0: no local term */
     double local_miss_cycles; /* what a local load whose line left the L1
                                waits (the L2 latency) */
+    double const_cache_bytes; /* the SM's constant cache (sm:const.cache_bytes);
+                               0: unknown.  Not priced: it only says when the
+                               model cannot see the cache's capacity
+                               (tmap_sm_model_const_blind) */
 } tmap_sm_params;
 
 /* The warps of one grouping, as the model reads them: each thread block's
@@ -478,6 +482,10 @@ typedef struct tmap_sm_model {
                                     NULL: exact counts; not owned */
     const uint64_t *noise_key;   /* with noise: each thread's feature key
                                     (tmap_noise_key), or NULL; not owned */
+    size_t const_loads;    /* __constant__ reads at addresses that vary over a
+                              warp, in the kernel's code (static) ... */
+    size_t const_bytes;    /* ... and, when there are any, the module's
+                              __constant__ data (tmap_access_const_bytes) */
 } tmap_sm_model;
 
 /* The parameters a latency table gives the SM model (0 where it has none:
@@ -485,9 +493,10 @@ typedef struct tmap_sm_model {
  * into p what each further distinct address of a __constant__ read costs
  * ((sm:const.lanes16 - sm:const.lanes1) / 15), the L2 bandwidth per SM
  * (sm:l2.bytes_per_cycle) and its rate of gathered sectors
- * (sm:l2.gather_sectors_per_cycle), and one SM's own two rates
- * (sm:l2.one_sm.bytes_per_cycle, sm:l2.one_sm.gather_sectors_per_cycle);
- * p's other fields are left alone. */
+ * (sm:l2.gather_sectors_per_cycle), one SM's own two rates
+ * (sm:l2.one_sm.bytes_per_cycle, sm:l2.one_sm.gather_sectors_per_cycle),
+ * the L1's room for local rows (sm:l1.local_bytes) and the constant
+ * cache's size (sm:const.cache_bytes); p's other fields are left alone. */
 void tmap_sm_table_params(const tmap_lat_table *t, double *l2_latency, tmap_sm_params *p);
 /* The model of `kernel` (its CFG cfg in module m; sass: SASS counts per
  * block or NULL) with the table's parameters, on nsms SMs with
@@ -499,6 +508,11 @@ tmap_status tmap_sm_model_make(const tmap_lat_table *t, const tmap_ptx_module *m
                                size_t nsms, size_t blocks_per_sm, size_t block_size, int redirect,
                                tmap_sm_model *out, tmap_error *err);
 void tmap_sm_model_free(tmap_sm_model *s);
+/* 1 when the model cannot see what s's kernel loses to the constant cache's
+ * capacity: it reads __constant__ data at addresses that vary over a warp,
+ * and the module has more of it than the cache holds (docs/model.md, "The
+ * constant cache"); 0 otherwise, and where the table has no cache size. */
+int tmap_sm_model_const_blind(const tmap_sm_model *s);
 /* *cycles = the model's time of the grouping perm (NULL: the identity). */
 tmap_status tmap_sm_model_time(const tmap_sm_model *s, const tmap_bbv *bbv, const uint32_t *perm,
                                tmap_sm_time_parts *cycles, tmap_error *err);

@@ -129,7 +129,7 @@ class SmParams(ctypes.Structure):
                 ("const_replay", c_double), ("redirect", c_int),
                 ("gather_sectors_per_cycle", c_double), ("one_sm_bytes_per_cycle", c_double),
                 ("one_sm_gather_sectors_per_cycle", c_double), ("l1_local_bytes", c_double),
-                ("local_miss_cycles", c_double)]
+                ("local_miss_cycles", c_double), ("const_cache_bytes", c_double)]
 
 
 class SmBlock(ctypes.Structure):
@@ -142,7 +142,8 @@ class SmBlock(ctypes.Structure):
 
 class SmModel(ctypes.Structure):
     _fields_ = [("params", SmParams), ("block_size", c_size_t), ("blocks", POINTER(SmBlock)),
-                ("nblocks", c_size_t), ("noise", c_void_p), ("noise_key", c_void_p)]
+                ("nblocks", c_size_t), ("noise", c_void_p), ("noise_key", c_void_p),
+                ("const_loads", c_size_t), ("const_bytes", c_size_t)]
 
 
 class ModelParams(ctypes.Structure):
