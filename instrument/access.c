@@ -50,20 +50,28 @@ static int access_space(const char *op)
     return TMAP_SPACE_GLOBAL; /* .global and generic addressing */
 }
 
+/* One dotted part of a type at p (".v4", ".u32"...): a vector's width into
+ * *vec, or a scalar of 8 to 128 bits into *width (bytes); 1 when it was
+ * either, 0 (nothing set) otherwise. */
+static int type_part(const char *p, uint32_t *width, uint32_t *vec)
+{
+    if (p[1] == 'v' && p[2] && strchr("248", p[2])) {
+        *vec = (uint32_t)(p[2] - '0');
+        return 1;
+    }
+    int bits = p[1] && strchr("busf", p[1]) && p[2] >= '0' && p[2] <= '9' ? atoi(p + 2) : 0;
+    if (bits < 8 || bits > 128 || bits % 8)
+        return 0;
+    *width = (uint32_t)bits / 8;
+    return 1;
+}
+
 /* Bytes per thread: the type's width times the vector width. */
 static uint32_t access_bytes(const char *op)
 {
     uint32_t width = 4, vec = 1;
-    for (const char *p = strchr(op, '.'); p; p = strchr(p + 1, '.')) {
-        if (!strncmp(p, ".v2", 3)) vec = 2;
-        else if (!strncmp(p, ".v4", 3)) vec = 4;
-        else if (!strncmp(p, ".v8", 3)) vec = 8;
-        else if (strchr("busf", p[1]) && (p[2] >= '0' && p[2] <= '9')) {
-            int bits = atoi(p + 2);
-            if (bits >= 8 && bits <= 128)
-                width = (uint32_t)bits / 8;
-        }
-    }
+    for (const char *p = strchr(op, '.'); p; p = strchr(p + 1, '.'))
+        type_part(p, &width, &vec);
     return width * vec;
 }
 
@@ -249,32 +257,19 @@ static int tok_is(const tmap_ptx_tok *t, tmap_ptx_tok_kind kind, const char *tex
     return t->kind == kind && !strcmp(t->text, text);
 }
 
-/* Bytes of one element of the type directive t (.b8, .u32, .f64, .v4...):
- * *vec takes a vector's width; 0 for a directive that is not a type. */
-static size_t type_bytes(const char *t, size_t *vec)
-{
-    if (!strcmp(t, ".v2") || !strcmp(t, ".v4") || !strcmp(t, ".v8")) {
-        *vec = (size_t)(t[2] - '0');
-        return 0;
-    }
-    if (t[0] != '.' || !strchr("busf", t[1]) || t[2] < '0' || t[2] > '9')
-        return 0;
-    int bits = atoi(t + 2);
-    return bits >= 8 && bits <= 128 && bits % 8 == 0 ? (size_t)bits / 8 : 0;
-}
-
 /* The bytes of .const declaration it (its tokens from k, the .const). */
 static tmap_status const_decl_bytes(const tmap_ptx_module *m, const tmap_ptx_item *it, uint32_t k,
                                     size_t *bytes, tmap_error *err)
 {
-    size_t width = 0, vec = 1, count = 1, values = 0;
+    uint32_t width = 0, vec = 1;
+    size_t count = 1, values = 0;
     int unsized = 0, init = 0;
     for (k++; k < it->ntoks; k++) {
         const tmap_ptx_tok *t = &it->toks[k];
         if (init) {
             values += t->kind == TMAP_TOK_NUMBER;
         } else if (t->kind == TMAP_TOK_DIRECTIVE && !width) {
-            width = type_bytes(t->text, &vec);
+            type_part(t->text, &width, &vec);
         } else if (tok_is(t, TMAP_TOK_PUNCT, "[") && k + 1 < it->ntoks) {
             const tmap_ptx_tok *d = &it->toks[k + 1];
             if (tok_is(d, TMAP_TOK_PUNCT, "]"))
@@ -290,7 +285,7 @@ static tmap_status const_decl_bytes(const tmap_ptx_module *m, const tmap_ptx_ite
         return tmap_fail(err, TMAP_ERR_PARSE, "%s:%u: cannot size this .const declaration",
                          m->file, it->line);
     size_t n = unsized ? values : count;
-    if (__builtin_mul_overflow(width * vec, n, &n) || __builtin_add_overflow(*bytes, n, bytes))
+    if (__builtin_mul_overflow((size_t)width * vec, n, &n) || __builtin_add_overflow(*bytes, n, bytes))
         return tmap_fail(err, TMAP_ERR_PARSE, "%s:%u: this .const declaration's size overflows",
                          m->file, it->line);
     return TMAP_OK;
