@@ -50,28 +50,12 @@ static int access_space(const char *op)
     return TMAP_SPACE_GLOBAL; /* .global and generic addressing */
 }
 
-/* One dotted part of a type at p (".v4", ".u32"...): a vector's width into
- * *vec, or a scalar of 8 to 128 bits into *width (bytes); 1 when it was
- * either, 0 (nothing set) otherwise. */
-static int type_part(const char *p, uint32_t *width, uint32_t *vec)
-{
-    if (p[1] == 'v' && p[2] && strchr("248", p[2])) {
-        *vec = (uint32_t)(p[2] - '0');
-        return 1;
-    }
-    int bits = p[1] && strchr("busf", p[1]) && p[2] >= '0' && p[2] <= '9' ? atoi(p + 2) : 0;
-    if (bits < 8 || bits > 128 || bits % 8)
-        return 0;
-    *width = (uint32_t)bits / 8;
-    return 1;
-}
-
 /* Bytes per thread: the type's width times the vector width. */
 static uint32_t access_bytes(const char *op)
 {
     uint32_t width = 4, vec = 1;
     for (const char *p = strchr(op, '.'); p; p = strchr(p + 1, '.'))
-        type_part(p, &width, &vec);
+        tmap_ptx_type_part(p, &width, &vec);
     return width * vec;
 }
 
@@ -269,7 +253,7 @@ static tmap_status const_decl_bytes(const tmap_ptx_module *m, const tmap_ptx_ite
         if (init) {
             values += t->kind == TMAP_TOK_NUMBER;
         } else if (t->kind == TMAP_TOK_DIRECTIVE && !width) {
-            type_part(t->text, &width, &vec);
+            tmap_ptx_type_part(t->text, &width, &vec);
         } else if (tok_is(t, TMAP_TOK_PUNCT, "[") && k + 1 < it->ntoks) {
             const tmap_ptx_tok *d = &it->toks[k + 1];
             if (tok_is(d, TMAP_TOK_PUNCT, "]"))

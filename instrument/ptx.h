@@ -53,6 +53,12 @@ tmap_status tmap_ptx_lex(const char *text, size_t len, const char *filename,
                          tmap_arena *arena, tmap_ptx_tok **toks, size_t *ntoks,
                          tmap_error *err);
 
+/* One dotted part of a type at p (".v4", ".u32"... of an opcode or a
+ * declaration): a vector's width into *vec, or a scalar of 8 to 128 bits
+ * (whole bytes) into *width, in bytes; 1 when it was either, 0 (nothing
+ * set) otherwise. */
+int tmap_ptx_type_part(const char *p, uint32_t *width, uint32_t *vec);
+
 /* ------------------------------------------------------------------- IR */
 
 typedef enum tmap_ptx_stmt_kind {

@@ -3,7 +3,8 @@
  *
  * Produces identifiers (dotted opcodes included), directives, registers,
  * numbers (decimal, hex, 0f/0d float bits, negative), strings and one-char
- * punctuation, with line numbers; comments become whitespace.
+ * punctuation, with line numbers; comments become whitespace.  And the
+ * width a type part of a dotted opcode or directive gives (".v4", ".u32").
  */
 #include "instrument/ptx.h"
 
@@ -282,4 +283,17 @@ tmap_status tmap_ptx_lex(const char *text, size_t len, const char *filename,
     *toks = v;
     *ntoks = n;
     return TMAP_OK;
+}
+
+int tmap_ptx_type_part(const char *p, uint32_t *width, uint32_t *vec)
+{
+    if (p[1] == 'v' && p[2] && strchr("248", p[2])) {
+        *vec = (uint32_t)(p[2] - '0');
+        return 1;
+    }
+    int bits = p[1] && strchr("busf", p[1]) && p[2] >= '0' && p[2] <= '9' ? atoi(p + 2) : 0;
+    if (bits < 8 || bits > 128 || bits % 8)
+        return 0;
+    *width = (uint32_t)bits / 8;
+    return 1;
 }

@@ -61,14 +61,10 @@ static void saw(param_uses *u, int kind, const tmap_ptx_stmt *s)
 /* The bytes an access moves (its type times its vector length). */
 static uint64_t access_bytes(const char *op)
 {
-    uint64_t size = 0, vec = 1;
-    for (const char *p = strchr(op, '.'); p; p = strchr(p + 1, '.')) {
-        if (p[1] == 'v' && (p[2] == '2' || p[2] == '4' || p[2] == '8'))
-            vec = (uint64_t)(p[2] - '0');
-        else if (strchr("busf", p[1]) && p[2] >= '0' && p[2] <= '9')
-            size = strtoull(p + 2, NULL, 10) / 8;
-    }
-    return size * vec;
+    uint32_t size = 0, vec = 1;
+    for (const char *p = strchr(op, '.'); p; p = strchr(p + 1, '.'))
+        tmap_ptx_type_part(p, &size, &vec);
+    return (uint64_t)size * vec;
 }
 
 static uint64_t magnitude(int64_t a)
