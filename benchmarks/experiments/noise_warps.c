@@ -9,13 +9,18 @@
  * (tmap_regroup_sort).  Prints the SM model's time of the original and of
  * that grouping on the true BBV, on the predicted one as it is, and on the
  * predicted one with the noise; then, for CFG block B, the warps' largest
- * counts summed (c_wb) and over the warps with the largest true count.
+ * counts summed (c_wb) and over the warps with the largest true count; the
+ * time with one block's counts raised alone (as the noise raises them, and
+ * B's true counts) and the visits that moves; and the expected maximum of
+ * k residuals (true - predicted) of B's top bin of predicted counts, from
+ * their empirical distribution and from a normal of their deviation.
  *   gcc -O2 -Iinclude -o /tmp/noise_warps benchmarks/experiments/noise_warps.c \
- *       -Lbuild -lthreadmap -Wl,-rpath,$PWD/build
+ *       -Lbuild -lthreadmap -Wl,-rpath,$PWD/build -lm
  *   /tmp/noise_warps TRUE.npy PRED.npy MODEL FEATURES.npy KERNEL.ptx KERNEL \
  *       TABLE.tsv BLOCKS_PER_SM BLOCK_SIZE B
  */
 #define _GNU_SOURCE /* qsort_r */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,6 +59,57 @@ static double sm_time(const tmap_sm_model *sm, const tmap_bbv *b, const uint32_t
 {
     CK(tmap_sm_model_time(sm, b, perm, t, &e));
     return t->cycles;
+}
+
+static int by_value(const void *pa, const void *pb)
+{
+    double a = *(const double *)pa, b = *(const double *)pb;
+    return (a > b) - (a < b);
+}
+
+/* E[max of k standard normals]: the integral of x k phi(x) Phi(x)^(k-1). */
+static double normal_max(double k)
+{
+    double sum = 0, h = 1e-3;
+    for (double x = -10; x < 10; x += h) {
+        double phi = exp(-x * x / 2) / sqrt(2 * M_PI), Phi = 0.5 * erfc(-x / sqrt(2));
+        sum += x * k * phi * pow(Phi, k - 1) * h;
+    }
+    return sum;
+}
+
+/* The model's time of w, and the line that prints it. */
+static double time_of(const tmap_warp_counts *w, const tmap_sm_model *sm, const char *label)
+{
+    tmap_sm_time_parts q;
+    CK(tmap_sm_time(w, sm->blocks, &sm->params, &q, &e));
+    if (label)
+        printf("%-44s %12.0f   (issue %.0f + stalls %.0f, memory %.0f)\n", label, q.cycles,
+               q.issue, q.latency, q.memory);
+    return q.cycles;
+}
+
+/* Block b's counts of w taken from `from` (a_wb at least c_wb when keep_a). */
+static void take_block(tmap_warp_counts *w, const tmap_warp_counts *from, size_t b)
+{
+    for (size_t k = 0, nb = w->nblocks; k < w->nwarps; k++)
+        w->c[k * nb + b] = from->c[k * nb + b], w->a[k * nb + b] = from->a[k * nb + b];
+}
+
+/* The visits of every block summed over w's warps into v[nblocks]. */
+static void visits_of(const tmap_warp_counts *w, const tmap_sm_model *sm, double *v)
+{
+    size_t nb = w->nblocks;
+    double *one = calloc(nb, sizeof *one);
+    uint32_t *stack = calloc(nb, sizeof *stack);
+    memset(v, 0, nb * sizeof *v);
+    for (size_t k = 0; k < w->nwarps; k++) {
+        tmap_sm_visits(sm->blocks, nb, &w->c[k * nb], &w->a[k * nb], one, stack);
+        for (size_t b = 0; b < nb; b++)
+            v[b] += one[b];
+    }
+    free(one);
+    free(stack);
 }
 
 int main(int argc, char **argv)
@@ -123,6 +179,61 @@ int main(int argc, char **argv)
         for (size_t j = 0; j < q; j++)
             a += wt.c[ix[j] * nb + blk], b += wp.c[ix[j] * nb + blk], c += wn.c[ix[j] * nb + blk];
         printf("%12zu %10.1f %10.1f %10.1f\n", q, a / q, b / q, c / q);
+    }
+    /* one block at a time raised as the noise raises it, on the predicted counts */
+    printf("\nsorted, the predicted counts with one block's raised by the noise (and B's true):\n");
+    double base = time_of(&wp, &sm, "as predicted");
+    for (size_t b = 0; b < nb; b++) {
+        int moved = 0;
+        for (size_t k = 0; k < W && !moved; k++)
+            moved = wn.c[k * nb + b] != wp.c[k * nb + b] || wn.a[k * nb + b] != wp.a[k * nb + b];
+        if (!moved)
+            continue;
+        take_block(&wp, &wn, b);
+        double t1 = time_of(&wp, &sm, NULL);
+        if (b == blk) {
+            double *v0 = malloc(nb * sizeof *v0), *v1 = malloc(nb * sizeof *v1);
+            tmap_warp_counts raw;
+            CK(tmap_warp_counts_make(&pb, perm, bs, &raw, &e));
+            visits_of(&raw, &sm, v0);
+            visits_of(&wp, &sm, v1);
+            for (size_t x = 0; x < nb; x++)
+                if (v0[x] != v1[x])
+                    printf("    block %zu raised: visits of block %zu summed %.0f -> %.0f\n", b,
+                           x, v0[x], v1[x]);
+            take_block(&wp, &wt, b);
+            printf("    block %zu with its true counts: %.0f\n", b, time_of(&wp, &sm, NULL));
+            take_block(&wp, &raw, b);
+            tmap_warp_counts_free(&raw);
+            free(v0), free(v1);
+        } else {
+            tmap_warp_counts raw;
+            CK(tmap_warp_counts_make(&pb, perm, bs, &raw, &e));
+            take_block(&wp, &raw, b);
+            tmap_warp_counts_free(&raw);
+        }
+        printf("  block %2zu raised alone: %12.0f (%+.0f)\n", b, t1, t1 - base);
+    }
+    /* the residuals' tail in B's top bin of predicted counts */
+    const double *edge = &pr.noise.edge[blk * (TMAP_NOISE_BINS - 1)];
+    double *r = malloc(n * sizeof *r), mean = 0, var = 0;
+    size_t nr = 0;
+    for (size_t i = 0; i < n; i++)
+        if (pb.counts[i * nb + blk] >= edge[TMAP_NOISE_BINS - 2])
+            r[nr++] = (double)tb.counts[i * nb + blk] - (double)pb.counts[i * nb + blk];
+    for (size_t i = 0; i < nr; i++)
+        mean += r[i] / nr;
+    for (size_t i = 0; i < nr; i++)
+        var += (r[i] - mean) * (r[i] - mean) / nr;
+    qsort(r, nr, sizeof *r, by_value);
+    printf("\nblock %zu's top bin (predicted >= %g): %zu threads, residual mean %.2f, deviation "
+           "%.2f, largest %.0f\n%8s %14s %14s\n", blk, edge[TMAP_NOISE_BINS - 2], nr, mean,
+           sqrt(var), r[nr - 1], "k", "E[max] empir.", "mean + normal");
+    for (double k = 32; k <= 2048; k *= 8) {
+        double emp = 0;
+        for (size_t i = 1; i <= nr; i++)
+            emp += r[i - 1] * (pow((double)i / nr, k) - pow((double)(i - 1) / nr, k));
+        printf("%8.0f %14.1f %14.1f\n", k, emp, mean + sqrt(var) * normal_max(k));
     }
     return 0;
 }
