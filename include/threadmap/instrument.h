@@ -197,8 +197,9 @@ tmap_status tmap_access_list(const tmap_ptx_module *m, const tmap_cfg *cfg, tmap
 
 /* The bytes of module m's __constant__ data: its module-scope .const
  * variables but .extern ones, each its type's width times its elements
- * (an array declared [] counts its initializer's values).  Fails (TMAP_ERR_PARSE, naming the
- * PTX line) on a .const declaration it cannot size. */
+ * (an array declared [] counts its initializer's values).  Fails
+ * (TMAP_ERR_PARSE, naming the PTX line) on a .const declaration it cannot
+ * size. */
 tmap_status tmap_access_const_bytes(const tmap_ptx_module *m, size_t *bytes, tmap_error *err);
 
 /* ------------------------------------------------- SASS instruction counts */
