@@ -324,6 +324,29 @@ static double noise_warp_max(const tmap_bbv_noise *nz, const tmap_bbv *bbv, cons
     return noise_capped(m, v, nz->cap[b]);
 }
 
+/* The warp's expected executions of block b summed over its lanes: each
+ * lane's prediction plus its bin's mean residual, within [0, cap] (the sum
+ * of the true counts, whose mean that is). */
+static double noise_warp_sum(const tmap_bbv_noise *nz, const tmap_bbv *bbv, const noise_warp *g,
+                             size_t b)
+{
+    size_t nb = bbv->nblocks;
+    double sum = 0;
+    for (size_t l = 0; l < g->first[g->ngroups]; l++) {
+        double p = bbv->counts[(size_t)g->lane[l] * nb + b];
+        double m = p + nz->mean[b * NB + noise_bin(nz->edge + b * (NB - 1), p)];
+        sum += fmin(nz->cap[b], fmax(0, m));
+    }
+    return sum;
+}
+
+/* A count for a tmap_warp_counts entry: v rounded, within uint32_t. */
+static uint32_t noise_count(double v)
+{
+    v = floor(v + 0.5);
+    return v >= 4294967295.0 ? UINT32_MAX : v > 0 ? (uint32_t)v : 0;
+}
+
 /* Whether block b's predictions are exact: no bin with a mean or a
  * deviation (the warp's max is then the predicted one). */
 static int noise_exact(const tmap_bbv_noise *nz, size_t b)
@@ -378,10 +401,11 @@ tmap_status tmap_noise_warp_counts(const tmap_bbv_noise *nz, const tmap_bbv *bbv
         for (size_t b = 0; g.ngroups && b < nb; b++) {
             if (exact[b])
                 continue;
-            double e = floor(noise_warp_max(nz, bbv, &g, b) + 0.5);
+            uint32_t e = noise_count(noise_warp_max(nz, bbv, &g, b));
             uint32_t *c = &w->c[k * nb + b], *a = &w->a[k * nb + b];
             if (e > *c)
-                *c = e >= 4294967295.0 ? UINT32_MAX : (uint32_t)e;
+                *c = e;
+            *a = noise_count(noise_warp_sum(nz, bbv, &g, b));
             if (*a < *c)
                 *a = *c;
         }

@@ -139,9 +139,21 @@ static void test_expected_max(void **state)
     c = warp_c(2, 1000, 0, 100, 1010, NULL);
     assert_true(c >= 1000 && c < 1010);
     assert_int_equal(warp_c(2, 1000, -500, 1, 1e9, NULL), 1000);
-    /* lanes predicted 0 that run 5 on average: c and a both 5 */
+    /* lanes predicted 0 that run 5 on average: c 5, a the four lanes' 20 */
     assert_int_equal(warp_c(4, 0, 5, 0, 1e9, &a), 5);
-    assert_int_equal(a, 5);
+    assert_int_equal(a, 20);
+    /* a is each lane's prediction plus its bin's mean, within [0, cap],
+     * summed (the mean of the true counts' sum), and never below c: two
+     * lanes of 1000 + 20 at cap 1010 sum to 2020; four lanes of 3 - 5 to 0,
+     * raised to c, 3 */
+    c = warp_c(2, 1000, 20, 0, 1010, &a);
+    assert_int_equal(a, 2020);
+    assert_int_equal(warp_c(4, 3, -5, 0, 1e9, &a), 3);
+    assert_int_equal(a, 3);
+    /* a mean of half an execution over 32 lanes: 16 more in the sum, the
+     * max rounds 0.5 up to 1 */
+    assert_int_equal(warp_c(32, 0, 0.5, 0, 1e9, &a), 1);
+    assert_int_equal(a, 16);
     /* 32 lanes of one key: rho 1, one draw (its mean, 1000); rho 0, as apart;
      * two keys of 16 lanes, rho 1: two draws (1056) */
     uint64_t one[32] = {0}, two[32];

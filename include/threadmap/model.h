@@ -465,8 +465,10 @@ tmap_status tmap_noise_fit(const double *pred, const double *truth, const uint32
  * count is normal about its prediction plus its bin's mean, with its bin's
  * deviation; lanes with equal keys (key[thread], the features' keys; NULL:
  * none equal) share the part rho of the variance; the maximum by Clark's
- * moments (1961), at most cap.  a_wb is raised to c_wb where it would fall
- * below (docs/model.md, "Predicted BBVs: the expected slowest lane"). */
+ * moments (1961), at most cap.  a_wb becomes the expected sum of the lanes'
+ * counts: each lane's prediction plus its bin's mean, within [0, cap],
+ * summed, and at least c_wb (docs/model.md, "Predicted BBVs: the expected
+ * slowest lane"). */
 tmap_status tmap_noise_warp_counts(const tmap_bbv_noise *nz, const tmap_bbv *bbv,
                                    const uint64_t *key, const uint32_t *perm, tmap_warp_counts *w,
                                    tmap_error *err);
