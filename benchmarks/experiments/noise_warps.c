@@ -1,19 +1,23 @@
 /*
  * noise_warps.c -- an experiment, not built by CMake: what the expected
  * slowest lane (model/noise.c) makes of one kernel's predicted BBVs, against
- * the true BBVs of the same input (issue 16, "what remains" 3: mummer_match).
- * On the CPU, from files a device run wrote (results/mummer-noise.txt):
+ * the true BBVs of the same input (issue 16: mummer_match's and spmv_csr's
+ * errors with predicted BBVs).  On the CPU, from files a device run wrote
+ * (results/mummer-noise.txt and spmv-noise.txt say how):
  *   TRUE.npy      the evaluation input's measured BBV (threadmap profile)
  *   PRED.npy      its BBV predicted by MODEL from FEATURES (threadmap predict)
  * The grouping is the bench's Sorting of the predicted BBV
  * (tmap_regroup_sort).  Prints the SM model's time of the original and of
  * that grouping on the true BBV, on the predicted one as it is, and on the
- * predicted one with the noise; then, for CFG block B, the warps' largest
- * counts summed (c_wb) and over the warps with the largest true count; the
- * time with one block's counts raised alone (as the noise raises them, and
- * B's true counts) and the visits that moves; and the expected maximum of
- * k residuals (true - predicted) of B's top bin of predicted counts, from
- * their empirical distribution and from a normal of their deviation.
+ * predicted one with the noise; the gain on the true BBV with its outlier
+ * threads' rows replaced by their predictions; per CFG block, the warps'
+ * largest counts (c_wb) and their lanes' counts (a_wb) summed, in both
+ * orders; then, for CFG block B, the warps' largest counts summed over the
+ * warps with the largest true count; the time with one block's counts
+ * raised alone (as the noise raises them, and B's true counts) and the
+ * visits that moves; and the expected maximum of k residuals (true -
+ * predicted) of B's top bin of predicted counts, from their empirical
+ * distribution and from a normal of their deviation.
  *   gcc -O2 -Iinclude -o /tmp/noise_warps benchmarks/experiments/noise_warps.c \
  *       -Lbuild -lthreadmap -Wl,-rpath,$PWD/build -lm
  *   /tmp/noise_warps TRUE.npy PRED.npy MODEL FEATURES.npy KERNEL.ptx KERNEL \
@@ -112,6 +116,56 @@ static void visits_of(const tmap_warp_counts *w, const tmap_sm_model *sm, double
     free(stack);
 }
 
+/* Per CFG block whose counts differ among them: the warps' largest counts
+ * (c) and their lanes' counts (a), summed over the warps, of the true BBV,
+ * the predicted one and the predicted one with the noise, in order perm. */
+static void block_sums(const char *order, const tmap_warp_counts *w[3])
+{
+    size_t nb = w[0]->nblocks;
+    printf("\n%s: per CFG block, summed over the warps   c: true, predicted, noise"
+           "   a: true, predicted, noise\n", order);
+    for (size_t b = 0; b < nb; b++) {
+        double c[3] = {0}, a[3] = {0};
+        for (int i = 0; i < 3; i++)
+            for (size_t k = 0; k < w[i]->nwarps; k++)
+                c[i] += w[i]->c[k * nb + b], a[i] += w[i]->a[k * nb + b];
+        if (c[0] == c[1] && c[1] == c[2] && a[0] == a[1] && a[1] == a[2])
+            continue;
+        printf("  block %2zu   c %10.0f %10.0f %10.0f   a %10.0f %10.0f %10.0f\n", b, c[0], c[1],
+               c[2], a[0], a[1], a[2]);
+    }
+}
+
+/* The model's gain of the grouping perm on the true BBV with the rows of
+ * the threads whose residual (true - predicted) exceeds r in some block
+ * replaced by their predicted rows, for r from 2000 down to 125. */
+static void outlier_rows(const tmap_sm_model *sm, const tmap_bbv *tb, const tmap_bbv *pb,
+                         const uint32_t *perm)
+{
+    size_t n = tb->nthreads, nb = tb->nblocks;
+    tmap_bbv x;
+    CK(tmap_bbv_create(&x, n, nb, &e));
+    memcpy(x.counts, tb->counts, n * nb * sizeof *x.counts);
+    printf("\nthe true BBV with the rows of the threads whose residual exceeds r in some block "
+           "replaced by their predicted rows:\n%8s %8s %14s %14s %8s\n", "r", "rows", "original",
+           "sorted", "gain %");
+    for (double r = 2000; r >= 125; r /= 2) {
+        size_t rows = 0;
+        for (size_t i = 0; i < n; i++) {
+            int big = 0;
+            for (size_t b = 0; b < nb; b++)
+                big |= (double)tb->counts[i * nb + b] - (double)pb->counts[i * nb + b] > r;
+            rows += (size_t)big;
+            if (big)
+                memcpy(&x.counts[i * nb], &pb->counts[i * nb], nb * sizeof *x.counts);
+        }
+        tmap_sm_time_parts a, s;
+        double o = sm_time(sm, &x, NULL, &a), t = sm_time(sm, &x, perm, &s);
+        printf("%8.0f %8zu %14.0f %14.0f %8.1f\n", r, rows, o, t, 100 * (1 - t / o));
+    }
+    tmap_bbv_free(&x);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 11) {
@@ -156,6 +210,18 @@ int main(int argc, char **argv)
         double o = sm_time(mod[i], bbv[i], NULL, &a), r = sm_time(mod[i], bbv[i], perm, &s);
         printf("%-22s %14.0f %14.0f %8.1f   (%.0f + %.0f, %.0f)\n", name[i], o, r,
                100 * (1 - r / o), s.issue, s.latency, s.memory);
+    }
+    outlier_rows(&sm, &tb, &pb, perm);
+    for (int sorted = 0; sorted < 2; sorted++) {
+        const uint32_t *q = sorted ? perm : NULL;
+        tmap_warp_counts o[3];
+        CK(tmap_warp_counts_make(&tb, q, bs, &o[0], &e));
+        CK(tmap_warp_counts_make(&pb, q, bs, &o[1], &e));
+        CK(tmap_warp_counts_make(&pb, q, bs, &o[2], &e));
+        CK(tmap_noise_warp_counts(&pr.noise, &pb, key, q, &o[2], &e));
+        block_sums(sorted ? "sorted" : "original", (const tmap_warp_counts *[3]){&o[0], &o[1], &o[2]});
+        for (int i = 0; i < 3; i++)
+            tmap_warp_counts_free(&o[i]);
     }
     tmap_warp_counts wt, wp, wn;
     CK(tmap_warp_counts_make(&tb, perm, bs, &wt, &e));
