@@ -24,19 +24,8 @@
  *       TABLE.tsv BLOCKS_PER_SM BLOCK_SIZE B
  */
 #define _GNU_SOURCE /* qsort_r */
-#include <math.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-#include "threadmap/common.h"
-#include "threadmap/instrument.h"
-#include "threadmap/model.h"
+#include "noise_common.h"
 #include "threadmap/regroup.h"
-
-#define CK(x) do { if ((x) != TMAP_OK) { fprintf(stderr, "%s: %s\n", #x, e.message); exit(1); } } while (0)
-
-static tmap_error e;
 
 static int by_desc(const void *pa, const void *pb, void *ctx)
 {
@@ -44,31 +33,11 @@ static int by_desc(const void *pa, const void *pb, void *ctx)
     return (a < b) - (a > b);
 }
 
-static char *read_text(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    char *s = NULL;
-    size_t n = 0;
-    if (f && !fseek(f, 0, SEEK_END) && (long)(n = (size_t)ftell(f)) >= 0 && !fseek(f, 0, SEEK_SET) &&
-        (s = calloc(n + 1, 1)) && fread(s, 1, n, f) == n) {
-        fclose(f);
-        return s;
-    }
-    fprintf(stderr, "cannot read %s\n", path);
-    exit(1);
-}
-
 static double sm_time(const tmap_sm_model *sm, const tmap_bbv *b, const uint32_t *perm,
                       tmap_sm_time_parts *t)
 {
     CK(tmap_sm_model_time(sm, b, perm, t, &e));
     return t->cycles;
-}
-
-static int by_value(const void *pa, const void *pb)
-{
-    double a = *(const double *)pa, b = *(const double *)pb;
-    return (a > b) - (a < b);
 }
 
 /* E[max of k standard normals]: the integral of x k phi(x) Phi(x)^(k-1). */
@@ -173,29 +142,13 @@ int main(int argc, char **argv)
                         "TABLE.tsv BLOCKS_PER_SM BLOCK_SIZE B\n", argv[0]);
         return 2;
     }
-    size_t bps = strtoul(argv[8], NULL, 10), bs = strtoul(argv[9], NULL, 10);
-    size_t blk = strtoul(argv[10], NULL, 10);
-    tmap_bbv tb, pb;
-    tmap_predictor pr;
-    double *feat;
-    size_t dim[2];
-    CK(tmap_bbv_load(argv[1], &tb, NULL, &e));
-    CK(tmap_bbv_load(argv[2], &pb, NULL, &e));
-    CK(tmap_predictor_load(argv[3], NULL, pb.nblocks, NULL, &pr, &e));
-    CK(tmap_npy_load_f64(argv[4], TMAP_NPY_ANY, &feat, dim, &e));
-    uint64_t *key = malloc(dim[0] * sizeof *key);
-    tmap_noise_keys(feat, dim[0], dim[1], key);
-    char *ptx = read_text(argv[5]);
-    tmap_ptx_module *m;
-    tmap_cfg *cfg;
-    tmap_lat_table *t;
-    CK(tmap_ptx_parse(ptx, strlen(ptx), argv[5], &m, &e));
-    CK(tmap_cfg_build(m, argv[6], &cfg, &e));
-    CK(tmap_lat_load(argv[7], &t, &e));
-    tmap_sm_model sm, smn;
-    CK(tmap_sm_model_make(t, m, argv[6], cfg, NULL, 132, bps, bs, 0, &sm, &e));
-    CK(tmap_sm_model_make(t, m, argv[6], cfg, NULL, 132, bps, bs, 0, &smn, &e));
-    smn.noise = &pr.noise, smn.noise_key = key;
+    noise_input in;
+    noise_input_load(argv, &in);
+    size_t bs = in.bs, blk = strtoul(argv[10], NULL, 10);
+    tmap_bbv tb = in.tb, pb = in.pb;
+    tmap_predictor pr = in.pr;
+    const uint64_t *key = in.key;
+    const tmap_sm_model sm = in.sm, smn = in.smn;
     size_t n = pb.nthreads, nb = pb.nblocks;
     uint32_t *perm = malloc(n * sizeof *perm);
     tmap_regroup_opts ro = {32, TMAP_REGROUP_GRID, bs, 1};
