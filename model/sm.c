@@ -220,7 +220,8 @@ static double busiest_bank(double n)
  * in a loop inside an outer loop): each of its a/c lanes walks
  * c_wb x rewalk_bytes / (the outer loop's executions: the most of its
  * blocks' c_w, its header's) bytes an outer iteration, a segment at an
- * unrelated offset: that over 128 plus one lines of 128 bytes. */
+ * unrelated offset, which spans 1 + (bytes - 1) / 128 lines of 128 bytes
+ * on average over its byte offsets in a line. */
 static double rewalk_lines(const tmap_warp_counts *w, const tmap_sm_block *blk, size_t k,
                            size_t b)
 {
@@ -233,7 +234,7 @@ static double rewalk_lines(const tmap_warp_counts *w, const tmap_sm_block *blk, 
     if (!(outer > 0) || !c[b])
         return 0;
     double segment = c[b] * blk[b].rewalk_bytes / outer;
-    return (double)a[b] / c[b] * (floor(segment / 128) + 1) * 128;
+    return (double)a[b] / c[b] * (1 + fmax(0, segment - 1) / 128) * 128;
 }
 
 static warp_cost warp_of(const tmap_warp_counts *w, const tmap_sm_block *blk,
