@@ -32,9 +32,12 @@
  * adds the model's terms to each row (in ms at the SM clock) and the bound
  * as the bench calls it (SM issue and L2 estimated by the model, over the
  * measured time; DRAM is not in a dump), TMAP_V=2 each
- * CFG block's costs.
+ * CFG block's costs.  With --from, --scale F multiplies every count of
+ * the dump (c and a, rounded; a kept at least c) by F before the models
+ * run: how far the figures move when the counts do (a model whose error
+ * moves far under F = 0.998 or 1.002 has found a tie, not the kernel).
  *   bench_model [--reps N] [--seed S] [--dump DIR] [--table TSV] [MANIFEST.json...]
- *   bench_model --from DIR [--table TSV]
+ *   bench_model --from DIR [--table TSV] [--scale F]
  */
 #include <dirent.h>
 #include <getopt.h>
@@ -152,6 +155,7 @@ static double pct(double orig, double cand) { return 100.0 * (1.0 - cand / orig)
 typedef struct mparams {
     const tmap_lat_table *table;
     int verbose;          /* 1: the SM model's terms per row; 2: and per CFG block */
+    double scale;         /* --from: every count of the dump times this (1: as dumped) */
 } mparams;
 
 /* Rows of one kernel; adds to the tally. */
@@ -305,7 +309,18 @@ static tmap_status read_meta(const char *path, kdata *k, tmap_error *err)
     return st;
 }
 
-static tmap_status read_counts(const char *path, kdata *k, tmap_error *err)
+/* w's counts times scale, rounded, a at least c. */
+static void scale_counts(tmap_warp_counts *w, double scale)
+{
+    for (size_t j = 0; scale != 1 && j < w->nwarps * w->nblocks; j++) {
+        w->c[j] = (uint32_t)floor(w->c[j] * scale + 0.5);
+        w->a[j] = (uint32_t)floor(w->a[j] * scale + 0.5);
+        if (w->a[j] < w->c[j])
+            w->a[j] = w->c[j];
+    }
+}
+
+static tmap_status read_counts(const char *path, kdata *k, double scale, tmap_error *err)
 {
     FILE *f = fopen(path, "rb");
     if (!f)
@@ -323,12 +338,14 @@ static tmap_status read_counts(const char *path, kdata *k, tmap_error *err)
         else if (fread(w->c, 4, n, f) != n || fread(w->a, 4, n, f) != n ||
                  fread(w->d, 4, nw, f) != nw)
             st = tmap_fail(err, TMAP_ERR_FORMAT, "%s: short", path);
+        else
+            scale_counts(w, scale);
     }
     fclose(f);
     return st;
 }
 
-static tmap_status load_kernel(const char *dir, kdata *k, tmap_error *err)
+static tmap_status load_kernel(const char *dir, kdata *k, double scale, tmap_error *err)
 {
     char path[4096];
     memset(k, 0, sizeof *k);
@@ -341,7 +358,7 @@ static tmap_status load_kernel(const char *dir, kdata *k, tmap_error *err)
     if (!st && tmap_file_read(path, &k->sass, NULL, &ignored))
         k->sass = NULL;
     snprintf(path, sizeof path, "%s/agg.bin", dir);
-    if (!st) st = read_counts(path, k, err);
+    if (!st) st = read_counts(path, k, scale, err);
     return st;
 }
 
@@ -439,7 +456,10 @@ static int from_dir(const char *dir, const mparams *mp)
             names[n++] = strdup(de->d_name);
     closedir(d);
     qsort(names, n, sizeof *names, cmp_str);
-    printf("# from %s (bench_model --dump), models on the CPU\n", dir);
+    printf("# from %s (bench_model --dump), models on the CPU", dir);
+    if (mp->scale != 1)
+        printf("; every count times %g", mp->scale);
+    printf("\n");
     header(0, 0);
     tally t;
     memset(&t, 0, sizeof t);
@@ -448,7 +468,7 @@ static int from_dir(const char *dir, const mparams *mp)
         snprintf(path, sizeof path, "%s/%s", dir, names[i]);
         kdata k;
         tmap_error e = {0};
-        if (load_kernel(path, &k, &e) || report_kernel(&k, mp, &t, &e))
+        if (load_kernel(path, &k, mp->scale, &e) || report_kernel(&k, mp, &t, &e))
             printf("%-20s failed: %s\n", names[i], e.message);
         kdata_free(&k);
         free(names[i]);
@@ -461,10 +481,12 @@ int main(int argc, char **argv)
 {
     static const struct option lo[] = {{"reps", 1, 0, 'r'}, {"seed", 1, 0, 's'},
                                        {"dump", 1, 0, 'd'}, {"from", 1, 0, 'f'},
-                                       {"table", 1, 0, 't'}, {"help", 0, 0, 'h'}, {0}};
+                                       {"table", 1, 0, 't'}, {"scale", 1, 0, 'x'},
+                                       {"help", 0, 0, 'h'}, {0}};
     int reps = 10;
     uint64_t seed = 7;
     const char *dump = NULL, *from = NULL, *table = NULL;
+    double scale = 1;
     for (int ch; (ch = getopt_long(argc, argv, "h", lo, NULL)) != -1;) {
         if (ch == 'r' && atoi(optarg) > 0)
             reps = atoi(optarg);
@@ -476,12 +498,20 @@ int main(int argc, char **argv)
             from = optarg;
         else if (ch == 't')
             table = optarg;
+        else if (ch == 'x' && (scale = strtod(optarg, NULL)) > 0)
+            continue;
         else {
             fprintf(stderr, "usage: bench_model [--reps N] [--seed S] [--dump DIR] "
                             "[--table TSV] [MANIFEST.json...]\n"
-                            "       bench_model --from DIR [--table TSV]\n");
+                            "       bench_model --from DIR [--table TSV] [--scale F]\n"
+                            "  --scale F: with --from, every count times F (> 0) before the "
+                            "models\n");
             return ch == 'h' ? 0 : 2;
         }
+    }
+    if (scale != 1 && !from) {
+        fprintf(stderr, "bench_model: --scale needs --from\n");
+        return 2;
     }
     tmap_error err = {0};
     char path[4096];
@@ -491,7 +521,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_model: %s\n", err.message);
         return 1;
     }
-    mparams mp = {lt, getenv("TMAP_V") ? atoi(getenv("TMAP_V")) : 0};
+    mparams mp = {lt, getenv("TMAP_V") ? atoi(getenv("TMAP_V")) : 0, scale};
     if (from) {
         int rc = from_dir(from, &mp);
         tmap_lat_free(lt);

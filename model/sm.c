@@ -442,6 +442,48 @@ static void makespan(const block_cost *bc, size_t nblocks, const tmap_sm_params 
     }
 }
 
+/* The placement is one list schedule of the blocks' durations d_k, and a
+ * schedule is chaotic: a duration moved by 0.5% moves later blocks to other
+ * SMs, and spmv_csr's original order by up to 9% (docs/model.md, "One
+ * schedule is one draw").  T is the mean over SM_SCHEDULES schedules, each
+ * of the durations times 1 + SM_JITTER u, u in [-1, 1) a hash of (k, the
+ * schedule): the same for every grouping; the costs placed are the
+ * blocks' own. */
+#define SM_SCHEDULES 16
+#define SM_JITTER 0.01
+
+static double sm_jitter(size_t k, size_t j)
+{
+    uint64_t h = (uint64_t)k * 0x9e3779b97f4a7c15ULL + (uint64_t)(j + 1) * 0xbf58476d1ce4e5b9ULL;
+    h = (h ^ (h >> 31)) * 0x94d049bb133111ebULL;
+    h ^= h >> 29;
+    return 1 + SM_JITTER * ((double)(h >> 11) / 4503599627370496.0 - 1);
+}
+
+/* One schedule j of durations d: its placement, local misses and T into t
+ * (dj, bj, sum: scratch of nblocks, nblocks and the makespan's sums). */
+static tmap_status sm_schedule(const warp_cost *wc, size_t nwarps, const tmap_sm_params *p,
+                               const block_cost *bc, const double *d, size_t nblocks, size_t j,
+                               double *dj, block_cost *bj, tmap_sched_slot *where, double *sum,
+                               tmap_sm_time_parts *t, tmap_error *err)
+{
+    double unused;
+    for (size_t k = 0; k < nblocks; k++)
+        dj[k] = d[k] * sm_jitter(k, j);
+    memcpy(bj, bc, nblocks * sizeof *bj);
+    memset(sum, 0, p->nsms * (p->subpartitions + p->blocks_per_sm + 2) * sizeof *sum);
+    /* Ties go to the lowest (SM, slot) pair in tmap_sched_dynamic; with the
+     * two swapped, the first wave goes round the SMs as the hardware's
+     * block distributor sends it: where[k].sm is the slot, .slot the SM. */
+    tmap_status st = tmap_sched_dynamic(dj, nblocks, p->blocks_per_sm, p->nsms, &unused, where,
+                                        err);
+    if (!st)
+        st = local_misses(wc, nwarps, p, where, bj, err);
+    if (!st)
+        makespan(bj, nblocks, p, where, sum, t);
+    return st;
+}
+
 tmap_status tmap_sm_time(const tmap_warp_counts *w, const tmap_sm_block *blk,
                          const tmap_sm_params *p, tmap_sm_time_parts *cycles, tmap_error *err)
 {
@@ -461,12 +503,13 @@ tmap_status tmap_sm_time(const tmap_warp_counts *w, const tmap_sm_block *blk,
     size_t R = p->blocks_per_sm, P = p->subpartitions;
     warp_cost *wc = malloc((w->nwarps + 1) * sizeof *wc);
     block_cost *bc = malloc((nblocks + 1) * sizeof *bc);
-    double *d = malloc((nblocks + 1) * sizeof *d);
+    double *d = malloc((nblocks + 1) * sizeof *d), *dj = malloc((nblocks + 1) * sizeof *dj);
+    block_cost *bj = malloc((nblocks + 1) * sizeof *bj);
     tmap_sched_slot *where = malloc((nblocks + 1) * sizeof *where);
     double *sum = calloc(p->nsms * (P + R + 2), sizeof *sum);
     double *visits = malloc((w->nblocks + 1) * sizeof *visits);
     uint32_t *stack = malloc((w->nblocks + 1) * sizeof *stack);
-    if (!wc || !bc || !d || !where || !sum || !visits || !stack)
+    if (!wc || !bc || !d || !dj || !bj || !where || !sum || !visits || !stack)
         st = tmap_fail(err, TMAP_ERR_NOMEM, "out of memory for %zu thread blocks", nblocks);
     for (size_t k = 0; !st && k < w->nwarps; k++)
         wc[k] = warp_of(w, blk, p, k, visits, stack);
@@ -475,17 +518,16 @@ tmap_status tmap_sm_time(const tmap_warp_counts *w, const tmap_sm_block *blk,
     for (size_t k = 0; !st && k < nblocks; k++)
         d[k] = fmax(bc[k].latency + R * (max_of(bc[k].issue, P) + bc[k].own),
                     R * bc[k].memory);
-    /* Ties go to the lowest (SM, slot) pair in tmap_sched_dynamic; with the
-     * two swapped, the first wave goes round the SMs as the hardware's
-     * block distributor sends it: where[k].sm is the slot, .slot the SM. */
-    double unused;
-    if (!st)
-        st = tmap_sched_dynamic(d, nblocks, R, p->nsms, &unused, where, err);
-    if (!st)
-        st = local_misses(wc, w->nwarps, p, where, bc, err);
-    if (!st)
-        makespan(bc, nblocks, p, where, sum, cycles);
-    free(wc), free(bc), free(d), free(where), free(sum), free(visits), free(stack);
+    memset(cycles, 0, sizeof *cycles);
+    for (size_t j = 0; !st && j < SM_SCHEDULES; j++) {
+        tmap_sm_time_parts one = {0};
+        st = sm_schedule(wc, w->nwarps, p, bc, d, nblocks, j, dj, bj, where, sum, &one, err);
+        cycles->cycles += one.cycles / SM_SCHEDULES, cycles->issue += one.issue / SM_SCHEDULES;
+        cycles->latency += one.latency / SM_SCHEDULES;
+        cycles->memory += one.memory / SM_SCHEDULES;
+    }
+    free(wc), free(bc), free(d), free(dj), free(bj), free(where), free(sum), free(visits),
+        free(stack);
     return st;
 }
 

@@ -398,7 +398,9 @@ void tmap_sm_visits(const tmap_sm_block *blk, size_t nblocks, const uint32_t *c,
 
 
 /* The kernel's time: blk[nblocks] per CFG block; w->block_size gives
- * p->warps_per_block. */
+ * p->warps_per_block.  The mean over 16 list schedules of the thread
+ * blocks, each block's duration perturbed by a fixed +-1% (docs/model.md,
+ * "One schedule is one draw"); each part of *t is its mean too. */
 tmap_status tmap_sm_time(const tmap_warp_counts *w, const tmap_sm_block *blk,
                          const tmap_sm_params *p, tmap_sm_time_parts *t, tmap_error *err);
 
