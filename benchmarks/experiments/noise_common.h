@@ -3,7 +3,8 @@
  * check, reading a file, and their common inputs (argv[1..9]: TRUE.npy
  * PRED.npy MODEL FEATURES.npy KERNEL.ptx KERNEL TABLE.tsv BLOCKS_PER_SM
  * BLOCK_SIZE): the true and predicted BBVs, the predictor, each thread's
- * feature key, and the SM model of 132 SMs without and with the noise.
+ * feature key, and the SM model of 132 SMs without and with the noise;
+ * and the model's time of a grouping (sm_time).
  */
 #ifndef NOISE_COMMON_H
 #define NOISE_COMMON_H
@@ -39,6 +40,14 @@ static int by_value(const void *pa, const void *pb)
 {
     double a = *(const double *)pa, b = *(const double *)pb;
     return (a > b) - (a < b);
+}
+
+/* The SM model's cycles of the grouping perm of b (its parts into *t). */
+static double sm_time(const tmap_sm_model *sm, const tmap_bbv *b, const uint32_t *perm,
+                      tmap_sm_time_parts *t)
+{
+    CK(tmap_sm_model_time(sm, b, perm, t, &e));
+    return t->cycles;
 }
 
 typedef struct noise_input {

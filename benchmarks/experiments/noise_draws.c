@@ -99,13 +99,6 @@ static void draw(const tmap_bbv *pb, const tmap_bbv_noise *nz, const uint64_t *k
     }
 }
 
-static double cycles(const tmap_sm_model *sm, const tmap_bbv *b, const uint32_t *perm)
-{
-    tmap_sm_time_parts t;
-    CK(tmap_sm_model_time(sm, b, perm, &t, &e));
-    return t.cycles;
-}
-
 int main(int argc, char **argv)
 {
     if (argc < 12 || argc - 11 > MAXP) {
@@ -150,15 +143,16 @@ int main(int argc, char **argv)
             perm[i][j] = (uint32_t)v[j];
         free(v);
     }
+    tmap_sm_time_parts parts;
     double tt[MAXP + 1], te[MAXP + 1], mean[2][MAXP + 1] = {{0}}, sq[2][MAXP + 1] = {{0}};
     for (int i = 0; i < np; i++)
-        tt[i] = cycles(&sm, &tb, perm[i]), te[i] = cycles(&smn, &pb, perm[i]);
+        tt[i] = sm_time(&sm, &tb, perm[i], &parts), te[i] = sm_time(&smn, &pb, perm[i], &parts);
     CK(tmap_bbv_create(&x, n, nb, &e));
     for (int law = 0; law < 2; law++)
         for (int d = 0; d < ndraws; d++) {
             draw(&pb, &pr.noise, in.key, q[law], d, &x);
             for (int i = 0; i < np; i++) {
-                double c = cycles(&sm, &x, perm[i]);
+                double c = sm_time(&sm, &x, perm[i], &parts);
                 mean[law][i] += c / ndraws, sq[law][i] += c * c / ndraws;
             }
         }

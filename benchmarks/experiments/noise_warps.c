@@ -33,13 +33,6 @@ static int by_desc(const void *pa, const void *pb, void *ctx)
     return (a < b) - (a > b);
 }
 
-static double sm_time(const tmap_sm_model *sm, const tmap_bbv *b, const uint32_t *perm,
-                      tmap_sm_time_parts *t)
-{
-    CK(tmap_sm_model_time(sm, b, perm, t, &e));
-    return t->cycles;
-}
-
 /* E[max of k standard normals]: the integral of x k phi(x) Phi(x)^(k-1). */
 static double normal_max(double k)
 {
