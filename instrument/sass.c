@@ -612,7 +612,12 @@ tmap_status tmap_sass_block_counts(const char *ptx, const tmap_cfg *cfg, const c
     snprintf(in, sizeof in, "%s/k.ptx", dir);
     snprintf(cubin, sizeof cubin, "%s/k.cubin", dir);
     snprintf(lst, sizeof lst, "%s/k.sass", dir);
-    snprintf(archopt, sizeof archopt, "-arch=%s", arch ? arch : "sm_90");
+    /* ptxas assembles for a real arch: compute_XY (tmap_cuda_arch's, NVRTC's)
+     * is sm_XY there */
+    if (!strncmp(arch, "compute_", 8))
+        snprintf(archopt, sizeof archopt, "-arch=sm_%s", arch + 8);
+    else
+        snprintf(archopt, sizeof archopt, "-arch=%s", arch);
     tmap_buf text = {0};
     char *listing = NULL;
     st = nounroll(ptx, &text, err);

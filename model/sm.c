@@ -899,6 +899,7 @@ tmap_status tmap_sm_model_make(const tmap_lat_table *t, const tmap_ptx_module *m
     st = tmap_sm_blocks(t, m, kernel, cfg, sass, l2, &out->blocks, err);
     out->nblocks = st ? 0 : cfg->nblocks;
     out->block_size = block_size;
+    out->issue_sass = sass != NULL;
     for (size_t b = 0; b < out->nblocks; b++)
         out->const_loads += (size_t)out->blocks[b].const_n;
     if (!st && out->const_loads)

@@ -5,10 +5,12 @@
  * variable `stale` stays 0 through warm-up and timed launches, where plain
  * repeated launches set it), and tmap_evaluate's series for the original
  * and every regrouping by layout transform and by redirection (c is 1 after
- * the last launch, and no median is the slow path's).  Skips without a GPU.
+ * the last launch, and no median is the slow path's), its SM model counting
+ * SASS where the tools are found.  Skips without a GPU.
  */
 #include "tests/testutil.h"
 #include "tests/testgpu.h"
+#include "threadmap/instrument.h"
 #include "threadmap/pipeline.h"
 
 #define MANIFEST "tests/manifests/count_launches.json"
@@ -64,6 +66,13 @@ static void evaluate_restores_inputs(void **state)
                             .scope = -1, .mechanism = mechanisms[i], .measure_all = 1};
         test_bound_open(c, MANIFEST, &b);
         TMAP_CHECK(tmap_evaluate(c, b.m, &o, &e, err));
+        /* the SM model's issue from SASS wherever ptxas and nvdisasm are found
+         * (the pipeline passes the GPU's compute_XY: assembled as sm_XY) */
+        char tool[1024];
+        tmap_error none = {0};
+        if (!tmap_sass_tool_find("ptxas", tool, sizeof tool, &none) &&
+            !tmap_sass_tool_find("nvdisasm", tool, sizeof tool, &none))
+            assert_int_equal(e.sm.issue_sass, 1);
         counts_are_one(&b);
         /* the slow path (c[t] > 0 on entry) takes milliseconds, the fast one microseconds */
         assert_true(e.original_ms < 0.1);

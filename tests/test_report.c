@@ -507,9 +507,36 @@ static void model_caveat_in_every_form(void **state)
     free_fixture(fx);
 }
 
+/* The caveat of a model whose issue cycles are PTX counts (sass NULL to
+ * tmap_sm_model_make): alone, with the constant cache's, and none with SASS
+ * counts. */
+static void ptx_counts_caveat(void **state)
+{
+    fixture *fx = make_fixture("k");
+    tmap_sm_model sm = {.params = {.const_cache_bytes = 2048}, .nblocks = 1};
+    tmap_model_params p = params;
+    p.sm = &sm;
+    fx->r.params = &p;
+    char *t = render(tmap_report_text, &fx->r);
+    assert_non_null(strstr(t, "model caveat: the SM model's issue cycles are PTX instruction "
+                              "counts, not SASS ones"));
+    assert_null(strstr(t, "constant cache"));
+    free(t);
+    sm.const_loads = 3, sm.const_bytes = 4096;
+    t = render(tmap_report_text, &fx->r);
+    assert_non_null(strstr(t, "removes instructions; the SM model cannot see the constant cache"));
+    free(t);
+    sm.const_loads = 0, sm.issue_sass = 1;
+    t = render(tmap_report_text, &fx->r);
+    assert_null(strstr(t, "model caveat"));
+    free(t);
+    free_fixture(fx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(ptx_counts_caveat),
         cmocka_unit_test(text_has_rows_and_decision),
         cmocka_unit_test(unavailable_rows_say_why),
         cmocka_unit_test(json_reads_back_exactly),

@@ -264,6 +264,13 @@ static void test_tools(void **state)
     assert_true(f.counts[div] >= 5 * f.cfg->blocks[div].ninstr); /* expanded */
     double total = func_total(&f, 0);
     assert_true(total > 30 && total < 150); /* the slow path is not counted */
+    /* the virtual arch the pipeline passes (tmap_cuda_arch) is assembled as sm_90 */
+    double *virt = malloc(f.cfg->nblocks * sizeof *virt);
+    assert_non_null(virt);
+    TMAP_CHECK(tmap_sass_block_counts(f.ptx, f.cfg, "compute_90", virt, NULL, err));
+    for (size_t b = 0; b < f.cfg->nblocks; b++)
+        assert_true(virt[b] == f.counts[b]);
+    free(virt);
     assert_int_equal(tmap_sass_block_counts(f.ptx, f.cfg, "sm_1", f.counts, NULL, &e), TMAP_ERR_IO);
     assert_non_null(strstr(e.message, "ptxas"));
     fixture_free(&f);

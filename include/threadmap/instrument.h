@@ -227,7 +227,8 @@ void tmap_sass_splits_free(tmap_sass_splits *s);
 /*
  * counts[b] = the SASS instructions of CFG block b, for cfg = the CFG of
  * `ptx` (the text it was built from: lines must match).  ptxas -arch=ARCH
- * (NULL: sm_90) assembles the PTX with -lineinfo and loop unrolling off (a
+ * (sm_XY; compute_XY, as tmap_cuda_arch gives it, is assembled as sm_XY)
+ * assembles the PTX with -lineinfo and loop unrolling off (a
  * module-scope .pragma "nounroll", so each block's count is per execution),
  * nvdisasm -gp lists the SASS with the PTX line of each instruction, and
  * each SASS basic block counts for the CFG block holding most of its lines

@@ -490,6 +490,8 @@ typedef struct tmap_sm_model {
                               warp, in the kernel's code (static) ... */
     size_t const_bytes;    /* ... and, when there are any, the module's
                               __constant__ data (tmap_access_const_bytes) */
+    int issue_sass;        /* 1: the blocks' issue from SASS counts; 0: from
+                              PTX counts (sass was NULL: no ptxas or nvdisasm) */
 } tmap_sm_model;
 
 /* The parameters a latency table gives the SM model (0 where it has none:

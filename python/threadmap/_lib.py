@@ -143,7 +143,7 @@ class SmBlock(ctypes.Structure):
 class SmModel(ctypes.Structure):
     _fields_ = [("params", SmParams), ("block_size", c_size_t), ("blocks", POINTER(SmBlock)),
                 ("nblocks", c_size_t), ("noise", c_void_p), ("noise_key", c_void_p),
-                ("const_loads", c_size_t), ("const_bytes", c_size_t)]
+                ("const_loads", c_size_t), ("const_bytes", c_size_t), ("issue_sass", c_int)]
 
 
 class ModelParams(ctypes.Structure):
