@@ -607,7 +607,9 @@ tmap_status tmap_warp_counts_make(const tmap_bbv *bbv, const uint32_t *perm, siz
 /* ---------------------------------------------------- the blocks' costs */
 
 /* The issue cycles of block b: its instruction count, or the busiest class
- * (the sum of the table's issue intervals of its instructions there). */
+ * (the sum of the table's issue intervals of its instructions there).  A
+ * count of 0 issues nothing: with SASS counts, ptxas ran the block's code
+ * in a neighbour's SASS block (if-converted, predicated), which counts it. */
 static tmap_status block_issue(const tmap_lat_table *t, const tmap_cfg_block *blk, double count,
                                double *per_class, size_t nclasses, double *issue,
                                tmap_error *err)
@@ -626,7 +628,7 @@ static tmap_status block_issue(const tmap_lat_table *t, const tmap_cfg_block *bl
         per_class[c] += how.issue > 0 ? how.issue : 1;
         busiest = fmax(busiest, per_class[c]);
     }
-    *issue = fmax(count, busiest);
+    *issue = count > 0 ? fmax(count, busiest) : 0;
     return TMAP_OK;
 }
 

@@ -359,6 +359,33 @@ static void test_chain(void **state)
     free(chain);
 }
 
+/* A block's issue (tmap_sm_blocks): the larger of its count and its busiest
+ * class.  Block 1's three sin.approx at an interval of 8 are 24 cycles of
+ * one class: 24 with PTX counts (4 instructions) or a SASS count of 2, and
+ * 0 with a SASS count of 0 (its code ran in another block's SASS). */
+static void test_block_issue(void **state)
+{
+    static const char table[] = "sin.approx.f32\t20\t8\tt\nclass:default\t1\t-\tt\n";
+    static const char ptx[] =
+        ".version 8.0\n.target sm_90\n.address_size 64\n"
+        ".visible .entry k(.param .u32 n)\n{\n"
+        "  .reg .b32 %r<3>;\n  .reg .f32 %f<4>;\n  .reg .pred %p<2>;\n"
+        "  ld.param.u32 %r1, [n];\n  setp.lt.u32 %p1, %r1, 9;\n  @%p1 bra DONE;\n"
+        "  sin.approx.f32 %f1, %f1;\n  sin.approx.f32 %f2, %f1;\n"
+        "  sin.approx.f32 %f3, %f2;\n  mov.b32 %r2, %f3;\nDONE:\n  ret;\n}\n";
+    sm_kernel k = kernel_open(table, ptx, 3, 1);
+    assert_true(k.blk[0].issue == 3 && k.blk[1].issue == 24 && k.blk[2].issue == 1);
+    const double sass[][3] = {{5, 2, 1}, {5, 0, 1}};
+    const double want[] = {24, 0};
+    for (size_t i = 0; i < 2; i++) {
+        tmap_sm_block *blk = NULL;
+        TMAP_CHECK(tmap_sm_blocks(k.t, k.m, "k", k.cfg, sass[i], 100, &blk, err));
+        assert_true(blk[0].issue == 5 && blk[1].issue == want[i] && blk[2].issue == 1);
+        free(blk);
+    }
+    kernel_close(&k);
+}
+
 /* A block that is its own loop: run twice, the second run from the first's
  * last issue (18).  First: the load (hoisted) 0-10, add %r3 10-14, add %rd1
  * 11-15, setp 14-17, bra 17-18.  Second: the load at 18 (%rd1 ready at 15)
@@ -841,6 +868,7 @@ int main(void)
         cmocka_unit_test(test_own_rate),
         cmocka_unit_test(test_constant_replays), cmocka_unit_test(test_warp_counts),
         cmocka_unit_test(test_chain),         cmocka_unit_test(test_loop_chain),
+        cmocka_unit_test(test_block_issue),
         cmocka_unit_test(test_dataflow_chain),
         cmocka_unit_test(test_access_classes), cmocka_unit_test(test_walk),
         cmocka_unit_test(test_walk_blocks),   cmocka_unit_test(test_visits),

@@ -408,7 +408,8 @@ tmap_status tmap_sm_time(const tmap_warp_counts *w, const tmap_sm_block *blk,
  * malloc'ed): issue = the larger of the block's instructions (sass[b], its
  * SASS count, or its PTX count when sass is NULL) and, over the opcode
  * classes, the sum of the table's issue intervals of its instructions of
- * one class; latency = tmap_lat_chains with data-dependent global loads at
+ * one class (0 when its count is 0: its SASS runs in another block's);
+ * latency = tmap_lat_chains with data-dependent global loads at
  * l2_latency; the accesses by class (tmap_access_list); walk, walk_base and
  * walk_q from tmap_lat_chains_dataflow with the walked loads all hitting,
  * all starting a sector and as they are, scaled to the table's
