@@ -130,3 +130,30 @@ def test_predicted_by_equals_the_cli(recorded, divergent, cli, tmp_path):
         threadmap.estimate(pred, lat=np.ones(pred.shape[1]), predicted_by=(p, f1))
     with pytest.raises(threadmap.InvalidError, match="features"):
         threadmap.estimate(pred, kernel=divergent, predicted_by=(p, f1[:10]))
+
+
+def test_sass_equals_the_cli(recorded, divergent, cli):
+    """sass="sm_90": the SM model issues SASS counts and SIMD efficiency
+    weighs by them, as the CLI's --sass (compute_90 gives the same); PTX
+    counts without it.  Skips where ptxas or nvdisasm is not found."""
+    import json
+    try:
+        divergent.sass_counts("sm_90")
+    except threadmap.ThreadmapError as e:
+        pytest.skip(f"no SASS counts here: {e}")
+    _, b0, _ = _recorded_run(recorded, 0)
+    mine = threadmap.estimate(b0, kernel=divergent, blocks_per_sm=8, sass="sm_90")
+    out = subprocess.run([cli, "estimate", "--bbv", str(recorded / "run0.bbv.npy"), "--cfg",
+                          str(recorded / "kernel.ptx"), "--kernel", "divergent",
+                          "--blocks-per-sm", "8", "--sass", "sm_90", "--json"], check=True,
+                         capture_output=True, text=True).stdout
+    want = json.loads(out)
+    for key in ("sm90_cycles", "simd_active_threads_per_inst"):
+        assert mine[key] == pytest.approx(want[key], rel=1e-12), key
+    virt = threadmap.estimate(b0, kernel=divergent, blocks_per_sm=8, sass="compute_90")
+    assert virt["sm90_cycles"] == mine["sm90_cycles"]
+    assert threadmap.plan(b0, kernel=divergent, blocks_per_sm=8,
+                          sass="sm_90").inputs.sm.ptr.issue_sass == 1
+    assert threadmap.plan(b0, kernel=divergent, blocks_per_sm=8).inputs.sm.ptr.issue_sass == 0
+    with pytest.raises(threadmap.InvalidError, match="sass needs a kernel"):
+        threadmap.estimate(b0, lat=np.ones(b0.shape[1]), sass="sm_90")

@@ -140,6 +140,10 @@ class SmBlock(ctypes.Structure):
                     (n, c_uint32) for n in ("visit_parent", "loop_id", "rewalk_loop")]
 
 
+class SassSplits(ctypes.Structure):
+    _fields_ = [("n", c_size_t), ("v", c_void_p), ("keys", c_void_p)]
+
+
 class SmModel(ctypes.Structure):
     _fields_ = [("params", SmParams), ("block_size", c_size_t), ("blocks", POINTER(SmBlock)),
                 ("nblocks", c_size_t), ("noise", c_void_p), ("noise_key", c_void_p),
@@ -306,6 +310,9 @@ PROTOTYPES = {
     "tmap_sm_model_make": (c_int, [P, P, c_char_p, POINTER(Cfg), _F64P, c_size_t, c_size_t,
                                    c_size_t, c_int, POINTER(SmModel), E]),
     "tmap_sm_model_free": (None, [POINTER(SmModel)]),
+    "tmap_sass_block_counts": (c_int, [c_char_p, POINTER(Cfg), c_char_p, _F64P,
+                                       POINTER(SassSplits), E]),
+    "tmap_sass_splits_free": (None, [POINTER(SassSplits)]),
     "tmap_metrics_compute": (c_int, [POINTER(Bbv), _F64P, _U32P, POINTER(Cfg),
                                      POINTER(ModelParams), POINTER(Metrics), E]),
     "tmap_metrics_free": (None, [POINTER(Metrics)]),

@@ -234,6 +234,7 @@ class ModelInput:
     block_names: Optional[List[str]]
     sm: Optional[_lib.Owned] = None
     noise: Any = None      # the predictor and the feature keys sm points to
+    sass: Any = None       # the SASS counts and splits params and sm point to
 
 
 def _noise(sm: _lib.Owned, b: Any, predicted_by: Any) -> Tuple[Any, np.ndarray]:
@@ -267,13 +268,15 @@ def _noise(sm: _lib.Owned, b: Any, predicted_by: Any) -> Tuple[Any, np.ndarray]:
 
 def model_input(bbv: Any, kernel: Optional[Kernel], lat: Any, table: Optional[str],
                 block_size: int, sms: int, blocks_per_sm: Optional[int],
-                metric: str, predicted_by: Any = None) -> ModelInput:
+                metric: str, predicted_by: Any = None, sass: Optional[str] = None) -> ModelInput:
     """Checks and converts the model's inputs: block latencies from the
     kernel's CFG and a latency table, or given as lat; with a kernel and
     metric "sm90", the SM model made from the same table and CFG, as the
     CLI makes it (without a kernel the paper's metric ranks, as in the CLI);
     predicted_by (predictor, features): the BBV's predictions and their
-    residuals, as the CLI's --model and --features (needs the SM model)."""
+    residuals, as the CLI's --model and --features (needs the SM model);
+    sass (an arch, "sm_90"): SASS counts, as the CLI's --sass (needs a
+    kernel)."""
     if metric not in METRICS:
         raise InvalidError(f"metric: '{metric}' is not one of {', '.join(METRICS)}")
     b = as_bbv(bbv)
@@ -290,16 +293,22 @@ def model_input(bbv: Any, kernel: Optional[Kernel], lat: Any, table: Optional[st
                            "block latencies" + (f" ({kernel.name}'s CFG)" if kernel else ""))
     if blocks_per_sm is None:
         blocks_per_sm = max(1, min(32, 2048 // block_size))
+    if sass is not None and kernel is None:
+        raise InvalidError("sass needs a kernel (its PTX is what ptxas assembles)")
+    counts = kernel.sass_counts(sass) if sass is not None else None
     sm, noise = None, None
     if kernel is not None and metric == "sm90":
-        sm = kernel.sm_model(table, sms=sms, blocks_per_sm=blocks_per_sm, block_size=block_size)
+        sm = kernel.sm_model(table, sms=sms, blocks_per_sm=blocks_per_sm, block_size=block_size,
+                             sass=counts[0] if counts else None)
     if predicted_by is not None:
         if sm is None:
             raise InvalidError("predicted_by needs the SM model: a kernel, metric 'sm90'")
         noise = _noise(sm, b, predicted_by)
-    params = _lib.ModelParams(block_size, sms, blocks_per_sm, None, None,
+    params = _lib.ModelParams(block_size, sms, blocks_per_sm,
+                              f64_ptr(counts[0]) if counts else None,
+                              ctypes.addressof(counts[1].ptr) if counts else None,
                               ctypes.pointer(sm.ptr) if sm else None)
-    return ModelInput(b, lat, cfg, params, latencies, names, sm, noise)
+    return ModelInput(b, lat, cfg, params, latencies, names, sm, noise, counts)
 
 
 _METRIC_KEYS = (("bbv_weighted_cycles", "bbv_weighted"),
@@ -330,7 +339,7 @@ def metrics_dict(m: _lib.Metrics) -> dict:
 def estimate(bbv: Any, *, kernel: Optional[Kernel] = None, lat: Any = None, perm: Any = None,
              table: Optional[str] = None, block_size: int = 256, sms: int = 132,
              blocks_per_sm: Optional[int] = None, metric: str = "sm90",
-             predicted_by: Any = None) -> dict:
+             predicted_by: Any = None, sass: Optional[str] = None) -> dict:
     """The model's metrics (BBV-weighted, BBV-weighted-scheduled,
     divergent warps, SIMD efficiency...) for a BBV under a grouping: perm
     (slot i runs thread perm[i]; None: the original order).  Block
@@ -342,11 +351,14 @@ def estimate(bbv: Any, *, kernel: Optional[Kernel] = None, lat: Any = None, perm
     predicted_by=(predictor, features): bbv was predicted by predictor from
     features; the SM model takes each warp's expected slowest lane from the
     predictor's residuals (`threadmap estimate --model --features`).
+    sass="sm_90": each block's SASS instructions (ptxas and nvdisasm) issue
+    in the SM model and weigh SIMD efficiency (`threadmap estimate --sass`);
+    None: PTX instructions.
 
     >>> threadmap.estimate(bbv, kernel=k, blocks_per_sm=8)["divergent_warps_pct"]  # doctest: +SKIP
     """
     mi = model_input(bbv, kernel, lat, table, block_size, sms, blocks_per_sm, metric,
-                     predicted_by)
+                     predicted_by, sass)
     p = None
     if perm is not None:
         p = as_u32(perm, "perm", 1)

@@ -94,7 +94,8 @@ def plan(bbv: Any, *, kernel: Optional[Kernel] = None, lat: Any = None, algo: st
          groupsize: int = 32, scope: str = "grid", block_size: int = 256, sms: int = 132,
          blocks_per_sm: Optional[int] = None, threshold: float = 0.05,
          original_ms: float = 0.0, apply_ms: float = 0.0, launches: float = 1.0,
-         threads: int = 1, metric: str = "sm90", predicted_by: Any = None) -> Plan:
+         threads: int = 1, metric: str = "sm90", predicted_by: Any = None,
+         sass: Optional[str] = None) -> Plan:
     """Runs the candidate algorithms on the BBV (uint32 [threads, blocks]),
     scores each with the model plus the costs given (original_ms, apply_ms,
     launches), and chooses as regroup() does.  metric: what ranks them, as
@@ -108,7 +109,8 @@ def plan(bbv: Any, *, kernel: Optional[Kernel] = None, lat: Any = None, algo: st
     candidate (sort by it, descending).  predicted_by=(predictor, features):
     bbv was predicted by predictor from features, and the SM model takes
     each warp's expected slowest lane from its residuals (the CLI's --model
-    and --features).
+    and --features).  sass="sm_90": the SM model issues each block's SASS
+    instructions (ptxas and nvdisasm; the CLI's --sass); None: PTX ones.
 
     >>> p = threadmap.plan(bbv, kernel=k, blocks_per_sm=8)   # doctest: +SKIP
     >>> p.algorithm, p.why                                    # doctest: +SKIP
@@ -118,7 +120,7 @@ def plan(bbv: Any, *, kernel: Optional[Kernel] = None, lat: Any = None, algo: st
     if algo == "key" and key is None:
         raise InvalidError("algo 'key' needs key (one value per thread)")
     mi = model_input(bbv, kernel, lat, table, block_size, sms, blocks_per_sm, metric,
-                     predicted_by)
+                     predicted_by, sass)
     k = None if key is None else as_f64(key, "key", ndim=1)
     if k is not None and k.shape[0] != mi.bbv.nthreads:
         raise InvalidError(f"key: {k.shape[0]} values for {mi.bbv.nthreads} threads")
