@@ -130,17 +130,17 @@ void tmap_report_zero_divergence(const tmap_report *r, char *buf, size_t size)
 const char *tmap_report_caveat(const tmap_report *r, char *buf, size_t size)
 {
     const tmap_sm_model *s = r->params->sm;
-    int ptx = s && s->nblocks && !s->issue_sass;
-    if (!tmap_sm_model_const_blind(s) && !ptx)
+    int ptx = s && s->nblocks && !s->issue_sass, blind = tmap_sm_model_const_blind(s);
+    if (!blind && !ptx)
         return NULL;
     size_t n = ptx ? (size_t)snprintf(buf, size, "the SM model's issue cycles are PTX "
                                       "instruction counts, not SASS ones (those need ptxas and "
                                       "nvdisasm: found by the GPU pipeline, given to `threadmap "
                                       "estimate` by --sass ARCH); a block's issue is off where "
                                       "ptxas expands or removes instructions%s",
-                                      tmap_sm_model_const_blind(s) ? "; " : "")
+                                      blind ? "; " : "")
                    : 0;
-    if (!tmap_sm_model_const_blind(s) || n >= size)
+    if (!blind || n >= size)
         return buf;
     snprintf(buf + n, size - n, "the SM model cannot see the constant cache's capacity here: %zu "
              "__constant__ load%s at addresses that vary over a warp, from %zu bytes of "

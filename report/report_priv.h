@@ -66,8 +66,9 @@ const char *tmap_report_equal_word(int outputs_equal);
 void tmap_report_shape(const tmap_report *r, char *buf, size_t size);
 /* The zero-divergence time in one line: cycles and what they are. */
 void tmap_report_zero_divergence(const tmap_report *r, char *buf, size_t size);
-/* The model's caveat for r's kernel in words (tmap_sm_model_const_blind),
- * or NULL when it has none. */
+/* The model's caveat for r's kernel in words (issue from PTX counts,
+ * tmap_sm_model.issue_sass 0; tmap_sm_model_const_blind), or NULL when it
+ * has none. */
 const char *tmap_report_caveat(const tmap_report *r, char *buf, size_t size);
 /* The latency table's path, relative to the current folder when the table
  * lies below it (else as given); NULL when there is none. */

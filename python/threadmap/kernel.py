@@ -22,7 +22,7 @@ from typing import Any, List, Optional, Sequence, Tuple
 import numpy as np
 
 from . import _lib
-from .arrays import c_strings, take_f64
+from .arrays import c_strings, f64_ptr, take_f64
 from .errors import InvalidError, check, new_error
 
 TERMS = ("fall", "bra", "cbra", "brx", "ret", "exit", "trap")
@@ -234,24 +234,23 @@ class Kernel:
         counts = np.zeros(self.cfg_handle().ptr.contents.nblocks, np.float64)
         splits = _lib.SassSplits()
         check(L.tmap_sass_block_counts(self.ptx.encode(), self.cfg_handle().ptr, arch.encode(),
-                                       counts.ctypes.data_as(ctypes.POINTER(ctypes.c_double)),
-                                       ctypes.byref(splits), ctypes.byref(err)), err)
+                                       f64_ptr(counts), ctypes.byref(splits), ctypes.byref(err)),
+              err)
         return counts, _lib.Owned(splits, "tmap_sass_splits_free", by_ref=True)
 
     def sm_model(self, table: Optional[str] = None, *, sms: int, blocks_per_sm: int,
-                 block_size: int, sass: Optional[np.ndarray] = None) -> _lib.Owned:
+                 block_size: int, counts: Optional[np.ndarray] = None) -> _lib.Owned:
         """The SM model "sm90" of this kernel (tmap_sm_model_make, as the
         CLI makes it: the latency table's parameters, the grouping applied
-        by the layout transform; each block's issue from sass, its SASS
+        by the layout transform; each block's issue from counts, its SASS
         counts (sass_counts), else from its PTX instructions) on sms SMs
         with blocks_per_sm resident blocks of block_size threads; an Owned
         tmap_sm_model, freed with it."""
         L, err, out = _lib.lib(), new_error(), _lib.SmModel()
         _, t = _lat_table(table)
-        counts = None if sass is None else sass.ctypes.data_as(ctypes.POINTER(ctypes.c_double))
         check(L.tmap_sm_model_make(t.ptr, self._module.ptr, self.name.encode(),
-                                   self.cfg_handle().ptr, counts, sms, blocks_per_sm, block_size,
-                                   0, ctypes.byref(out), ctypes.byref(err)), err)
+                                   self.cfg_handle().ptr, f64_ptr(counts), sms, blocks_per_sm,
+                                   block_size, 0, ctypes.byref(out), ctypes.byref(err)), err)
         return _lib.Owned(out, "tmap_sm_model_free", by_ref=True)
 
     def __repr__(self) -> str:

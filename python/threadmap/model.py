@@ -299,7 +299,7 @@ def model_input(bbv: Any, kernel: Optional[Kernel], lat: Any, table: Optional[st
     sm, noise = None, None
     if kernel is not None and metric == "sm90":
         sm = kernel.sm_model(table, sms=sms, blocks_per_sm=blocks_per_sm, block_size=block_size,
-                             sass=counts[0] if counts else None)
+                             counts=counts[0] if counts else None)
     if predicted_by is not None:
         if sm is None:
             raise InvalidError("predicted_by needs the SM model: a kernel, metric 'sm90'")
