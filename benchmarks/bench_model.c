@@ -27,6 +27,9 @@
  *               then per candidate "cand ALGO MEASURED_MS APPLY_MS GAIN"
  *   agg.bin     per candidate in that order, little-endian uint32: the
  *               tmap_warp_counts c, a (nwarps x nblocks each) and d (nwarps)
+ *   const.bin   where the SM model takes constant keys (marching_cubes: its
+ *               features), per candidate, doubles: ca (nwarps x nblocks) and
+ *               const_ws (thread blocks); tmap_warp_counts_const
  * The SM model's parameters come from the latency table (--table, else the
  * default sm_90 table): tmap_sm_table_params.  TMAP_V=1 in the environment
  * adds the model's terms to each row (in ms at the SM clock) and the bound
@@ -196,9 +199,10 @@ static tmap_status report_kernel(const kdata *k, const mparams *mp, tally *t, tm
         printf("%-20s %-12s %9.4f %9.1f | %9.1f %9.1f | %s", k->name, k->algo[i], k->ms[i],
                meas, pred[M_SCHED], pred[M_SM90], x.issue_src);
         if (mp->verbose) /* the SM model's terms, in ms at the SM clock */
-            printf("  ms: %.4f = max(issue %.4f + stalls %.4f, memory %.4f)",
+            printf("  ms: %.4f = max(issue %.4f + stalls %.4f, memory %.4f, constant %.4f)",
                    parts.cycles / k->sm_clock_khz, parts.issue / k->sm_clock_khz,
-                   parts.latency / k->sm_clock_khz, parts.memory / k->sm_clock_khz);
+                   parts.latency / k->sm_clock_khz, parts.memory / k->sm_clock_khz,
+                   parts.constant / k->sm_clock_khz);
         if (mp->verbose) { /* the bench's bound, without DRAM (not in a dump) */
             double cyc = k->ms[i] * k->sm_clock_khz;
             printf("  %s-bound (est.: SM issue %.0f%%, L2 %.0f%% of peak)",
@@ -236,6 +240,53 @@ static tmap_status write_text(const char *path, const char *text, tmap_error *er
     return tmap_file_write(path, text, strlen(text), err);
 }
 
+static size_t thread_blocks(const tmap_warp_counts *w)
+{
+    return (w->nthreads + w->block_size - 1) / w->block_size;
+}
+
+/* const.bin: each candidate's ca and const_ws, where the counts have them. */
+static tmap_status dump_const(const char *dir, const kdata *k, tmap_error *err)
+{
+    if (!k->ncand || !k->wc[0].ca)
+        return TMAP_OK;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s/const.bin", dir, k->name);
+    FILE *f = fopen(path, "wb");
+    if (!f)
+        return tmap_fail(err, TMAP_ERR_IO, "%s: cannot write", path);
+    tmap_status st = TMAP_OK;
+    for (size_t i = 0; !st && i < k->ncand; i++) {
+        const tmap_warp_counts *w = &k->wc[i];
+        size_t n = w->nwarps * w->nblocks, nb = thread_blocks(w);
+        if (fwrite(w->ca, 8, n, f) != n || fwrite(w->const_ws, 8, nb, f) != nb)
+            st = tmap_fail(err, TMAP_ERR_IO, "%s: write failed", path);
+    }
+    if (fclose(f) && !st)
+        st = tmap_fail(err, TMAP_ERR_IO, "%s: write failed", path);
+    return st;
+}
+
+/* const.bin back into the counts, where the dump has one. */
+static tmap_status read_const(const char *path, kdata *k, tmap_error *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return TMAP_OK;
+    tmap_status st = TMAP_OK;
+    for (size_t i = 0; !st && i < k->ncand; i++) {
+        tmap_warp_counts *w = &k->wc[i];
+        size_t n = w->nwarps * w->nblocks, nb = thread_blocks(w);
+        w->ca = malloc(8 * n + 8), w->const_ws = malloc(8 * nb + 8);
+        if (!w->ca || !w->const_ws)
+            st = tmap_fail(err, TMAP_ERR_NOMEM, "out of memory");
+        else if (fread(w->ca, 8, n, f) != n || fread(w->const_ws, 8, nb, f) != nb)
+            st = tmap_fail(err, TMAP_ERR_FORMAT, "%s: short", path);
+    }
+    fclose(f);
+    return st;
+}
+
 static tmap_status dump_kernel(const char *dir, const kdata *k, tmap_error *err)
 {
     char path[4096];
@@ -270,7 +321,7 @@ static tmap_status dump_kernel(const char *dir, const kdata *k, tmap_error *err)
     }
     if (fclose(f) && !st)
         st = tmap_fail(err, TMAP_ERR_IO, "%s: write failed", path);
-    return st;
+    return st ? st : dump_const(dir, k, err);
 }
 
 static tmap_status read_meta(const char *path, kdata *k, tmap_error *err)
@@ -332,7 +383,7 @@ static tmap_status read_counts(const char *path, kdata *k, double scale, tmap_er
     for (size_t i = 0; !st && i < k->ncand; i++) {
         tmap_warp_counts *w = &k->wc[i];
         *w = (tmap_warp_counts){k->nthreads, k->block_size, nw, k->nblocks, malloc(4 * n + 4),
-                                malloc(4 * n + 4), malloc(4 * nw + 4)};
+                                malloc(4 * n + 4), malloc(4 * nw + 4), NULL, NULL};
         if (!w->c || !w->a || !w->d)
             st = tmap_fail(err, TMAP_ERR_NOMEM, "out of memory");
         else if (fread(w->c, 4, n, f) != n || fread(w->a, 4, n, f) != n ||
@@ -359,6 +410,8 @@ static tmap_status load_kernel(const char *dir, kdata *k, double scale, tmap_err
         k->sass = NULL;
     snprintf(path, sizeof path, "%s/agg.bin", dir);
     if (!st) st = read_counts(path, k, scale, err);
+    snprintf(path, sizeof path, "%s/const.bin", dir);
+    if (!st) st = read_const(path, k, err);
     return st;
 }
 
@@ -385,6 +438,9 @@ static tmap_status from_eval(const char *name, const tmap_eval *e, const char *p
         snprintf(k->algo[j], sizeof k->algo[j], "%s", tmap_algo_name(c->algo));
         k->ms[j] = ms, k->apply_ms[j] = i ? e->measured_apply_ms[i] : 0, k->gain[j] = c->gain;
         st = tmap_warp_counts_make(&e->bbv, i ? c->perm : NULL, k->block_size, &k->wc[j], err);
+        if (!st && e->sm.const_key && tmap_sm_model_const_keyed(&e->sm))
+            st = tmap_warp_counts_const(&k->wc[j], &e->bbv, i ? c->perm : NULL, e->sm.const_key,
+                                        (double)e->sm.const_bytes, k->nsms, k->blocks_per_sm, err);
         k->ncand += !st;
     }
     return st;

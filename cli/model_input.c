@@ -36,7 +36,10 @@ const char tmap_mi_help[] =
     "                         train`, version 2) from F.npy; the SM model then takes each\n"
     "                         warp's expected slowest lane from MODEL's residuals\n"
     "                         (docs/model.md); needs --cfg\n"
-    "  --features F.npy       the features the BBV was predicted from [threads, p]\n";
+    "  --features F.npy       the features the BBV was predicted from [threads, p];\n"
+    "                         its rows also key the kernel's __constant__ reads where each\n"
+    "                         takes its row from the thread's data (the constant cache's\n"
+    "                         capacity, docs/model.md)\n";
 
 void tmap_mi_defaults(tmap_mi_opts *o)
 {
@@ -206,6 +209,7 @@ static tmap_status load_noise(const tmap_mi_opts *o, tmap_mi *d, tmap_error *err
     if (!s) {
         d->noise = pr.noise, memset(&pr.noise, 0, sizeof pr.noise);
         d->sm.noise = &d->noise, d->sm.noise_key = d->noise_key;
+        d->sm.const_key = d->noise_key; /* read where the model is keyed */
     }
     free(feat);
     tmap_predictor_free(&pr);

@@ -551,7 +551,7 @@ tmap_status tmap_metrics_compute(const tmap_bbv *bbv, const double *lat,
     s = metrics_alloc(&c, &m, cfg, params->simd_weights, err);
     if (!s)
         s = metrics_walk(&c, params, &m, err);
-    m.sm = (tmap_sm_time_parts){NAN, NAN, NAN, NAN};
+    m.sm = (tmap_sm_time_parts){NAN, NAN, NAN, NAN, NAN};
     if (!s && params->sm)
         s = tmap_sm_model_time(params->sm, bbv, perm, &m.sm, err);
     size_t unestimated = br.unestimated;

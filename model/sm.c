@@ -75,6 +75,14 @@
  * lanes that run the same blocks are taken to read the same entries:
  *   replays         const_replay const_n (a - c) (1 - h_w) issue cycles,
  *                   h_w = the warp's active lanes per executed block over n
+ * With keys (tmap_warp_counts_const: ca, the distinct addresses, and
+ * const_ws, the SM's rows) the replays wait instead, and the SM's constant
+ * cache serves one address at a time:
+ *   replays         const_replay const_n max(0, ca - c) on the warp's chain
+ *   per block k     C_k = sum_w const_n (v + max(0, ca - c)) (idc_cycles +
+ *                   idc_fill_cycles m_k^2), m_k = max(0, 1 - const_cache_bytes
+ *                   / const_ws_k); d_k >= R C_k
+ *   per SM m        T_m >= sum over its blocks of C_k
  */
 #include "threadmap/model.h"
 
@@ -104,15 +112,18 @@ static tmap_status sm_check(const tmap_sm_params *p, tmap_error *err)
                          p->subpartitions, TMAP_SM_MAX_SUBPARTITIONS);
     const double rate[] = {p->bytes_per_cycle, p->gather_sectors_per_cycle,
                            p->one_sm_bytes_per_cycle, p->one_sm_gather_sectors_per_cycle,
-                           p->l1_local_bytes, p->local_miss_cycles};
+                           p->l1_local_bytes, p->local_miss_cycles, p->const_cache_bytes,
+                           p->idc_cycles, p->idc_fill_cycles};
     for (size_t i = 0; i < sizeof rate / sizeof rate[0]; i++)
         if (!(rate[i] >= 0) || isinf(rate[i]))
             return tmap_fail(err, TMAP_ERR_INVALID, "SM model: bandwidth %g bytes and %g "
                              "gathered sectors per cycle, one SM's %g and %g, L1 for local "
                              "rows %g bytes, a local miss %g cycles (each must be finite and "
-                             ">= 0)", p->bytes_per_cycle, p->gather_sectors_per_cycle,
+                             ">= 0), the constant cache %g bytes at %g + %g m^2 cycles an "
+                             "address", p->bytes_per_cycle, p->gather_sectors_per_cycle,
                              p->one_sm_bytes_per_cycle, p->one_sm_gather_sectors_per_cycle,
-                             p->l1_local_bytes, p->local_miss_cycles);
+                             p->l1_local_bytes, p->local_miss_cycles, p->const_cache_bytes,
+                             p->idc_cycles, p->idc_fill_cycles);
     return TMAP_OK;
 }
 
@@ -144,13 +155,16 @@ static tmap_status blocks_check(const tmap_sm_block *blk, size_t n, tmap_error *
         const double v[] = {blk[b].issue, blk[b].latency, blk[b].affine_n,
                             blk[b].affine_bytes, blk[b].data_n, blk[b].data_bytes,
                             blk[b].gather_n, blk[b].uniform_n, blk[b].const_n,
-                            blk[b].walk, blk[b].walk_base, blk[b].walk_q,
+                            blk[b].const_keyed_n, blk[b].walk, blk[b].walk_base, blk[b].walk_q,
                             blk[b].local_loads, blk[b].local_fill, blk[b].local_fixed,
                             blk[b].rewalk_bytes};
         for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
             if (!(v[i] >= 0) || v[i] > TMAP_LAT_MAX)
                 return tmap_fail(err, TMAP_ERR_INVALID, "SM model: block %zu: a cost of %g "
                                  "(each must be in [0, %g])", b, v[i], TMAP_LAT_MAX);
+        if (blk[b].const_keyed_n > blk[b].const_n)
+            return tmap_fail(err, TMAP_ERR_INVALID, "SM model: block %zu: %g keyed constant "
+                             "reads of %g", b, blk[b].const_keyed_n, blk[b].const_n);
         if (blk[b].walk_q > 1)
             return tmap_fail(err, TMAP_ERR_INVALID, "SM model: block %zu: a walked load starts "
                              "a sector in a share %g of its executions (at most 1)", b,
@@ -176,6 +190,7 @@ enum { WAVEFRONT_CYCLES = 1 };
 typedef struct warp_cost {
     double issue, latency, sectors, lane_sectors;
     double local_bytes, local_loads; /* its rows' bytes in L1, its local requests */
+    double constant; /* distinct addresses of its __constant__ reads (with ca) */
 } warp_cost;
 
 size_t tmap_warp_counts_slots(const tmap_warp_counts *w, size_t k, size_t *first)
@@ -249,13 +264,20 @@ static warp_cost warp_of(const tmap_warp_counts *w, const tmap_sm_block *blk,
         ran += lanes * v[b], active += a[b];
     double h = ran > 0 ? active / ran : 1, g0 = ceil(lanes / 8);
     double scattered = lanes > g0 ? fmax(0, (w->d[k] - g0) / (lanes - g0)) : 0;
-    warp_cost r = {0, 0, 0, 0, 0, 0};
+    warp_cost r = {0, 0, 0, 0, 0, 0, 0};
     for (size_t b = 0; b < nb; b++) {
         double cb = v[b], ab = a[b], u = fmin(ab, lanes);
         if (!cb)
             continue;
         const tmap_sm_block *x = &blk[b];
-        r.issue += cb * x->issue + p->const_replay * x->const_n * (ab - cb) * (1 - h);
+        if (w->ca) { /* the further addresses wait; the SM's cache serves each */
+            double further = fmax(0, w->ca[k * nb + b] - c[b]);
+            r.issue += cb * x->issue;
+            r.latency += p->const_replay * x->const_n * further;
+            r.constant += x->const_n * (cb + further);
+        } else {
+            r.issue += cb * x->issue + p->const_replay * x->const_n * (ab - cb) * (1 - h);
+        }
         /* an access whose lanes touch k lines is k L1 wavefronts, processed
          * one a cycle (Nsight Compute's profiling guide): the last is k - 1
          * cycles behind the first; a/c lanes a request.  Gathered lanes miss
@@ -296,14 +318,26 @@ static double memory_cycles(const warp_cost *w, double bytes_per_cycle, double g
  * at the SM's share of the L2 (M_k) and at one SM's own rates (O_k). */
 typedef struct block_cost {
     double issue[TMAP_SM_MAX_SUBPARTITIONS], latency, memory, own;
+    double constant; /* C_k: the constant cache's cycles */
 } block_cost;
 
-static void block_costs(const warp_cost *wc, size_t nwarps, const tmap_sm_params *p,
-                        block_cost *out, size_t nblocks)
+/* The constant cache's cycles per distinct address while the SM's rows
+ * take ws bytes: idc_cycles, plus idc_fill_cycles m^2 beyond its capacity
+ * (m = 1 - capacity / ws: measured, benchmarks/results/const-cache-tput.txt). */
+static double idc_per_address(const tmap_sm_params *p, double ws)
+{
+    double m = p->const_cache_bytes > 0 && ws > p->const_cache_bytes
+                   ? 1 - p->const_cache_bytes / ws : 0;
+    return p->idc_cycles + p->idc_fill_cycles * m * m;
+}
+
+static void block_costs(const tmap_warp_counts *w, const warp_cost *wc, size_t nwarps,
+                        const tmap_sm_params *p, block_cost *out, size_t nblocks)
 {
     for (size_t k = 0; k < nblocks; k++) {
         block_cost *o = &out[k];
         memset(o, 0, sizeof *o);
+        double idc = w->const_ws ? idc_per_address(p, w->const_ws[k]) : 0;
         for (size_t j = 0; j < p->warps_per_block && k * p->warps_per_block + j < nwarps; j++) {
             const warp_cost *x = &wc[k * p->warps_per_block + j];
             o->issue[j % p->subpartitions] += x->issue;
@@ -311,6 +345,7 @@ static void block_costs(const warp_cost *wc, size_t nwarps, const tmap_sm_params
             o->memory += memory_cycles(x, p->bytes_per_cycle, p->gather_sectors_per_cycle);
             o->own += memory_cycles(x, p->one_sm_bytes_per_cycle,
                                     p->one_sm_gather_sectors_per_cycle);
+            o->constant += x->constant * idc;
         }
     }
 }
@@ -412,12 +447,14 @@ static double max_of(const double *v, size_t n)
 /* T from the placement: per SM the sub-partitions' issue sums and each
  * slot's chain of stalls and own sectors; the memory term of all SMs' sectors at the
  * L2's bandwidth of nsms x bytes_per_cycle, or of the SM's own sectors at
- * its own rate if larger.  sum[m * (P + R + 2) + ...]: P issue sums, R
- * chains, M, O_m. */
+ * its own rate if larger; its constant cache's cycles.
+ * sum[m * SUMS(P, R) + ...]: P issue sums, R chains, M, O_m, C_m. */
+#define SUMS(P, R) ((P) + (R) + 3)
+
 static void makespan(const block_cost *bc, size_t nblocks, const tmap_sm_params *p,
                      const tmap_sched_slot *where, double *sum, tmap_sm_time_parts *out)
 {
-    size_t P = p->subpartitions, R = p->blocks_per_sm, stride = P + R + 2;
+    size_t P = p->subpartitions, R = p->blocks_per_sm, stride = SUMS(P, R);
     for (size_t k = 0; k < nblocks; k++) {
         /* tmap_sched_dynamic ran with SMs and slots swapped (see below). */
         double *m = &sum[where[k].slot * stride];
@@ -426,6 +463,7 @@ static void makespan(const block_cost *bc, size_t nblocks, const tmap_sm_params 
         m[P + where[k].sm] += bc[k].latency + bc[k].own;
         m[P + R] += bc[k].memory;
         m[P + R + 1] += bc[k].own;
+        m[P + R + 2] += bc[k].constant;
     }
     memset(out, 0, sizeof *out);
     double all = 0;
@@ -435,7 +473,8 @@ static void makespan(const block_cost *bc, size_t nblocks, const tmap_sm_params 
         const double *x = &sum[m * stride];
         double issue = max_of(x, P), lat = max_of(x + P, R);
         double mem = fmax(all / p->nsms, x[P + R + 1]);
-        out->cycles = fmax(out->cycles, fmax(issue + lat, mem));
+        out->cycles = fmax(out->cycles, fmax(fmax(issue + lat, mem), x[P + R + 2]));
+        out->constant = fmax(out->constant, x[P + R + 2]);
         out->issue = fmax(out->issue, issue);
         out->latency = fmax(out->latency, lat);
         out->memory = fmax(out->memory, mem);
@@ -471,7 +510,7 @@ static tmap_status sm_schedule(const warp_cost *wc, size_t nwarps, const tmap_sm
     for (size_t k = 0; k < nblocks; k++)
         dj[k] = d[k] * sm_jitter(k, j);
     memcpy(bj, bc, nblocks * sizeof *bj);
-    memset(sum, 0, p->nsms * (p->subpartitions + p->blocks_per_sm + 2) * sizeof *sum);
+    memset(sum, 0, p->nsms * SUMS(p->subpartitions, p->blocks_per_sm) * sizeof *sum);
     /* Ties go to the lowest (SM, slot) pair in tmap_sched_dynamic; with the
      * two swapped, the first wave goes round the SMs as the hardware's
      * block distributor sends it: where[k].sm is the slot, .slot the SM. */
@@ -492,6 +531,9 @@ tmap_status tmap_sm_time(const tmap_warp_counts *w, const tmap_sm_block *blk,
         return st;
     if (!w || !cycles || (w->nwarps && (!w->c || !w->a || !w->d || !blk)))
         return tmap_fail(err, TMAP_ERR_INVALID, "tmap_sm_time: an argument is NULL");
+    if (!w->ca != !w->const_ws)
+        return tmap_fail(err, TMAP_ERR_INVALID, "tmap_sm_time: the constant counts need both "
+                         "ca and const_ws");
     if (!w->block_size || (w->block_size + 31) / 32 != p->warps_per_block ||
         w->nwarps != warps_of(w->nthreads, w->block_size))
         return tmap_fail(err, TMAP_ERR_INVALID, "tmap_sm_time: %zu warps for %zu threads in "
@@ -506,7 +548,7 @@ tmap_status tmap_sm_time(const tmap_warp_counts *w, const tmap_sm_block *blk,
     double *d = malloc((nblocks + 1) * sizeof *d), *dj = malloc((nblocks + 1) * sizeof *dj);
     block_cost *bj = malloc((nblocks + 1) * sizeof *bj);
     tmap_sched_slot *where = malloc((nblocks + 1) * sizeof *where);
-    double *sum = calloc(p->nsms * (P + R + 2), sizeof *sum);
+    double *sum = calloc(p->nsms * SUMS(P, R), sizeof *sum);
     double *visits = malloc((w->nblocks + 1) * sizeof *visits);
     uint32_t *stack = malloc((w->nblocks + 1) * sizeof *stack);
     if (!wc || !bc || !d || !dj || !bj || !where || !sum || !visits || !stack)
@@ -514,10 +556,10 @@ tmap_status tmap_sm_time(const tmap_warp_counts *w, const tmap_sm_block *blk,
     for (size_t k = 0; !st && k < w->nwarps; k++)
         wc[k] = warp_of(w, blk, p, k, visits, stack);
     if (!st)
-        block_costs(wc, w->nwarps, p, bc, nblocks);
+        block_costs(w, wc, w->nwarps, p, bc, nblocks);
     for (size_t k = 0; !st && k < nblocks; k++)
-        d[k] = fmax(bc[k].latency + R * (max_of(bc[k].issue, P) + bc[k].own),
-                    R * bc[k].memory);
+        d[k] = fmax(fmax(bc[k].latency + R * (max_of(bc[k].issue, P) + bc[k].own),
+                         R * bc[k].memory), R * bc[k].constant);
     memset(cycles, 0, sizeof *cycles);
     for (size_t j = 0; !st && j < SM_SCHEDULES; j++) {
         tmap_sm_time_parts one = {0};
@@ -525,6 +567,7 @@ tmap_status tmap_sm_time(const tmap_warp_counts *w, const tmap_sm_block *blk,
         cycles->cycles += one.cycles / SM_SCHEDULES, cycles->issue += one.issue / SM_SCHEDULES;
         cycles->latency += one.latency / SM_SCHEDULES;
         cycles->memory += one.memory / SM_SCHEDULES;
+        cycles->constant += one.constant / SM_SCHEDULES;
     }
     free(wc), free(bc), free(d), free(dj), free(bj), free(where), free(sum), free(visits),
         free(stack);
@@ -537,7 +580,7 @@ void tmap_warp_counts_free(tmap_warp_counts *w)
 {
     if (!w)
         return;
-    free(w->c), free(w->a), free(w->d);
+    free(w->c), free(w->a), free(w->d), free(w->ca), free(w->const_ws);
     memset(w, 0, sizeof *w);
 }
 
@@ -636,6 +679,7 @@ static void add_access(tmap_sm_block *b, const tmap_access *a)
 {
     if (a->space == TMAP_SPACE_CONST) {
         b->const_n += a->cls != TMAP_ACCESS_UNIFORM;
+        b->const_keyed_n += a->cls == TMAP_ACCESS_DATA;
     } else if (a->space == TMAP_SPACE_LOCAL) {
         /* the thread's own words, interleaved: L1 traffic, left out of the
          * L2 term; whether they stay in the L1: local_costs, local_misses */
@@ -872,7 +916,11 @@ void tmap_sm_table_params(const tmap_lat_table *t, double *l2_latency, tmap_sm_p
     p->l1_local_bytes = l1 > 0 && l2 > 0 ? l1 : 0;
     p->local_miss_cycles = l1 > 0 && l2 > 0 ? l2 : 0;
     double cc = t ? entry_of(t, "sm:const.cache_bytes") : -1;
+    double idc = t ? entry_of(t, "sm:const.idc_cycles") : -1;
+    double fill = t ? entry_of(t, "sm:const.idc_fill_cycles") : -1;
     p->const_cache_bytes = cc > 0 ? cc : 0;
+    p->idc_cycles = idc > 0 ? idc : 0;
+    p->idc_fill_cycles = fill > 0 && cc > 0 ? fill : 0;
 }
 
 void tmap_sm_model_free(tmap_sm_model *s)
@@ -894,7 +942,7 @@ tmap_status tmap_sm_model_make(const tmap_lat_table *t, const tmap_ptx_module *m
     memset(out, 0, sizeof *out);
     double l2;
     tmap_sm_params *p = &out->params;
-    *p = (tmap_sm_params){nsms, blocks_per_sm, 4, (block_size + 31) / 32, 0, 0, redirect, 0, 0, 0, 0, 0, 0};
+    *p = (tmap_sm_params){nsms, blocks_per_sm, 4, (block_size + 31) / 32, 0, 0, redirect, 0, 0, 0, 0, 0, 0, 0, 0};
     tmap_sm_table_params(t, &l2, p);
     if ((st = sm_check(p, err)))
         return st;
@@ -911,10 +959,25 @@ tmap_status tmap_sm_model_make(const tmap_lat_table *t, const tmap_ptx_module *m
     return st;
 }
 
+int tmap_sm_model_const_keyed(const tmap_sm_model *s)
+{
+    double n = 0, keyed = 0;
+    for (size_t b = 0; s && b < s->nblocks; b++)
+        n += s->blocks[b].const_n, keyed += s->blocks[b].const_keyed_n;
+    return n > 0 && keyed == n;
+}
+
+/* The constant counts apply: a key per thread and the table's two costs. */
+static int const_priced(const tmap_sm_model *s)
+{
+    return s->const_key && tmap_sm_model_const_keyed(s) &&
+           (s->params.idc_cycles > 0 || s->params.idc_fill_cycles > 0);
+}
+
 int tmap_sm_model_const_blind(const tmap_sm_model *s)
 {
     return s && s->const_loads && s->params.const_cache_bytes > 0 &&
-           (double)s->const_bytes > s->params.const_cache_bytes;
+           (double)s->const_bytes > s->params.const_cache_bytes && !const_priced(s);
 }
 
 tmap_status tmap_sm_model_time(const tmap_sm_model *s, const tmap_bbv *bbv, const uint32_t *perm,
@@ -930,6 +993,9 @@ tmap_status tmap_sm_model_time(const tmap_sm_model *s, const tmap_bbv *bbv, cons
     st = tmap_warp_counts_make(bbv, perm, s->block_size, &w, err);
     if (!st && s->noise)
         st = tmap_noise_warp_counts(s->noise, bbv, s->noise_key, perm, &w, err);
+    if (!st && const_priced(s))
+        st = tmap_warp_counts_const(&w, bbv, perm, s->const_key, (double)s->const_bytes,
+                                    s->params.nsms, s->params.blocks_per_sm, err);
     if (!st)
         st = tmap_sm_time(&w, s->blocks, &s->params, cycles, err);
     tmap_warp_counts_free(&w);

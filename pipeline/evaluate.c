@@ -278,6 +278,31 @@ static tmap_status key_values(ctx *x, double **key, tmap_error *err)
     return TMAP_OK;
 }
 
+/* The threads' feature keys as the SM model's constant keys: threads of
+ * equal features read the same __constant__ rows (the model checked that
+ * every varying constant address comes from the thread's own data). */
+static tmap_status const_keys(ctx *x, tmap_error *err)
+{
+    tmap_eval *e = x->e;
+    if (e->noise_key) {
+        e->sm.const_key = e->noise_key;
+        return TMAP_OK;
+    }
+    double *f = NULL;
+    size_t n, q;
+    if (!x->m->nfeatures)
+        return TMAP_OK; /* no key: the report's caveat says what is not seen */
+    tmap_status st = tmap_manifest_features(x->m, &f, &n, &q, NULL, err);
+    if (!st && q && !(e->const_key = malloc(n * sizeof *e->const_key + 1)))
+        st = tmap_fail(err, TMAP_ERR_NOMEM, "out of memory for %zu feature keys", n);
+    if (!st && e->const_key) {
+        tmap_noise_keys(f, n, q, e->const_key);
+        e->sm.const_key = e->const_key;
+    }
+    free(f);
+    return st;
+}
+
 /* The SM model of the kernel on this device (SASS counts where ptxas and
  * nvdisasm are found, else PTX counts), unless the paper's metric ranks. */
 static tmap_status sm_model(ctx *x, size_t tpb, tmap_error *err)
@@ -303,6 +328,8 @@ static tmap_status sm_model(ctx *x, size_t tpb, tmap_error *err)
                                 e->mechanism == TMAP_MECH_REDIRECT, &e->sm, err);
     if (!st && e->noise.nblocks)
         e->sm.noise = &e->noise, e->sm.noise_key = e->noise_key;
+    if (!st && tmap_sm_model_const_keyed(&e->sm))
+        st = const_keys(x, err);
     free(sass);
     tmap_lat_free(t);
     tmap_ptx_free(mod);
@@ -636,6 +663,6 @@ void tmap_eval_free(tmap_eval *e)
     tmap_plan_free(&e->plan);
     tmap_sm_model_free(&e->sm);
     tmap_noise_free(&e->noise);
-    free(e->noise_key);
+    free(e->noise_key), free(e->const_key);
     memset(e, 0, sizeof *e);
 }

@@ -44,7 +44,7 @@ static void hand_init(hand *h, size_t nthreads, size_t block_size, const uint32_
     assert_true(nw <= MAXW && block_size % 32 == 0);
     for (size_t k = 0; k < nw; k++)
         h->c[k] = c[k], h->a[k] = a ? a[k] : 32 * c[k], h->d[k] = 4; /* original order */
-    h->w = (tmap_warp_counts){nthreads, block_size, nw, 1, h->c, h->a, h->d};
+    h->w = (tmap_warp_counts){nthreads, block_size, nw, 1, h->c, h->a, h->d, NULL, NULL};
 }
 
 static double time_of(const hand *h, const tmap_sm_block *b, size_t nsms, size_t r,
@@ -624,7 +624,7 @@ static void test_local_rows(void **state)
 static void test_rewalk_lines(void **state)
 {
     uint32_t c[] = {2, 128}, a[] = {32, 2048}, d[] = {4};
-    tmap_warp_counts w = {32, 32, 1, 2, c, a, d};
+    tmap_warp_counts w = {32, 32, 1, 2, c, a, d, NULL, NULL};
     tmap_sm_block b[2] = {{.loop_id = 1},
                           {.issue = 1, .latency = 10, .local_loads = 1, .rewalk_bytes = 4,
                            .rewalk_loop = 1}};
@@ -702,7 +702,7 @@ static void test_visits(void **state)
     tmap_sm_visits(blk, 4, c, a, v, stack);
     assert_true(v[0] == 10 && fabs(v[1] - 3.439) < 1e-12 && fabs(v[2] - 10.317) < 1e-12 &&
                 v[3] == 5);
-    tmap_warp_counts w = {4, 32, 1, 2, c, a, d};
+    tmap_warp_counts w = {4, 32, 1, 2, c, a, d, NULL, NULL};
     tmap_sm_params p = {.nsms = 1, .blocks_per_sm = 1, .subpartitions = 4, .warps_per_block = 1};
     tmap_sm_time_parts t;
     TMAP_CHECK(tmap_sm_time(&w, blk, &p, &t, err));
@@ -785,8 +785,11 @@ static void test_const_bytes(void **state)
 /* The constant cache's caveat: a table read at an index loaded from the
  * thread's element (tab[key[tid]]) is blind when the module's __constant__
  * data exceed the table's sm:const.cache_bytes; not with a smaller table,
- * not without the entry, not when every lane reads one address. */
-static int const_blind(const char *decl, const char *index, const char *cache)
+ * not without the entry, not when every lane reads one address, and not
+ * when a key per thread prices it (the read is keyed: from the thread's own
+ * data, not its id).  *keyed: tmap_sm_model_const_keyed. */
+static int const_blind_keyed(const char *decl, const char *index, const char *cache,
+                             const uint64_t *key, int *keyed)
 {
     char ptx[2048], table[256];
     snprintf(ptx, sizeof ptx,
@@ -803,11 +806,19 @@ static int const_blind(const char *decl, const char *index, const char *cache)
     sm_kernel k = kernel_open(table, ptx, 1, 0);
     tmap_sm_model sm;
     TMAP_CHECK(tmap_sm_model_make(k.t, k.m, "k", k.cfg, NULL, 1, 1, 32, 0, &sm, err));
+    sm.const_key = key;
     int blind = tmap_sm_model_const_blind(&sm);
+    if (keyed)
+        *keyed = tmap_sm_model_const_keyed(&sm);
     assert_int_equal(sm.const_loads, strstr(index, ", %r") != NULL);
     tmap_sm_model_free(&sm);
     kernel_close(&k);
     return blind;
+}
+
+static int const_blind(const char *decl, const char *index, const char *cache)
+{
+    return const_blind_keyed(decl, index, cache, NULL, NULL);
 }
 
 static void test_const_blind(void **state)
@@ -821,14 +832,93 @@ static void test_const_blind(void **state)
     assert_int_equal(const_blind(big, data, ""), 0);
     assert_int_equal(const_blind(big, tid, cache), 1); /* the thread id: varies too */
     assert_int_equal(const_blind(big, one, cache), 0);
+    /* a key prices the data-indexed read where the table has the cache's
+     * costs; the thread id's read is not keyed */
+    const char *costs = "sm:const.cache_bytes\t2048\t-\tt\nsm:const.idc_cycles\t2\t-\tt\n";
+    uint64_t key[32] = {0};
+    int keyed = -1;
+    assert_int_equal(const_blind_keyed(big, data, costs, key, &keyed), 0);
+    assert_int_equal(keyed, 1);
+    assert_int_equal(const_blind_keyed(big, data, cache, key, &keyed), 1); /* no costs */
+    assert_int_equal(const_blind_keyed(big, tid, costs, key, &keyed), 1);
+    assert_int_equal(keyed, 0);
+    assert_int_equal(const_blind_keyed(big, one, costs, key, &keyed), 0);
+    assert_int_equal(keyed, 0); /* no varying read */
     tmap_lat_table *t = NULL;
     TMAP_CHECK(tmap_lat_load(TMAP_SOURCE_DIR "/latency_tables/sm_90.tsv", &t, err));
     tmap_sm_params p = {0};
     double l2;
     tmap_sm_table_params(t, &l2, &p);
-    assert_true(p.const_cache_bytes == 2048);
+    assert_true(p.const_cache_bytes == 2048 && p.idc_cycles == 1.89 && p.idc_fill_cycles == 34.2);
     tmap_lat_free(t);
     assert_int_equal(tmap_sm_model_const_blind(NULL), 0);
+}
+
+/* tmap_warp_counts_const by hand: 64 threads, one CFG block, thread blocks
+ * of 32.  Warp 0: lanes 0-15 key 10 with 2 executions, lanes 16-31 key 11
+ * with 3 (lane 31: 5): a request's distinct addresses summed over the
+ * executions, 2 + 5.  Warp 1: key 12, once each: 1.  One SM of two
+ * resident blocks: block 0's window holds blocks 0 and 1 (3 of the 3 keys:
+ * the whole table), block 1's only itself (1 of 3).  Reversed, each warp
+ * keeps its lanes and the windows swap their contents. */
+static void test_const_counts(void **state)
+{
+    (void)state;
+    uint32_t counts[64];
+    uint64_t key[64];
+    for (size_t t = 0; t < 64; t++)
+        counts[t] = t < 16 ? 2 : t < 32 ? 3 : 1, key[t] = t < 16 ? 10 : t < 32 ? 11 : 12;
+    counts[31] = 5;
+    tmap_bbv bbv = {64, 1, counts};
+    tmap_warp_counts w;
+    TMAP_CHECK(tmap_warp_counts_make(&bbv, NULL, 32, &w, err));
+    TMAP_CHECK(tmap_warp_counts_const(&w, &bbv, NULL, key, 3000, 1, 2, err));
+    assert_true(w.ca[0] == 7 && w.ca[1] == 1);
+    assert_true(w.const_ws[0] == 3000 && w.const_ws[1] == 1000);
+    uint32_t rev[64];
+    for (size_t t = 0; t < 64; t++)
+        rev[t] = 63 - (uint32_t)t;
+    tmap_warp_counts r;
+    TMAP_CHECK(tmap_warp_counts_make(&bbv, rev, 32, &r, err));
+    TMAP_CHECK(tmap_warp_counts_const(&r, &bbv, rev, key, 3000, 1, 2, err));
+    assert_true(r.ca[0] == 1 && r.ca[1] == 7);
+    assert_true(r.const_ws[0] == 3000 && r.const_ws[1] == 2000);
+    tmap_error e = {0};
+    assert_int_equal(tmap_warp_counts_const(&r, &bbv, rev, key, 3000, 0, 2, &e), TMAP_ERR_INVALID);
+    tmap_warp_counts_free(&w), tmap_warp_counts_free(&r);
+}
+
+/* The constant cache's term by hand: one warp, one CFG block of one issue
+ * cycle and one keyed constant read, run once (c = 1) with 4 distinct
+ * addresses (ca = 4): 3 further addresses wait const_replay (5) each on
+ * the chain; the cache serves 1 + 3 addresses at idc_cycles (2) + 32 m^2,
+ * m = 1 - 2048 / 4096 = 0.5: 4 x 10 = 40 cycles, the SM's time.  Within
+ * the cache (2048 bytes of rows) 4 x 2 = 8, and the issue with the stalls
+ * beyond it (1 + 15 - 1) binds. */
+static void test_const_term(void **state)
+{
+    (void)state;
+    hand h;
+    uint32_t c[] = {1};
+    hand_init(&h, 32, 32, c, NULL);
+    double ca[] = {4}, ws[] = {4096};
+    h.w.ca = ca, h.w.const_ws = ws;
+    tmap_sm_block b = {.issue = 1, .const_n = 1, .const_keyed_n = 1};
+    tmap_sm_params p = {.nsms = 1, .blocks_per_sm = 1, .subpartitions = 4, .warps_per_block = 1,
+                        .const_replay = 5, .const_cache_bytes = 2048, .idc_cycles = 2,
+                        .idc_fill_cycles = 32};
+    tmap_sm_time_parts t;
+    TMAP_CHECK(tmap_sm_time(&h.w, &b, &p, &t, err));
+    assert_true(t.constant == 40 && t.cycles == 40 && t.issue == 1 && t.latency == 14);
+    ws[0] = 2048;
+    TMAP_CHECK(tmap_sm_time(&h.w, &b, &p, &t, err));
+    assert_true(t.constant == 8 && t.cycles == 15);
+    h.w.const_ws = NULL; /* ca without its windows */
+    tmap_error e = {0};
+    assert_int_equal(tmap_sm_time(&h.w, &b, &p, &t, &e), TMAP_ERR_INVALID);
+    b.const_keyed_n = 2; /* more keyed reads than reads */
+    h.w.const_ws = ws;
+    assert_int_equal(tmap_sm_time(&h.w, &b, &p, &t, &e), TMAP_ERR_INVALID);
 }
 
 static void test_bad_input(void **state)
@@ -876,6 +966,7 @@ int main(void)
         cmocka_unit_test(test_visit_parents), cmocka_unit_test(test_local_rows),
         cmocka_unit_test(test_local_blocks),  cmocka_unit_test(test_rewalk_lines),
         cmocka_unit_test(test_const_bytes),   cmocka_unit_test(test_const_blind),
+        cmocka_unit_test(test_const_counts),  cmocka_unit_test(test_const_term),
         cmocka_unit_test(test_bad_input),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

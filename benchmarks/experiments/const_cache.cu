@@ -11,6 +11,12 @@
 //   tput    132 blocks of W warps (one per SM), each lane with 4 independent
 //           chains of such reads (k distinct addresses, in 1 KB): cycles of
 //           the SM per request and per distinct address, against W.
+//   tputw   the IDC's throughput against its capacity: 8 blocks of 256 threads an
+//           SM (64 warps, marching_cubes' occupancy), each lane 4 independent
+//           chains, every request k distinct words at random in a window of S
+//           bytes (S = 512 B .. 48 KB, the SM's working set): SM cycles per
+//           distinct address (sm:const.idc_cycles where S fits the cache,
+//           sm:const.idc_miss_cycles from the slope in 1 - 2048 / S).
 //   mc      the suite kernel on cube ~ U[1, 254] (as the manifest draws it;
 //           this generator, not the bench's) and frac ~ U[0.05, 0.95], under
 //           the orders identity, by triangle count (heaviest first, ties by
@@ -37,7 +43,7 @@
 //           line FILL cycles on its way, a request blocked until its line
 //           arrives; DES_NONBLOCK=1: not blocked), the SM's cycles.
 //   nvcc -O3 -arch=sm_90 -o const_cache benchmarks/experiments/const_cache.cu
-//   ./const_cache [lanes|geom|tput|mc|once]
+//   ./const_cache [lanes|geom|tput|tputw|mc|once]
 //   ./const_cache sim [bytes line ways blocks subpartitions burst]   (from the repository root)
 //   ./const_cache des [look fill gap every_nth_sm]
 #include <algorithm>
@@ -122,6 +128,24 @@ __global__ void tput_k(unsigned k, int iters, unsigned zero, unsigned *sink)
         x1 = ctab[(x1 & zero) + ((o + 1) & 255u)];
         x2 = ctab[(x2 & zero) + ((o + 2) & 255u)];
         x3 = ctab[(x3 & zero) + ((o + 3) & 255u)];
+    }
+    unsigned x = x0 ^ x1 ^ x2 ^ x3;
+    if (x == 0xdeadbeef)
+        sink[0] = x;
+}
+
+/* every lane 4 independent chains, each request k distinct words at random
+ * in a window of `words` words (lane % k picks the word) */
+__global__ void tputw_k(unsigned k, unsigned words, int iters, unsigned zero, unsigned *sink)
+{
+    unsigned lane = threadIdx.x & 31, g = lane % k, x0 = 0, x1 = 1, x2 = 2, x3 = 3;
+    unsigned w = blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
+    for (int it = 0; it < iters; it++) {
+        unsigned h = mix((unsigned)it * 0x9e3779b1u + w * 0x51ed27u);
+        x0 = ctab[(x0 & zero) + mix(h ^ (g * 0x85ebca77u)) % words];
+        x1 = ctab[(x1 & zero) + mix(h ^ (g * 0x85ebca77u) ^ 0x1u) % words];
+        x2 = ctab[(x2 & zero) + mix(h ^ (g * 0x85ebca77u) ^ 0x2u) % words];
+        x3 = ctab[(x3 & zero) + mix(h ^ (g * 0x85ebca77u) ^ 0x3u) % words];
     }
     unsigned x = x0 ^ x1 ^ x2 ^ x3;
     if (x == 0xdeadbeef)
@@ -238,16 +262,20 @@ static void part_geom()
     CK(cudaFree(sink));
 }
 
+/* the throughput parts' sink, events, SM clock and SM count */
+#define TPUT_SETUP()                                                                  \
+    unsigned *sink;                                                                   \
+    CK(cudaMalloc(&sink, 4));                                                         \
+    cudaEvent_t a, b;                                                                 \
+    CK(cudaEventCreate(&a));                                                          \
+    CK(cudaEventCreate(&b));                                                          \
+    int clock_khz = 0, nsm = 0;                                                       \
+    CK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, 0));                  \
+    CK(cudaDeviceGetAttribute(&nsm, cudaDevAttrMultiProcessorCount, 0))
+
 static void part_tput()
 {
-    unsigned *sink;
-    CK(cudaMalloc(&sink, 4));
-    cudaEvent_t a, b;
-    CK(cudaEventCreate(&a));
-    CK(cudaEventCreate(&b));
-    int clock_khz = 0, nsm = 0;
-    CK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, 0));
-    CK(cudaDeviceGetAttribute(&nsm, cudaDevAttrMultiProcessorCount, 0));
+    TPUT_SETUP();
     const int iters = 2048;
     printf("# tput: %d blocks of W warps, each lane 4 independent chains; SM cycles (at %d kHz) "
            "per warp request and per distinct address of the SM\n", nsm, clock_khz);
@@ -266,6 +294,36 @@ static void part_tput()
             }
             double cyc = best * clock_khz, req = 4.0 * iters * W;
             printf("%4d %4u %12.4f %14.2f %14.2f\n", W, k, best, cyc / req, cyc / (req * k));
+        }
+    CK(cudaFree(sink));
+}
+
+static void part_tputw()
+{
+    TPUT_SETUP();
+    const int iters = 512, per_sm = 8, threads = 256;
+    printf("# tputw: %d blocks of %d threads (%d an SM), each lane 4 independent chains, k distinct words "
+           "at random in S bytes a request; median of 7; SM cycles (at %d kHz) per distinct address\n",
+           nsm * per_sm, threads, per_sm, clock_khz);
+    printf("%4s %8s %12s %14s\n", "k", "S_bytes", "ms", "cyc/address");
+    tputw_k<<<nsm * per_sm, threads>>>(32, 1024, iters, 0u, sink); /* warm up */
+    CK(cudaDeviceSynchronize());
+    for (unsigned k : {8u, 32u})
+        for (unsigned S : {512u, 1024u, 1536u, 2048u, 2560u, 3072u, 3584u, 4096u, 6144u, 8192u,
+                           16384u, 49152u}) {
+            std::vector<float> v;
+            for (int r = 0; r < 7; r++) {
+                CK(cudaEventRecord(a));
+                tputw_k<<<nsm * per_sm, threads>>>(k, S / 4, iters, 0u, sink);
+                CK(cudaEventRecord(b));
+                CK(cudaEventSynchronize(b));
+                float ms;
+                CK(cudaEventElapsedTime(&ms, a, b));
+                v.push_back(ms);
+            }
+            std::sort(v.begin(), v.end());
+            double cyc = v[3] * clock_khz, addr = 4.0 * iters * per_sm * (threads / 32) * k;
+            printf("%4u %8u %12.4f %14.2f\n", k, S, v[3], cyc / addr);
         }
     CK(cudaFree(sink));
 }
@@ -780,6 +838,8 @@ int main(int argc, char **argv)
         part_geom();
     if (what == "tput" || what == "all")
         part_tput();
+    if (what == "tputw" || what == "all")
+        part_tputw();
     if (what == "mc" || what == "all")
         part_mc(false);
     if (what == "once")

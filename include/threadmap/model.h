@@ -147,6 +147,10 @@ typedef struct tmap_sm_time_parts {
                        gather_sectors_per_cycle: the L2's whole bandwidth;
                        or an SM's own sectors at its own rates
                        (one_sm_*), where larger */
+    double constant; /* the SM's constant cache: the distinct addresses of
+                        its warps' __constant__ reads, each at its cost
+                        (idc_cycles, more when the SM's rows exceed the
+                        cache); 0 where the counts have no keys (ca) */
 } tmap_sm_time_parts;
 
 /* ------------------------------------------------------------- metrics */
@@ -310,9 +314,16 @@ typedef struct tmap_sm_params {
     double local_miss_cycles; /* what a local load whose line left the L1
                                waits (the L2 latency) */
     double const_cache_bytes; /* the SM's constant cache (sm:const.cache_bytes);
-                               0: unknown.  Not priced: it only says when the
-                               model cannot see the cache's capacity
+                               0: unknown.  Priced where the counts have keys
+                               (tmap_warp_counts_const), else it only says
+                               when the model cannot see the cache's capacity
                                (tmap_sm_model_const_blind) */
+    double idc_cycles;      /* the constant cache's cycles per distinct address
+                               of a request, the SM's rows in it
+                               (sm:const.idc_cycles) ... */
+    double idc_fill_cycles; /* ... and more per address, times m^2, m = 1 -
+                               const_cache_bytes / the SM's rows' bytes
+                               (sm:const.idc_fill_cycles); both 0: no term */
 } tmap_sm_params;
 
 /* The warps of one grouping, as the model reads them: each thread block's
@@ -327,6 +338,11 @@ typedef struct tmap_warp_counts {
     uint32_t *d;     /* [nwarps]: distinct groups of 8 among the original
                         thread ids of the warp's threads (id / 8): 32-byte
                         sectors of a 4-byte array in the original order */
+    double *ca;      /* [nwarps * nblocks] or NULL: the distinct addresses of
+                        each of b's __constant__ reads by warp w, summed over
+                        its executions (tmap_warp_counts_const) ... */
+    double *const_ws; /* ... and per thread block, the bytes of constant
+                        data its SM's resident blocks read while it runs */
 } tmap_warp_counts;
 
 /* The counts of the grouping perm (slot i runs thread perm[i]; NULL: the
@@ -336,6 +352,19 @@ typedef struct tmap_warp_counts {
 tmap_status tmap_warp_counts_make(const tmap_bbv *bbv, const uint32_t *perm, size_t block_size,
                                   tmap_warp_counts *out, tmap_error *err);
 void tmap_warp_counts_free(tmap_warp_counts *w);
+/* Adds ca and const_ws to w (the counts of bbv under perm), where each
+ * thread's __constant__ reads at varying addresses are decided by key[t]
+ * (threads of one key read the same rows at the same executions):
+ * ca_wb = the sum over the warp's distinct keys of the most executions of
+ * b by a lane of that key (a request's distinct addresses: its active
+ * lanes' distinct keys, the lanes of a key active together); const_ws_k =
+ * table_bytes x (the distinct keys of thread blocks k, k + nsms, ...,
+ * k + (blocks_per_sm - 1) nsms: an SM's residents as the waves place them)
+ * / (the distinct keys of all threads): the table's rows, spread evenly
+ * over the keys seen (docs/model.md, "The constant cache's capacity"). */
+tmap_status tmap_warp_counts_const(tmap_warp_counts *w, const tmap_bbv *bbv, const uint32_t *perm,
+                                   const uint64_t *key, double table_bytes, size_t nsms,
+                                   size_t blocks_per_sm, tmap_error *err);
 /* The slots of warp k of w: [*first, *first + the count returned), at most
  * 32, from its thread block's first slot in warps of 32 (0 past the end). */
 size_t tmap_warp_counts_slots(const tmap_warp_counts *w, size_t k, size_t *first);
@@ -354,7 +383,10 @@ typedef struct tmap_sm_block {
     double data_bytes;   /* ... and their bytes per thread, summed */
     double gather_n;     /* global accesses through loaded data (GATHER) */
     double uniform_n;    /* global accesses at one address for the warp */
-    double const_n;      /* __constant__ reads at addresses that vary */
+    double const_n;      /* __constant__ reads at addresses that vary ... */
+    double const_keyed_n; /* ... of which those at an address from data read
+                            at the thread's index (DATA: a table row chosen
+                            by the thread's own element) */
     double walk;         /* what the chain grows by per execution when every
                             lane walking its own segment (its DATA loads)
                             starts a sector there, at the walk latency
@@ -487,6 +519,11 @@ typedef struct tmap_sm_model {
                                     NULL: exact counts; not owned */
     const uint64_t *noise_key;   /* with noise: each thread's feature key
                                     (tmap_noise_key), or NULL; not owned */
+    const uint64_t *const_key;   /* each thread's key for its __constant__
+                                    rows (tmap_warp_counts_const; the
+                                    pipeline gives its feature key), or
+                                    NULL; read where tmap_sm_model_const_keyed;
+                                    not owned */
     size_t const_loads;    /* __constant__ reads at addresses that vary over a
                               warp, in the kernel's code (static) ... */
     size_t const_bytes;    /* ... and, when there are any, the module's
@@ -517,9 +554,15 @@ tmap_status tmap_sm_model_make(const tmap_lat_table *t, const tmap_ptx_module *m
 void tmap_sm_model_free(tmap_sm_model *s);
 /* 1 when the model cannot see what s's kernel loses to the constant cache's
  * capacity: it reads __constant__ data at addresses that vary over a warp,
- * and the module has more of it than the cache holds (docs/model.md, "The
- * constant cache"); 0 otherwise, and where the table has no cache size. */
+ * the module has more of it than the cache holds (docs/model.md, "The
+ * constant cache"), and no key prices it (const_key with
+ * tmap_sm_model_const_keyed); 0 otherwise, and where the table has no
+ * cache size. */
 int tmap_sm_model_const_blind(const tmap_sm_model *s);
+/* 1 when s's kernel reads __constant__ data at varying addresses, each from
+ * data read at the thread's index (a key per thread then prices them:
+ * const_key); 0 otherwise. */
+int tmap_sm_model_const_keyed(const tmap_sm_model *s);
 /* *cycles = the model's time of the grouping perm (NULL: the identity). */
 tmap_status tmap_sm_model_time(const tmap_sm_model *s, const tmap_bbv *bbv, const uint32_t *perm,
                                tmap_sm_time_parts *cycles, tmap_error *err);

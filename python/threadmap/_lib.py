@@ -129,12 +129,14 @@ class SmParams(ctypes.Structure):
                 ("const_replay", c_double), ("redirect", c_int),
                 ("gather_sectors_per_cycle", c_double), ("one_sm_bytes_per_cycle", c_double),
                 ("one_sm_gather_sectors_per_cycle", c_double), ("l1_local_bytes", c_double),
-                ("local_miss_cycles", c_double), ("const_cache_bytes", c_double)]
+                ("local_miss_cycles", c_double), ("const_cache_bytes", c_double),
+                ("idc_cycles", c_double), ("idc_fill_cycles", c_double)]
 
 
 class SmBlock(ctypes.Structure):
     _fields_ = [(n, c_double) for n in ("issue", "latency", "affine_n", "affine_bytes", "data_n",
-                                        "data_bytes", "gather_n", "uniform_n", "const_n", "walk",
+                                        "data_bytes", "gather_n", "uniform_n", "const_n",
+                                        "const_keyed_n", "walk",
                                         "walk_base", "walk_q", "local_loads", "local_fill",
                                         "local_fixed", "rewalk_bytes")] + [
                     (n, c_uint32) for n in ("visit_parent", "loop_id", "rewalk_loop")]
@@ -147,7 +149,7 @@ class SassSplits(ctypes.Structure):
 class SmModel(ctypes.Structure):
     _fields_ = [("params", SmParams), ("block_size", c_size_t), ("blocks", POINTER(SmBlock)),
                 ("nblocks", c_size_t), ("noise", c_void_p), ("noise_key", c_void_p),
-                ("const_loads", c_size_t), ("const_bytes", c_size_t), ("issue_sass", c_int)]
+                ("const_key", c_void_p), ("const_loads", c_size_t), ("const_bytes", c_size_t), ("issue_sass", c_int)]
 
 
 class ModelParams(ctypes.Structure):
@@ -157,7 +159,7 @@ class ModelParams(ctypes.Structure):
 
 
 class SmTimeParts(ctypes.Structure):
-    _fields_ = [(n, c_double) for n in ("cycles", "issue", "latency", "memory")]
+    _fields_ = [(n, c_double) for n in ("cycles", "issue", "latency", "memory", "constant")]
 
 
 class Metrics(ctypes.Structure):

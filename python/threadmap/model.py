@@ -263,6 +263,7 @@ def _noise(sm: _lib.Owned, b: Any, predicted_by: Any) -> Tuple[Any, np.ndarray]:
                                keys.ctypes.data_as(ctypes.POINTER(ctypes.c_uint64)))
     sm.ptr.noise = ctypes.addressof(predictor._c.noise)
     sm.ptr.noise_key = keys.ctypes.data
+    sm.ptr.const_key = keys.ctypes.data  # read where the model is keyed, as the CLI's
     return predictor, keys
 
 
