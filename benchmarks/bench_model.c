@@ -1,7 +1,9 @@
 /*
  * bench_model.c -- how well the models rank regroupings, against the GPU.
  * For each manifest (default: every .json of benchmarks/suite), BBVs measured by
- * profiling the evaluation input (so the regression plays no part), every
+ * profiling the evaluation input (so the regression plays no part; with
+ * --models DIR, predicted by DIR/NAME/model.txt, a `threadmap bench` run's
+ * trained predictor, its residuals taken as the bench takes them), every
  * plan candidate applied and timed (tmap_evaluate, measure_all), then per
  * candidate the improvement 1 - t_c / t_original
  *   measured  -- from the kernel-only medians (layout transform or
@@ -39,7 +41,7 @@
  * the dump (c and a, rounded; a kept at least c) by F before the models
  * run: how far the figures move when the counts do (a model whose error
  * moves far under F = 0.998 or 1.002 has found a tie, not the kernel).
- *   bench_model [--reps N] [--seed S] [--dump DIR] [--table TSV] [MANIFEST.json...]
+ *   bench_model [--reps N] [--seed S] [--dump DIR] [--table TSV] [--models DIR] [MANIFEST.json...]
  *   bench_model --from DIR [--table TSV] [--scale F]
  */
 #include <dirent.h>
@@ -438,6 +440,9 @@ static tmap_status from_eval(const char *name, const tmap_eval *e, const char *p
         snprintf(k->algo[j], sizeof k->algo[j], "%s", tmap_algo_name(c->algo));
         k->ms[j] = ms, k->apply_ms[j] = i ? e->measured_apply_ms[i] : 0, k->gain[j] = c->gain;
         st = tmap_warp_counts_make(&e->bbv, i ? c->perm : NULL, k->block_size, &k->wc[j], err);
+        if (!st && e->sm.noise) /* as tmap_sm_model_time takes predictions */
+            st = tmap_noise_warp_counts(e->sm.noise, &e->bbv, e->sm.noise_key,
+                                        i ? c->perm : NULL, &k->wc[j], err);
         if (!st && e->sm.const_key && tmap_sm_model_const_keyed(&e->sm))
             st = tmap_warp_counts_const(&k->wc[j], &e->bbv, i ? c->perm : NULL, e->sm.const_key,
                                         (double)e->sm.const_bytes, k->nsms, k->blocks_per_sm, err);
@@ -447,8 +452,9 @@ static tmap_status from_eval(const char *name, const tmap_eval *e, const char *p
 }
 
 static tmap_status one(tmap_cuda *c, const char *path, uint64_t seed, int reps, const char *dump,
-                       const mparams *mp, tally *t, tmap_error *err)
+                       const char *models, const mparams *mp, tally *t, tmap_error *err)
 {
+    char model[4096];
     tmap_manifest *m = NULL;
     char *ptx = NULL, *entry = NULL;
     tmap_eval e;
@@ -459,6 +465,10 @@ static tmap_status one(tmap_cuda *c, const char *path, uint64_t seed, int reps, 
                         .groupsize = 32, .scope = -1, .mechanism = -1, .measure_all = 1,
                         .launches = 1};
     tmap_status st = tmap_manifest_load(path, &m, err);
+    if (!st && models) {
+        snprintf(model, sizeof model, "%s/%s/model.txt", models, tmap_manifest_name(m));
+        o.model_path = model;
+    }
     if (!st) st = tmap_manifest_ptx(m, NULL, &ptx, &entry, err);
     if (!st) st = tmap_evaluate(c, m, &o, &e, err);
     have = st == TMAP_OK;
@@ -475,11 +485,11 @@ static tmap_status one(tmap_cuda *c, const char *path, uint64_t seed, int reps, 
 
 /* ------------------------------------------------------------ main */
 
-static void header(int reps, uint64_t seed)
+static void header(int reps, uint64_t seed, const char *models)
 {
     if (reps)
-        printf("# improvement = 1 - t / t_original, in %%; BBVs measured on seed %llu; %d reps\n",
-               (unsigned long long)seed, reps);
+        printf("# improvement = 1 - t / t_original, in %%; BBVs %s on seed %llu; %d reps\n",
+               models ? "predicted (--models)" : "measured", (unsigned long long)seed, reps);
     printf("%-20s %-12s %9s %9s | %9s %9s | issue\n", "kernel", "candidate", "kernel_ms",
            "measured", model_name[0], model_name[1]);
 }
@@ -516,7 +526,7 @@ static int from_dir(const char *dir, const mparams *mp)
     if (mp->scale != 1)
         printf("; every count times %g", mp->scale);
     printf("\n");
-    header(0, 0);
+    header(0, 0, NULL);
     tally t;
     memset(&t, 0, sizeof t);
     for (size_t i = 0; i < n; i++) {
@@ -538,10 +548,10 @@ int main(int argc, char **argv)
     static const struct option lo[] = {{"reps", 1, 0, 'r'}, {"seed", 1, 0, 's'},
                                        {"dump", 1, 0, 'd'}, {"from", 1, 0, 'f'},
                                        {"table", 1, 0, 't'}, {"scale", 1, 0, 'x'},
-                                       {"help", 0, 0, 'h'}, {0}};
+                                       {"models", 1, 0, 'm'}, {"help", 0, 0, 'h'}, {0}};
     int reps = 10;
     uint64_t seed = 7;
-    const char *dump = NULL, *from = NULL, *table = NULL;
+    const char *dump = NULL, *from = NULL, *table = NULL, *models = NULL;
     double scale = 1;
     for (int ch; (ch = getopt_long(argc, argv, "h", lo, NULL)) != -1;) {
         if (ch == 'r' && atoi(optarg) > 0)
@@ -554,11 +564,13 @@ int main(int argc, char **argv)
             from = optarg;
         else if (ch == 't')
             table = optarg;
+        else if (ch == 'm')
+            models = optarg;
         else if (ch == 'x' && (scale = strtod(optarg, NULL)) > 0)
             continue;
         else {
             fprintf(stderr, "usage: bench_model [--reps N] [--seed S] [--dump DIR] "
-                            "[--table TSV] [MANIFEST.json...]\n"
+                            "[--table TSV] [--models DIR] [MANIFEST.json...]\n"
                             "       bench_model --from DIR [--table TSV] [--scale F]\n"
                             "  --scale F: with --from, every count times F (> 0) before the "
                             "models\n");
@@ -590,12 +602,12 @@ int main(int argc, char **argv)
     if (tmap_cuda_open(0, &c, &err) || tmap_cuda_info(c, &d, &err))
         return bench_gpu_failed("bench_model", &err);
     bench_banner(stdout, &d, "# ");
-    header(reps, seed);
+    header(reps, seed, models);
     tally t;
     memset(&t, 0, sizeof t);
     for (size_t i = 0; i < n; i++) {
         tmap_error e = {0};
-        if (one(c, list[i], seed, reps, dump, &mp, &t, &e))
+        if (one(c, list[i], seed, reps, dump, models, &mp, &t, &e))
             printf("%-20s failed: %s\n", list[i], e.message);
         free(list[i]);
     }
