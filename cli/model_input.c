@@ -36,10 +36,11 @@ const char tmap_mi_help[] =
     "                         train`, version 2) from F.npy; the SM model then takes each\n"
     "                         warp's expected slowest lane from MODEL's residuals\n"
     "                         (docs/model.md); needs --cfg\n"
-    "  --features F.npy       the features the BBV was predicted from [threads, p];\n"
-    "                         its rows also key the kernel's __constant__ reads where each\n"
-    "                         takes its row from the thread's data (the constant cache's\n"
-    "                         capacity, docs/model.md)\n";
+    "  --features F.npy       the threads' features [threads, p] (with --model: those the\n"
+    "                         BBV was predicted from); their rows key the kernel's\n"
+    "                         __constant__ reads where each takes its row from the\n"
+    "                         thread's data (the constant cache's capacity,\n"
+    "                         docs/model.md); needs --cfg\n";
 
 void tmap_mi_defaults(tmap_mi_opts *o)
 {
@@ -83,9 +84,9 @@ int tmap_mi_finish(tmap_mi_opts *o, tmap_args *a, int need_bbv)
         ((o->table || o->sass) && !o->cfg))
         return tmap_args_bad(a, "give --bbv and either --cfg with --kernel or --block-latency "
                                 "(--table and --sass only with --cfg)");
-    if (!o->model != !o->features)
-        return tmap_args_bad(a, "give --model and --features together");
-    if (o->model && (!o->cfg || o->paper_metric))
+    if (o->model && !o->features)
+        return tmap_args_bad(a, "--model needs --features (the features it predicted from)");
+    if (o->features && (!o->cfg || o->paper_metric))
         return tmap_args_bad(a, "--model and --features need the SM model: --cfg, without "
                                 "--metric scheduled");
     if (!o->blocks_per_sm) {
@@ -105,7 +106,7 @@ void tmap_mi_free(tmap_mi *d)
     free(d->perm);
     tmap_sm_model_free(&d->sm);
     tmap_noise_free(&d->noise);
-    free(d->noise_key);
+    free(d->feature_key);
     tmap_cfg_free(d->cfg);
     tmap_lat_report_free(&d->report);
     memset(d, 0, sizeof *d);
@@ -178,13 +179,33 @@ static tmap_status from_cfg(const tmap_mi_opts *o, tmap_mi *d, tmap_error *err)
     return s ? s : check_names(o, d, err);
 }
 
-/* --model, --features: the predictor's residuals and the threads' feature
- * keys, for the SM model's expected slowest lane. */
-static tmap_status load_noise(const tmap_mi_opts *o, tmap_mi *d, tmap_error *err)
+/* --features: each thread's feature key, the SM model's key for the
+ * kernel's __constant__ rows (read where the model is keyed) and, with
+ * --model, its groups of equal features; *p: the features per thread. */
+static tmap_status load_features(const tmap_mi_opts *o, tmap_mi *d, size_t *p, tmap_error *err)
 {
-    tmap_predictor pr;
     double *feat = NULL;
     size_t dim[2];
+    tmap_status s = tmap_npy_load_f64(o->features, TMAP_NPY_ANY, &feat, dim, err);
+    if (!s && dim[0] != d->bbv.nthreads)
+        s = tmap_fail(err, TMAP_ERR_INVALID, "%s: %zu threads, but the BBV has %zu", o->features,
+                      dim[0], d->bbv.nthreads);
+    if (!s && !(d->feature_key = malloc((dim[0] + 1) * sizeof *d->feature_key)))
+        s = tmap_fail(err, TMAP_ERR_NOMEM, "out of memory for %zu feature keys", dim[0]);
+    if (!s) {
+        tmap_noise_keys(feat, dim[0], dim[1], d->feature_key);
+        d->sm.const_key = d->feature_key;
+        *p = dim[1];
+    }
+    free(feat);
+    return s;
+}
+
+/* --model: the predictor's residuals, for the SM model's expected slowest
+ * lane (the features' keys group the lanes). */
+static tmap_status load_noise(const tmap_mi_opts *o, tmap_mi *d, size_t p, tmap_error *err)
+{
+    tmap_predictor pr;
     const char **names;
     tmap_status s = tmap_cfg_names(d->cfg, &names, err);
     if (s)
@@ -196,22 +217,13 @@ static tmap_status load_noise(const tmap_mi_opts *o, tmap_mi *d, tmap_error *err
     if (!pr.noise.nblocks)
         s = tmap_fail(err, TMAP_ERR_INVALID, "%s: no residuals (a predictor file of version 1): "
                       "train it again with this version", o->model);
-    if (!s)
-        s = tmap_npy_load_f64(o->features, TMAP_NPY_ANY, &feat, dim, err);
-    if (!s && (dim[0] != d->bbv.nthreads || dim[1] != pr.nfeatures))
-        s = tmap_fail(err, TMAP_ERR_INVALID, "%s: %zu threads of %zu features, but the BBV has %zu "
-                      "threads and %s %zu features", o->features, dim[0], dim[1],
-                      d->bbv.nthreads, o->model, pr.nfeatures);
-    if (!s && !(d->noise_key = malloc((dim[0] + 1) * sizeof *d->noise_key)))
-        s = tmap_fail(err, TMAP_ERR_NOMEM, "out of memory for %zu feature keys", dim[0]);
-    if (!s)
-        tmap_noise_keys(feat, dim[0], dim[1], d->noise_key);
+    if (!s && p != pr.nfeatures)
+        s = tmap_fail(err, TMAP_ERR_INVALID, "%s: %zu features a thread, but %s has %zu",
+                      o->features, p, o->model, pr.nfeatures);
     if (!s) {
         d->noise = pr.noise, memset(&pr.noise, 0, sizeof pr.noise);
-        d->sm.noise = &d->noise, d->sm.noise_key = d->noise_key;
-        d->sm.const_key = d->noise_key; /* read where the model is keyed */
+        d->sm.noise = &d->noise, d->sm.noise_key = d->feature_key;
     }
-    free(feat);
     tmap_predictor_free(&pr);
     return s;
 }
@@ -244,8 +256,11 @@ tmap_status tmap_mi_load(const tmap_mi_opts *o, tmap_mi *d, tmap_error *err)
         if (!s)
             s = tmap_lat_check(d->lat, dim[0], o->lat, err);
     }
+    size_t p = 0;
+    if (!s && o->features)
+        s = load_features(o, d, &p, err);
     if (!s && o->model)
-        s = load_noise(o, d, err);
+        s = load_noise(o, d, p, err);
     if (!s && o->perm)
         s = load_perm(o, d, err);
     return s;

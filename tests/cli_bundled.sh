@@ -52,6 +52,9 @@ done
 cmp "$tmp/perm1.npy" "$tmp/perm4.npy"
 "$tm" estimate --bbv "$tmp/run1.bbv.npy" --cfg "$tmp/kernel.ptx" --kernel divergent \
   --blocks-per-sm 8 --json > "$tmp/measured.json"
+# --features alone keys the constant reads; this kernel has none: the same model
+"$tm" estimate --bbv "$tmp/run1.bbv.npy" --cfg "$tmp/kernel.ptx" --kernel divergent \
+  --blocks-per-sm 8 --features "$tmp/run1.features.npy" --json > "$tmp/measured_feat.json"
 python3 - "$tmp" <<'PY'
 import json, sys
 d = sys.argv[1]
@@ -61,6 +64,7 @@ est = json.load(open(d + "/estimate.json"))
 noisy = json.load(open(d + "/estimate_noise.json"))
 assert noisy["sm90_cycles"] >= est["sm90_cycles"] > 0, (noisy["sm90_cycles"], est["sm90_cycles"])
 meas = json.load(open(d + "/measured.json"))
+assert json.load(open(d + "/measured_feat.json"))["sm90_cycles"] == meas["sm90_cycles"]
 orig = rep["rows"][0]
 assert rep["threads"] == 65536 and rep["blocks"] == 17, (rep["threads"], rep["blocks"])
 assert [r["name"] for r in rep["rows"]] == ["original", "sorting", "greedy", "greedy-max", "bin-and-deal"]

@@ -67,8 +67,10 @@ printf 'class:default\t1e308\t-\tsrc\n' > "$tmp/huge.tsv"
 expect 1 "huge.tsv:1: latency 1e+308 is not in [0, 1e+15] cycles" -- "$tm" estimate --bbv "$tmp/rec/b.npy" --cfg "$src/examples/divergent/recorded/kernel.ptx" --kernel divergent --table "$tmp/huge.tsv"
 expect 1 "no kernel" -- "$tm" cfg "$src/examples/divergent/recorded/kernel.ptx" --kernel nosuch
 # --model and --features: together, and only with the SM model
-expect 2 "give --model and --features together" -- "$tm" estimate --bbv "$tmp/rec/b.npy" --cfg "$src/examples/divergent/recorded/kernel.ptx" --kernel divergent --model "$tmp/m.txt"
+expect 2 "--model needs --features" -- "$tm" estimate --bbv "$tmp/rec/b.npy" --cfg "$src/examples/divergent/recorded/kernel.ptx" --kernel divergent --model "$tmp/m.txt"
 expect 2 "need the SM model" -- "$tm" estimate --bbv "$tmp/rec/b.npy" --block-latency "$tmp/rec/b.npy" --model "$tmp/m.txt" --features "$tmp/f.npy"
+expect 2 "need the SM model" -- "$tm" estimate --bbv "$tmp/rec/b.npy" --block-latency "$tmp/rec/b.npy" --features "$tmp/f.npy"
+expect 1 "threads, but the BBV has" -- "$tm" estimate --bbv "$tmp/rec/b.npy" --cfg "$src/examples/divergent/recorded/kernel.ptx" --kernel divergent --features "$src/tests/fuzz/npy/features_64rows.npy"
 # manifests: a bad field, named; without a GPU, profile/run exit 3 unless a GPU is present
 if "$tm" device > /dev/null 2>&1; then gpu=1; else gpu=0; fi
 if [ $gpu -eq 0 ]; then

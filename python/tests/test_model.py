@@ -157,3 +157,60 @@ def test_sass_equals_the_cli(recorded, divergent, cli):
     assert threadmap.plan(b0, kernel=divergent, blocks_per_sm=8).inputs.sm.ptr.issue_sass == 0
     with pytest.raises(threadmap.InvalidError, match="sass needs a kernel"):
         threadmap.estimate(b0, lat=np.ones(b0.shape[1]), sass="sm_90")
+
+
+_KEYED_PTX = """.version 8.0
+.target sm_90
+.address_size 64
+.const .align 1 .b8 tab[4096];
+.visible .entry keyed(.param .u64 pk)
+{
+  .reg .b32 %r<4>;
+  .reg .b64 %rd<8>;
+  ld.param.u64 %rd1, [pk];
+  mov.u32 %r1, %tid.x;
+  mul.wide.u32 %rd2, %r1, 4;
+  add.s64 %rd3, %rd1, %rd2;
+  ld.global.u32 %r2, [%rd3];
+  cvt.u64.u32 %rd4, %r2;
+  mov.u64 %rd5, tab;
+  add.s64 %rd6, %rd5, %rd4;
+  ld.const.u8 %r3, [%rd6];
+  st.global.u32 [%rd3], %r3;
+  ret;
+}
+"""
+
+
+def test_features_key_the_constant_reads(cli, tmp_path):
+    """features=: a table of 4096 bytes read at tab[key[tid]] (the thread's
+    own data) is priced by the constant cache's capacity: each SM's
+    residents read all 256 keys (4 KB, twice the cache) when every lane has
+    a key of its own, one row when all share one; the same figure as the
+    CLI's --features alone; none without features (the report's caveat)."""
+    import json
+    k = threadmap.Kernel.from_ptx(_KEYED_PTX, "keyed")
+    n = 256 * 8 * 4
+    bbv = np.ones((n, 1), np.uint32)
+    own = (np.arange(n) % 256).astype(np.float64)
+    opts = dict(kernel=k, sms=4, blocks_per_sm=8, block_size=256)
+    spread = threadmap.estimate(bbv, features=own, **opts)
+    one = threadmap.estimate(bbv, features=np.zeros(n), **opts)
+    plain = threadmap.estimate(bbv, **opts)
+    assert spread["sm90_constant_cycles"] > 10 * one["sm90_constant_cycles"] > 0
+    assert plain["sm90_constant_cycles"] == 0
+    assert spread["sm90_cycles"] >= spread["sm90_constant_cycles"]
+    threadmap.save_bbv(str(tmp_path / "b.npy"), bbv, ["keyed/+0"])
+    np.save(tmp_path / "f.npy", own)
+    (tmp_path / "k.ptx").write_text(_KEYED_PTX)
+    out = subprocess.run([cli, "estimate", "--bbv", str(tmp_path / "b.npy"), "--cfg",
+                          str(tmp_path / "k.ptx"), "--kernel", "keyed", "--sms", "4",
+                          "--blocks-per-sm", "8", "--features", str(tmp_path / "f.npy"), "--json"],
+                         check=True, capture_output=True, text=True).stdout
+    assert spread["sm90_cycles"] == pytest.approx(json.loads(out)["sm90_cycles"], rel=1e-12)
+    assert "constant cache" in (threadmap.report(bbv, **opts).json()["model_caveat"] or "")
+    assert "constant cache" not in threadmap.report(bbv, features=own, **opts).json()["model_caveat"]
+    with pytest.raises(threadmap.InvalidError, match="features needs the SM model"):
+        threadmap.estimate(bbv, lat=np.ones(1), features=own)
+    with pytest.raises(threadmap.InvalidError, match="threads"):
+        threadmap.estimate(bbv, features=own[:10], **opts)

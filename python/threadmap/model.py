@@ -267,9 +267,26 @@ def _noise(sm: _lib.Owned, b: Any, predicted_by: Any) -> Tuple[Any, np.ndarray]:
     return predictor, keys
 
 
+def _feature_keys(sm: _lib.Owned, b: Any, features: Any) -> Tuple[None, np.ndarray]:
+    """features [threads, p]: each thread's feature key keys the SM model's
+    __constant__ reads where each takes its row from the thread's data (the
+    constant cache's capacity, docs/model.md), as the CLI's --features."""
+    f = as_f64(features, "features")
+    if f.ndim == 1:
+        f = f.reshape(-1, 1)
+    if f.shape[0] != b.nthreads:
+        raise InvalidError(f"features: {f.shape[0]} threads, but the BBV has {b.nthreads}")
+    keys = np.empty(f.shape[0], np.uint64)
+    _lib.lib().tmap_noise_keys(f64_ptr(f), f.shape[0], f.shape[1],
+                               keys.ctypes.data_as(ctypes.POINTER(ctypes.c_uint64)))
+    sm.ptr.const_key = keys.ctypes.data
+    return None, keys
+
+
 def model_input(bbv: Any, kernel: Optional[Kernel], lat: Any, table: Optional[str],
                 block_size: int, sms: int, blocks_per_sm: Optional[int],
-                metric: str, predicted_by: Any = None, sass: Optional[str] = None) -> ModelInput:
+                metric: str, predicted_by: Any = None, sass: Optional[str] = None,
+                features: Any = None) -> ModelInput:
     """Checks and converts the model's inputs: block latencies from the
     kernel's CFG and a latency table, or given as lat; with a kernel and
     metric "sm90", the SM model made from the same table and CFG, as the
@@ -277,7 +294,9 @@ def model_input(bbv: Any, kernel: Optional[Kernel], lat: Any, table: Optional[st
     predicted_by (predictor, features): the BBV's predictions and their
     residuals, as the CLI's --model and --features (needs the SM model);
     sass (an arch, "sm_90"): SASS counts, as the CLI's --sass (needs a
-    kernel)."""
+    kernel); features [threads, p] without predicted_by: the threads'
+    features key the constant reads, as the CLI's --features alone (needs
+    the SM model; predicted_by's features do the same)."""
     if metric not in METRICS:
         raise InvalidError(f"metric: '{metric}' is not one of {', '.join(METRICS)}")
     b = as_bbv(bbv)
@@ -301,10 +320,15 @@ def model_input(bbv: Any, kernel: Optional[Kernel], lat: Any, table: Optional[st
     if kernel is not None and metric == "sm90":
         sm = kernel.sm_model(table, sms=sms, blocks_per_sm=blocks_per_sm, block_size=block_size,
                              counts=counts[0] if counts else None)
+    if predicted_by is not None and features is not None:
+        raise InvalidError("give features once: predicted_by=(predictor, features) carries them")
+    if (predicted_by is not None or features is not None) and sm is None:
+        raise InvalidError(f"{'predicted_by' if features is None else 'features'} needs the SM "
+                           "model: a kernel, metric 'sm90'")
     if predicted_by is not None:
-        if sm is None:
-            raise InvalidError("predicted_by needs the SM model: a kernel, metric 'sm90'")
         noise = _noise(sm, b, predicted_by)
+    elif features is not None:
+        noise = _feature_keys(sm, b, features)
     params = _lib.ModelParams(block_size, sms, blocks_per_sm,
                               f64_ptr(counts[0]) if counts else None,
                               ctypes.addressof(counts[1].ptr) if counts else None,
@@ -323,7 +347,7 @@ _METRIC_KEYS = (("bbv_weighted_cycles", "bbv_weighted"),
                 ("thread_instructions", "thread_instructions"),
                 ("warp_instructions", "warp_instructions"),
                 ("warps", "nwarps"), ("thread_blocks", "nthread_blocks"))
-_SM_PARTS = ("issue", "latency", "memory")
+_SM_PARTS = ("issue", "latency", "memory", "constant")
 
 
 def metrics_dict(m: _lib.Metrics) -> dict:
@@ -340,26 +364,28 @@ def metrics_dict(m: _lib.Metrics) -> dict:
 def estimate(bbv: Any, *, kernel: Optional[Kernel] = None, lat: Any = None, perm: Any = None,
              table: Optional[str] = None, block_size: int = 256, sms: int = 132,
              blocks_per_sm: Optional[int] = None, metric: str = "sm90",
-             predicted_by: Any = None, sass: Optional[str] = None) -> dict:
+             predicted_by: Any = None, sass: Optional[str] = None, features: Any = None) -> dict:
     """The model's metrics (BBV-weighted, BBV-weighted-scheduled,
     divergent warps, SIMD efficiency...) for a BBV under a grouping: perm
     (slot i runs thread perm[i]; None: the original order).  Block
     latencies come from kernel's CFG (which also enables SIMD efficiency
     and divergent branches) or are given as lat.  metric: "sm90" (with a
     kernel, the SM model's time is computed too: sm90_cycles and its
-    terms sm90_issue/latency/memory_cycles; NaN otherwise) or "scheduled"
+    terms sm90_issue/latency/memory/constant_cycles; NaN otherwise) or "scheduled"
     (the paper's metrics alone), as `threadmap estimate --metric`.
     predicted_by=(predictor, features): bbv was predicted by predictor from
     features; the SM model takes each warp's expected slowest lane from the
     predictor's residuals (`threadmap estimate --model --features`).
     sass="sm_90": each block's SASS instructions (ptxas and nvdisasm) issue
     in the SM model and weigh SIMD efficiency (`threadmap estimate --sass`);
-    None: PTX instructions.
+    None: PTX instructions.  features=[threads, p] (without predicted_by):
+    the threads' features key the kernel's __constant__ reads, so the SM
+    model prices the constant cache's capacity (`--features` alone).
 
     >>> threadmap.estimate(bbv, kernel=k, blocks_per_sm=8)["divergent_warps_pct"]  # doctest: +SKIP
     """
     mi = model_input(bbv, kernel, lat, table, block_size, sms, blocks_per_sm, metric,
-                     predicted_by, sass)
+                     predicted_by, sass, features)
     p = None
     if perm is not None:
         p = as_u32(perm, "perm", 1)

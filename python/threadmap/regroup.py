@@ -95,7 +95,7 @@ def plan(bbv: Any, *, kernel: Optional[Kernel] = None, lat: Any = None, algo: st
          blocks_per_sm: Optional[int] = None, threshold: float = 0.05,
          original_ms: float = 0.0, apply_ms: float = 0.0, launches: float = 1.0,
          threads: int = 1, metric: str = "sm90", predicted_by: Any = None,
-         sass: Optional[str] = None) -> Plan:
+         sass: Optional[str] = None, features: Any = None) -> Plan:
     """Runs the candidate algorithms on the BBV (uint32 [threads, blocks]),
     scores each with the model plus the costs given (original_ms, apply_ms,
     launches), and chooses as regroup() does.  metric: what ranks them, as
@@ -111,6 +111,8 @@ def plan(bbv: Any, *, kernel: Optional[Kernel] = None, lat: Any = None, algo: st
     each warp's expected slowest lane from its residuals (the CLI's --model
     and --features).  sass="sm_90": the SM model issues each block's SASS
     instructions (ptxas and nvdisasm; the CLI's --sass); None: PTX ones.
+    features=[threads, p] (without predicted_by): the threads' features key
+    the kernel's __constant__ reads (the CLI's --features alone).
 
     >>> p = threadmap.plan(bbv, kernel=k, blocks_per_sm=8)   # doctest: +SKIP
     >>> p.algorithm, p.why                                    # doctest: +SKIP
@@ -120,7 +122,7 @@ def plan(bbv: Any, *, kernel: Optional[Kernel] = None, lat: Any = None, algo: st
     if algo == "key" and key is None:
         raise InvalidError("algo 'key' needs key (one value per thread)")
     mi = model_input(bbv, kernel, lat, table, block_size, sms, blocks_per_sm, metric,
-                     predicted_by, sass)
+                     predicted_by, sass, features)
     k = None if key is None else as_f64(key, "key", ndim=1)
     if k is not None and k.shape[0] != mi.bbv.nthreads:
         raise InvalidError(f"key: {k.shape[0]} values for {mi.bbv.nthreads} threads")
@@ -149,9 +151,11 @@ def regroup(bbv: Any = None, *, features: Any = None, predictor=None, lat: Any =
     """A permutation of the threads: slot i runs original thread perm[i].
 
     On the CPU: regroup(bbv, kernel=... or lat=..., algo="auto",
-    metric="sm90", ...) takes plan()'s options and returns the chosen
-    permutation, uint32 NumPy; metric "scheduled" ranks by the paper's
-    BBV-weighted-scheduled instead of the SM model (`--metric scheduled`).
+    metric="sm90", ...) takes plan()'s options (features: a host array,
+    the threads' features for the SM model's constant reads) and returns
+    the chosen permutation, uint32 NumPy; metric "scheduled" ranks by the
+    paper's BBV-weighted-scheduled instead of the SM model (`--metric
+    scheduled`).
 
     On the GPU: regroup(features=DEVICE_ARRAY, predictor=P, lat=LAT,
     stream=S, block_size=0, out=None) predicts each thread's cost from its device
@@ -165,7 +169,7 @@ def regroup(bbv: Any = None, *, features: Any = None, predictor=None, lat: Any =
     >>> perm = threadmap.regroup(bbv, kernel=k, blocks_per_sm=8)          # doctest: +SKIP
     >>> perm = threadmap.regroup(features=f_cupy, predictor=p, lat=lat)    # doctest: +SKIP
     """
-    if features is not None:
+    if features is not None and (bbv is None or is_device_array(features)):
         if not is_device_array(features):
             raise InvalidError("features: regroup on the GPU wants a device array; on the CPU "
                                "predict the BBVs (predictor.predict) and pass them as bbv")
@@ -180,4 +184,4 @@ def regroup(bbv: Any = None, *, features: Any = None, predictor=None, lat: Any =
         return g.run(features, stream=stream, block_size=block_size, out=out)
     if bbv is None:
         raise InvalidError("regroup: give bbv (CPU) or features (GPU)")
-    return plan(bbv, lat=lat, **plan_options).perm
+    return plan(bbv, lat=lat, features=features, **plan_options).perm
