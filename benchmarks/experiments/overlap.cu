@@ -59,6 +59,14 @@ extern "C" __global__ void sl_srp(const float *az0, const float *el, const int *
     sl_srp_body(az0, el, nang, spec, bestpow, bestang, step, n);
 }
 
+// 3. stretch: k warps a sub-partition (one block of 128 k threads alone on the GPU,
+//    every lane nang 1024, the suite's body), k = 1, 2, 3, 4, 6, 8: cycles an
+//    angle; with k = 1 the chain L, the stretch of each further k over it, and
+//    alpha = the stretch over the other warps' issue, (k - 1) x the issue of one
+//    warp an angle (1768 warp-instruction cycles, ncu above), as the fluid
+//    model of docs/model.md ("The time-resolved SM, tried") takes it.
+//   ./overlap stretch
+
 // per warp: t0, t1 (clock64), smid, warpid
 extern "C" __global__ void sl_timed(const float *az0, const float *el, const int *nang, const float *spec,
                                     float *bestpow, int *bestang, float step, int n, long long *rec)
@@ -296,6 +304,41 @@ static void error_correct(bool ncu)
     }
 }
 
+static void stretch()
+{
+    const int REPS = 7, NANG = 1024;
+    const double issue = 1768; /* warp-instruction cycles an angle (ncu, above) */
+    std::vector<float> spec(256);
+    for (auto &x : spec) x = (float)(-1 + unit() * 2);
+    float *dspec = upload(spec), *dpow;
+    int *dang;
+    CK(cudaMalloc(&dpow, 1024 * 4));
+    CK(cudaMalloc(&dang, 1024 * 4));
+    printf("# stretch: one block of 128 k threads alone, every lane nang %d; cycles an angle (SM clock %d MHz)\n"
+           "#  k  threads        ms  cyc/angle  stretch/angle  alpha=stretch/((k-1) x %.0f)\n", NANG, mhz, issue);
+    double base = 0;
+    for (int k : {1, 2, 3, 4, 6, 8}) {
+        int n = 128 * k;
+        std::vector<float> az(n), el(n);
+        std::vector<int> nang(n, NANG);
+        for (auto &x : az) x = (float)(unit() * 6.2831853);
+        for (auto &x : el) x = (float)(-0.5 + unit() * 1.7);
+        float *daz = upload(az), *del = upload(el);
+        int *dn = upload(nang);
+        auto run = [&] { sl_srp<<<1, n>>>(daz, del, dn, dspec, dpow, dang, 0.01f, n); };
+        double ms = median_ms(run, REPS), cyc = ms * mhz * 1e3 / NANG;
+        if (k == 1)
+            base = cyc;
+        printf("%4d %8d %9.4f %10.1f %14.1f %10.3f\n", k, n, ms, cyc, cyc - base,
+               k > 1 ? (cyc - base) / ((k - 1) * issue) : 0.0);
+        CK(cudaFree(daz));
+        CK(cudaFree(del));
+        CK(cudaFree(dn));
+    }
+    CK(cudaFree(dpow));
+    CK(cudaFree(dang));
+}
+
 int main(int argc, char **argv)
 {
     bool ncu = argc > 1 && !strcmp(argv[1], "ncu");
@@ -305,6 +348,10 @@ int main(int argc, char **argv)
     mhz /= 1000;
     sms = pr.multiProcessorCount;
     if (!ncu) printf("# %s, %d SMs, max SM clock %d MHz; medians of launches after 2 warm-ups\n", pr.name, sms, mhz);
+    if (argc > 1 && !strcmp(argv[1], "stretch")) {
+        stretch();
+        return 0;
+    }
     sound_localization(ncu);
     error_correct(ncu);
     return 0;
