@@ -443,7 +443,8 @@ static tmap_status from_eval(const char *name, const tmap_eval *e, const char *p
         if (!st && e->sm.noise) /* as tmap_sm_model_time takes predictions */
             st = tmap_noise_warp_counts(e->sm.noise, &e->bbv, e->sm.noise_key,
                                         i ? c->perm : NULL, &k->wc[j], err);
-        if (!st && e->sm.const_key && tmap_sm_model_const_keyed(&e->sm))
+        if (!st && e->sm.const_key && tmap_sm_model_const_keyed(&e->sm) &&
+            (e->sm.params.idc_cycles > 0 || e->sm.params.idc_fill_cycles > 0)) /* as the model */
             st = tmap_warp_counts_const(&k->wc[j], &e->bbv, i ? c->perm : NULL, e->sm.const_key,
                                         (double)e->sm.const_bytes, k->nsms, k->blocks_per_sm, err);
         k->ncand += !st;
