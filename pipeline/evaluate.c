@@ -293,7 +293,7 @@ static tmap_status const_keys(ctx *x, tmap_error *err)
     if (!x->m->nfeatures)
         return TMAP_OK; /* no key: the report's caveat says what is not seen */
     tmap_status st = tmap_manifest_features(x->m, &f, &n, &q, NULL, err);
-    if (!st && q && !(e->const_key = malloc(n * sizeof *e->const_key + 1)))
+    if (!st && q && !(e->const_key = malloc((n + 1) * sizeof *e->const_key)))
         st = tmap_fail(err, TMAP_ERR_NOMEM, "out of memory for %zu feature keys", n);
     if (!st && e->const_key) {
         tmap_noise_keys(f, n, q, e->const_key);

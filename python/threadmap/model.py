@@ -237,10 +237,25 @@ class ModelInput:
     sass: Any = None       # the SASS counts and splits params and sm point to
 
 
+def _keys(b: Any, features: Any) -> Tuple[np.ndarray, int]:
+    """Each thread's feature key (tmap_noise_keys) of features [threads, p]
+    ([threads] for p = 1), and p."""
+    f = as_f64(features, "features")
+    if f.ndim == 1:
+        f = f.reshape(-1, 1)
+    if f.shape[0] != b.nthreads:
+        raise InvalidError(f"features: {f.shape[0]} threads, but the BBV has {b.nthreads}")
+    keys = np.empty(f.shape[0], np.uint64)
+    _lib.lib().tmap_noise_keys(f64_ptr(f), f.shape[0], f.shape[1],
+                               keys.ctypes.data_as(ctypes.POINTER(ctypes.c_uint64)))
+    return keys, f.shape[1]
+
+
 def _noise(sm: _lib.Owned, b: Any, predicted_by: Any) -> Tuple[Any, np.ndarray]:
     """predicted_by = (Predictor, features): the SM model takes each warp's
     expected slowest lane from the predictor's residuals (docs/model.md),
-    as the CLI's --model and --features."""
+    as the CLI's --model and --features; the keys also key the constant
+    reads, as there."""
     try:
         predictor, features = predicted_by
     except (TypeError, ValueError):
@@ -250,20 +265,16 @@ def _noise(sm: _lib.Owned, b: Any, predicted_by: Any) -> Tuple[Any, np.ndarray]:
     if not predictor._c.noise.nblocks:
         raise InvalidError("predicted_by: the predictor has no residuals (a predictor file of "
                            "version 1): train it again")
-    f = as_f64(features, "features")
-    if f.shape[0] != b.nthreads or f.shape[1] != predictor.nfeatures:
-        raise InvalidError(f"features: {f.shape[0]} threads of {f.shape[1]} features, but the "
-                           f"BBV has {b.nthreads} threads and the predictor "
-                           f"{predictor.nfeatures} features")
+    keys, p = _keys(b, features)
+    if p != predictor.nfeatures:
+        raise InvalidError(f"features: {p} features a thread, but the predictor has "
+                           f"{predictor.nfeatures}")
     if predictor._c.noise.nblocks != b.nblocks:
         raise InvalidError(f"predicted_by: the predictor has {predictor._c.noise.nblocks} "
                            f"blocks, the BBV {b.nblocks}")
-    keys = np.empty(f.shape[0], np.uint64)
-    _lib.lib().tmap_noise_keys(f64_ptr(f), f.shape[0], f.shape[1],
-                               keys.ctypes.data_as(ctypes.POINTER(ctypes.c_uint64)))
     sm.ptr.noise = ctypes.addressof(predictor._c.noise)
     sm.ptr.noise_key = keys.ctypes.data
-    sm.ptr.const_key = keys.ctypes.data  # read where the model is keyed, as the CLI's
+    sm.ptr.const_key = keys.ctypes.data
     return predictor, keys
 
 
@@ -271,14 +282,7 @@ def _feature_keys(sm: _lib.Owned, b: Any, features: Any) -> Tuple[None, np.ndarr
     """features [threads, p]: each thread's feature key keys the SM model's
     __constant__ reads where each takes its row from the thread's data (the
     constant cache's capacity, docs/model.md), as the CLI's --features."""
-    f = as_f64(features, "features")
-    if f.ndim == 1:
-        f = f.reshape(-1, 1)
-    if f.shape[0] != b.nthreads:
-        raise InvalidError(f"features: {f.shape[0]} threads, but the BBV has {b.nthreads}")
-    keys = np.empty(f.shape[0], np.uint64)
-    _lib.lib().tmap_noise_keys(f64_ptr(f), f.shape[0], f.shape[1],
-                               keys.ctypes.data_as(ctypes.POINTER(ctypes.c_uint64)))
+    keys, _ = _keys(b, features)
     sm.ptr.const_key = keys.ctypes.data
     return None, keys
 
