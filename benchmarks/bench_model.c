@@ -441,12 +441,13 @@ static tmap_status from_eval(const char *name, const tmap_eval *e, const char *p
         k->ms[j] = ms, k->apply_ms[j] = i ? e->measured_apply_ms[i] : 0, k->gain[j] = c->gain;
         st = tmap_warp_counts_make(&e->bbv, i ? c->perm : NULL, k->block_size, &k->wc[j], err);
         if (!st && e->sm.noise) /* as tmap_sm_model_time takes predictions */
-            st = tmap_noise_warp_counts(e->sm.noise, &e->bbv, e->sm.noise_key,
-                                        i ? c->perm : NULL, &k->wc[j], err);
-        if (!st && e->sm.const_key && tmap_sm_model_const_keyed(&e->sm) &&
+            st = tmap_noise_warp_counts(e->sm.noise, &e->bbv, e->sm.group, i ? c->perm : NULL,
+                                        &k->wc[j], err);
+        if (!st && e->sm.group && tmap_sm_model_const_keyed(&e->sm) &&
             (e->sm.params.idc_cycles > 0 || e->sm.params.idc_fill_cycles > 0)) /* as the model */
-            st = tmap_warp_counts_const(&k->wc[j], &e->bbv, i ? c->perm : NULL, e->sm.const_key,
-                                        (double)e->sm.const_bytes, k->nsms, k->blocks_per_sm, err);
+            st = tmap_warp_counts_const(&k->wc[j], &e->bbv, i ? c->perm : NULL, e->sm.group,
+                                        e->sm.ngroups, (double)e->sm.const_bytes, k->nsms,
+                                        k->blocks_per_sm, err);
         k->ncand += !st;
     }
     return st;

@@ -106,7 +106,6 @@ void tmap_mi_free(tmap_mi *d)
     free(d->perm);
     tmap_sm_model_free(&d->sm);
     tmap_noise_free(&d->noise);
-    free(d->feature_key);
     tmap_cfg_free(d->cfg);
     tmap_lat_report_free(&d->report);
     memset(d, 0, sizeof *d);
@@ -179,9 +178,10 @@ static tmap_status from_cfg(const tmap_mi_opts *o, tmap_mi *d, tmap_error *err)
     return s ? s : check_names(o, d, err);
 }
 
-/* --features: each thread's feature key, the SM model's key for the
+/* --features: the SM model's groups of equal features, which key the
  * kernel's __constant__ rows (read where the model is keyed) and, with
- * --model, its groups of equal features; *p: the features per thread. */
+ * --model, group the lanes whose residuals are shared; *p: the features
+ * per thread. */
 static tmap_status load_features(const tmap_mi_opts *o, tmap_mi *d, size_t *p, tmap_error *err)
 {
     double *feat = NULL;
@@ -190,13 +190,10 @@ static tmap_status load_features(const tmap_mi_opts *o, tmap_mi *d, size_t *p, t
     if (!s && dim[0] != d->bbv.nthreads)
         s = tmap_fail(err, TMAP_ERR_INVALID, "%s: %zu threads, but the BBV has %zu", o->features,
                       dim[0], d->bbv.nthreads);
-    if (!s && !(d->feature_key = malloc((dim[0] + 1) * sizeof *d->feature_key)))
-        s = tmap_fail(err, TMAP_ERR_NOMEM, "out of memory for %zu feature keys", dim[0]);
-    if (!s) {
-        tmap_noise_keys(feat, dim[0], dim[1], d->feature_key);
-        d->sm.const_key = d->feature_key;
+    if (!s)
+        s = tmap_sm_model_features(&d->sm, feat, dim[0], dim[1], err);
+    if (!s)
         *p = dim[1];
-    }
     free(feat);
     return s;
 }
@@ -222,7 +219,7 @@ static tmap_status load_noise(const tmap_mi_opts *o, tmap_mi *d, size_t p, tmap_
                       o->features, p, o->model, pr.nfeatures);
     if (!s) {
         d->noise = pr.noise, memset(&pr.noise, 0, sizeof pr.noise);
-        d->sm.noise = &d->noise, d->sm.noise_key = d->feature_key;
+        d->sm.noise = &d->noise;
     }
     tmap_predictor_free(&pr);
     return s;

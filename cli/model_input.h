@@ -62,8 +62,6 @@ typedef struct tmap_mi {
     char table[4096];      /* the latency table used ("" without --cfg) */
     tmap_sm_model sm;      /* with --cfg, unless --metric scheduled: the SM model */
     tmap_bbv_noise noise;  /* with --model: its residuals (sm.noise) */
-    uint64_t *feature_key; /* with --features: each thread's feature key (sm.const_key;
-                              with --model, sm.noise_key) */
     tmap_model_params params;
 } tmap_mi;
 

@@ -11,25 +11,17 @@
 
 #include "common/base.h"
 
-/* ca of warp k: its lanes' groups made distinct once (at most 32), then per
- * block the most executions of each, summed. */
+/* ca of warp k: per block the most executions of each of its lanes'
+ * distinct groups, summed. */
 static void warp_const(const tmap_warp_counts *w, const tmap_bbv *bbv, const uint32_t *perm,
                        const uint32_t *group, size_t k, double *ca)
 {
-    size_t first, n = tmap_warp_counts_slots(w, k, &first), nb = w->nblocks, nd = 0;
-    uint32_t g[32], lane_of[32];
-    for (size_t i = 0; i < n; i++) {
-        uint32_t x = group[perm ? perm[first + i] : first + i], j = 0;
-        while (j < nd && g[j] != x)
-            j++;
-        if (j == nd)
-            g[nd++] = x;
-        lane_of[i] = j;
-    }
+    uint32_t thread[32], lane_of[32];
+    size_t nd, n = tmap_warp_counts_lanes(w, group, perm, k, thread, lane_of, &nd), nb = w->nblocks;
     for (size_t b = 0; b < nb; b++) {
         uint32_t most[32] = {0};
         for (size_t i = 0; i < n; i++) {
-            uint32_t v = bbv->counts[(size_t)(perm ? perm[first + i] : first + i) * nb + b];
+            uint32_t v = bbv->counts[(size_t)thread[i] * nb + b];
             most[lane_of[i]] = v > most[lane_of[i]] ? v : most[lane_of[i]];
         }
         double sum = 0;
@@ -55,31 +47,30 @@ static double block_rows(const tmap_warp_counts *w, const uint32_t *perm, const 
 }
 
 tmap_status tmap_warp_counts_const(tmap_warp_counts *w, const tmap_bbv *bbv, const uint32_t *perm,
-                                   const uint64_t *key, double table_bytes, size_t nsms,
-                                   size_t blocks_per_sm, tmap_error *err)
+                                   const uint32_t *group, size_t ngroups, double table_bytes,
+                                   size_t nsms, size_t blocks_per_sm, tmap_error *err)
 {
-    tmap_status st = TMAP_NEED(err, w, bbv, key);
+    tmap_status st = TMAP_NEED(err, w, bbv, group);
     if (st)
         return st;
     if (bbv->nthreads != w->nthreads || bbv->nblocks != w->nblocks || !nsms || !blocks_per_sm ||
-        !(table_bytes >= 0) || isinf(table_bytes))
+        !ngroups || !(table_bytes >= 0) || isinf(table_bytes))
         return tmap_fail(err, TMAP_ERR_INVALID, "tmap_warp_counts_const: %zu threads and %zu "
                          "blocks counted, the BBV %zu and %zu; %zu SMs, %zu resident blocks, "
-                         "%g bytes of table", w->nthreads, w->nblocks, bbv->nthreads,
-                         bbv->nblocks, nsms, blocks_per_sm, table_bytes);
-    size_t n = w->nthreads, nblk = (n + w->block_size - 1) / w->block_size, ngroups = 0;
-    uint32_t *group = malloc((n + 1) * sizeof *group);
+                         "%zu groups, %g bytes of table", w->nthreads, w->nblocks, bbv->nthreads,
+                         bbv->nblocks, nsms, blocks_per_sm, ngroups, table_bytes);
+    size_t n = w->nthreads, nblk = (n + w->block_size - 1) / w->block_size;
+    for (size_t t = 0; t < n; t++)
+        if (group[t] >= ngroups)
+            return tmap_fail(err, TMAP_ERR_INVALID, "tmap_warp_counts_const: thread %zu's group "
+                             "%u, of %zu groups", t, group[t], ngroups);
     free(w->ca), free(w->const_ws);
     w->ca = malloc((w->nwarps * w->nblocks + 1) * sizeof *w->ca);
     w->const_ws = malloc((nblk + 1) * sizeof *w->const_ws);
-    if (!group || !w->ca || !w->const_ws)
+    uint32_t *stamp = calloc(ngroups + 1, sizeof *stamp);
+    if (!stamp || !w->ca || !w->const_ws)
         st = tmap_fail(err, TMAP_ERR_NOMEM, "out of memory for the constant counts of %zu "
                        "threads", n);
-    if (!st)
-        st = tmap_noise_groups(key, n, group, &ngroups, err);
-    uint32_t *stamp = st ? NULL : calloc(ngroups + 1, sizeof *stamp);
-    if (!st && !stamp)
-        st = tmap_fail(err, TMAP_ERR_NOMEM, "out of memory for %zu keys", ngroups);
     for (size_t k = 0; !st && k < w->nwarps; k++)
         warp_const(w, bbv, perm, group, k, w->ca);
     for (size_t k = 0; !st && k < nblk; k++)
@@ -89,6 +80,6 @@ tmap_status tmap_warp_counts_const(tmap_warp_counts *w, const tmap_bbv *bbv, con
         free(w->ca), free(w->const_ws);
         w->ca = NULL, w->const_ws = NULL;
     }
-    free(group), free(stamp);
+    free(stamp);
     return st;
 }

@@ -357,29 +357,23 @@ static int noise_exact(const tmap_bbv_noise *nz, size_t b)
     return 1;
 }
 
-/* Warp k's lanes, grouped by key (in order of first appearance). */
-static void noise_lanes(const tmap_warp_counts *w, const uint64_t *key, const uint32_t *perm,
+/* Warp k's lanes, grouped by group (in order of first appearance). */
+static void noise_lanes(const tmap_warp_counts *w, const uint32_t *group, const uint32_t *perm,
                         size_t k, noise_warp *g)
 {
-    size_t first, n = tmap_warp_counts_slots(w, k, &first), used = 0;
-    uint32_t in[32];
-    for (size_t i = 0; i < n; i++)
-        in[i] = perm ? perm[first + i] : (uint32_t)(first + i);
-    int taken[32] = {0};
-    g->ngroups = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (taken[i])
-            continue;
-        g->first[g->ngroups++] = used;
-        for (size_t j = i; j < n; j++)
-            if (j == i || (!taken[j] && key && key[in[j]] == key[in[i]]))
-                taken[j] = 1, g->lane[used++] = in[j];
+    uint32_t thread[32], lane_of[32];
+    size_t used = 0, n = tmap_warp_counts_lanes(w, group, perm, k, thread, lane_of, &g->ngroups);
+    for (size_t j = 0; j < g->ngroups; j++) {
+        g->first[j] = used;
+        for (size_t i = 0; i < n; i++)
+            if (lane_of[i] == j)
+                g->lane[used++] = thread[i];
     }
     g->first[g->ngroups] = used;
 }
 
 tmap_status tmap_noise_warp_counts(const tmap_bbv_noise *nz, const tmap_bbv *bbv,
-                                   const uint64_t *key, const uint32_t *perm, tmap_warp_counts *w,
+                                   const uint32_t *group, const uint32_t *perm, tmap_warp_counts *w,
                                    tmap_error *err)
 {
     tmap_status st = TMAP_NEED(err, nz, bbv, w);
@@ -397,7 +391,7 @@ tmap_status tmap_noise_warp_counts(const tmap_bbv_noise *nz, const tmap_bbv *bbv
         exact[b] = (unsigned char)noise_exact(nz, b);
     noise_warp g;
     for (size_t k = 0; k < w->nwarps; k++) {
-        noise_lanes(w, key, perm, k, &g);
+        noise_lanes(w, group, perm, k, &g);
         for (size_t b = 0; g.ngroups && b < nb; b++) {
             if (exact[b])
                 continue;

@@ -201,6 +201,25 @@ size_t tmap_warp_counts_slots(const tmap_warp_counts *w, size_t k, size_t *first
     return *first < end ? (end - *first < 32 ? end - *first : 32) : 0;
 }
 
+size_t tmap_warp_counts_lanes(const tmap_warp_counts *w, const uint32_t *group,
+                              const uint32_t *perm, size_t k, uint32_t thread[32],
+                              uint32_t lane_of[32], size_t *ndistinct)
+{
+    size_t first, n = tmap_warp_counts_slots(w, k, &first), nd = 0;
+    uint32_t seen[32];
+    for (size_t i = 0; i < n; i++) {
+        thread[i] = perm ? perm[first + i] : (uint32_t)(first + i);
+        uint32_t x = group ? group[thread[i]] : (uint32_t)i, j = 0;
+        while (j < nd && seen[j] != x)
+            j++;
+        if (j == nd)
+            seen[nd++] = x;
+        lane_of[i] = j;
+    }
+    *ndistinct = nd;
+    return n;
+}
+
 /* Threads in warp k of w. */
 static double warp_lanes(const tmap_warp_counts *w, size_t k)
 {
@@ -928,7 +947,37 @@ void tmap_sm_model_free(tmap_sm_model *s)
     if (!s)
         return;
     free(s->blocks);
+    free(s->group);
     memset(s, 0, sizeof *s);
+}
+
+tmap_status tmap_sm_model_features(tmap_sm_model *s, const double *features, size_t n, size_t p,
+                                   tmap_error *err)
+{
+    tmap_status st = TMAP_NEED(err, s);
+    if (!st && n && (st = TMAP_NEED(err, features)))
+        return st;
+    if (st)
+        return st;
+    if (!p)
+        return tmap_fail(err, TMAP_ERR_INVALID, "tmap_sm_model_features: no features a thread");
+    uint64_t *key = malloc((n + 1) * sizeof *key);
+    uint32_t *group = malloc((n + 1) * sizeof *group);
+    size_t ngroups = 0;
+    if (!key || !group)
+        st = tmap_fail(err, TMAP_ERR_NOMEM, "out of memory for the groups of %zu threads", n);
+    if (!st) {
+        tmap_noise_keys(features, n, p, key);
+        st = tmap_noise_groups(key, n, group, &ngroups, err);
+    }
+    free(key);
+    if (st) {
+        free(group);
+        return st;
+    }
+    free(s->group);
+    s->group = group, s->group_n = n, s->ngroups = ngroups;
+    return TMAP_OK;
 }
 
 tmap_status tmap_sm_model_make(const tmap_lat_table *t, const tmap_ptx_module *m,
@@ -970,7 +1019,7 @@ int tmap_sm_model_const_keyed(const tmap_sm_model *s)
 /* The constant counts apply: a key per thread and the table's two costs. */
 static int const_priced(const tmap_sm_model *s)
 {
-    return s->const_key && tmap_sm_model_const_keyed(s) &&
+    return s->group && tmap_sm_model_const_keyed(s) &&
            (s->params.idc_cycles > 0 || s->params.idc_fill_cycles > 0);
 }
 
@@ -989,12 +1038,15 @@ tmap_status tmap_sm_model_time(const tmap_sm_model *s, const tmap_bbv *bbv, cons
     if (bbv->nblocks != s->nblocks)
         return tmap_fail(err, TMAP_ERR_INVALID, "SM model: %zu blocks, the BBV has %zu",
                          s->nblocks, bbv->nblocks);
+    if (s->group && s->group_n != bbv->nthreads)
+        return tmap_fail(err, TMAP_ERR_INVALID, "SM model: the groups of %zu threads, the BBV "
+                         "has %zu", s->group_n, bbv->nthreads);
     tmap_warp_counts w;
     st = tmap_warp_counts_make(bbv, perm, s->block_size, &w, err);
     if (!st && s->noise)
-        st = tmap_noise_warp_counts(s->noise, bbv, s->noise_key, perm, &w, err);
+        st = tmap_noise_warp_counts(s->noise, bbv, s->group, perm, &w, err);
     if (!st && const_priced(s))
-        st = tmap_warp_counts_const(&w, bbv, perm, s->const_key, (double)s->const_bytes,
+        st = tmap_warp_counts_const(&w, bbv, perm, s->group, s->ngroups, (double)s->const_bytes,
                                     s->params.nsms, s->params.blocks_per_sm, err);
     if (!st)
         st = tmap_sm_time(&w, s->blocks, &s->params, cycles, err);

@@ -89,11 +89,6 @@ static tmap_status predicted_bbv(ctx *x, tmap_error *err)
         st = tmap_fail(err, TMAP_ERR_INVALID, "%s has %zu features, the manifest %zu",
                        x->o->model_path, p->nfeatures, q);
     if (!st) st = tmap_predict(p, x->features, n, &e->bbv, err);
-    /* the feature keys only where the predictor has residuals (version 2) */
-    if (!st && p->noise.nblocks && !(e->noise_key = malloc((n ? n : 1) * sizeof *e->noise_key)))
-        st = tmap_fail(err, TMAP_ERR_NOMEM, "out of memory for %zu feature keys", n);
-    if (!st && e->noise_key)
-        tmap_noise_keys(x->features, n, q, e->noise_key);
     if (!st) /* the model's: what the predictions leave out (tmap_noise_warp_counts) */
         e->noise = p->noise, memset(&p->noise, 0, sizeof p->noise);
     snprintf(e->origin, sizeof e->origin, "predicted by %s from the input's features (seed %llu)",
@@ -278,27 +273,24 @@ static tmap_status key_values(ctx *x, double **key, tmap_error *err)
     return TMAP_OK;
 }
 
-/* The threads' feature keys as the SM model's constant keys: threads of
- * equal features read the same __constant__ rows (the model checked that
- * every varying constant address comes from the thread's own data). */
-static tmap_status const_keys(ctx *x, tmap_error *err)
+/* The threads' groups of equal features, for the SM model: the lanes of
+ * a predicted warp whose residuals are shared (noise), and the keys of the
+ * __constant__ rows (threads of equal features read the same rows: the
+ * model checked that every varying constant address comes from the
+ * thread's own data).  x->features where predicted, else the manifest's. */
+static tmap_status feature_groups(ctx *x, tmap_error *err)
 {
     tmap_eval *e = x->e;
-    if (e->noise_key) {
-        e->sm.const_key = e->noise_key;
-        return TMAP_OK;
-    }
-    double *f = NULL;
-    size_t n, q;
+    if (x->features)
+        return tmap_sm_model_features(&e->sm, x->features, e->bbv.nthreads, x->pred.nfeatures,
+                                      err);
     if (!x->m->nfeatures)
         return TMAP_OK; /* no key: the report's caveat says what is not seen */
+    double *f = NULL;
+    size_t n, q;
     tmap_status st = tmap_manifest_features(x->m, &f, &n, &q, NULL, err);
-    if (!st && q && !(e->const_key = malloc((n + 1) * sizeof *e->const_key)))
-        st = tmap_fail(err, TMAP_ERR_NOMEM, "out of memory for %zu feature keys", n);
-    if (!st && e->const_key) {
-        tmap_noise_keys(f, n, q, e->const_key);
-        e->sm.const_key = e->const_key;
-    }
+    if (!st && q)
+        st = tmap_sm_model_features(&e->sm, f, n, q, err);
     free(f);
     return st;
 }
@@ -327,9 +319,9 @@ static tmap_status sm_model(ctx *x, size_t tpb, tmap_error *err)
                                 (size_t)e->stats.blocks_per_sm, tpb,
                                 e->mechanism == TMAP_MECH_REDIRECT, &e->sm, err);
     if (!st && e->noise.nblocks)
-        e->sm.noise = &e->noise, e->sm.noise_key = e->noise_key;
-    if (!st && tmap_sm_model_const_keyed(&e->sm))
-        st = const_keys(x, err);
+        e->sm.noise = &e->noise;
+    if (!st && (e->noise.nblocks || tmap_sm_model_const_keyed(&e->sm)))
+        st = feature_groups(x, err);
     free(sass);
     tmap_lat_free(t);
     tmap_ptx_free(mod);
@@ -663,6 +655,5 @@ void tmap_eval_free(tmap_eval *e)
     tmap_plan_free(&e->plan);
     tmap_sm_model_free(&e->sm);
     tmap_noise_free(&e->noise);
-    free(e->noise_key), free(e->const_key);
     memset(e, 0, sizeof *e);
 }

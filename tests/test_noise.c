@@ -91,9 +91,9 @@ static void one_bin(tmap_bbv_noise *nz, double m, double s, double c)
 }
 
 /* c of warp 0 for n lanes predicted `value`, with one_bin(m, s, cap) and
- * the lanes' keys (NULL: apart) and rho. */
+ * the lanes' groups (NULL: apart) and rho. */
 static uint32_t warp_keyed(size_t n, uint32_t value, double m, double s, double cap,
-                           const uint64_t *key, double rho, uint32_t *a)
+                           const uint32_t *group, double rho, uint32_t *a)
 {
     tmap_bbv bbv;
     tmap_warp_counts w;
@@ -105,7 +105,7 @@ static uint32_t warp_keyed(size_t n, uint32_t value, double m, double s, double 
     assert_int_equal(tmap_warp_counts_make(&bbv, NULL, 32, &w, &err), TMAP_OK);
     one_bin(&nz, m, s, cap);
     nz.rho[0] = rho;
-    assert_int_equal(tmap_noise_warp_counts(&nz, &bbv, key, NULL, &w, &err), TMAP_OK);
+    assert_int_equal(tmap_noise_warp_counts(&nz, &bbv, group, NULL, &w, &err), TMAP_OK);
     uint32_t c = w.c[0];
     if (a)
         *a = w.a[0];
@@ -156,9 +156,9 @@ static void test_expected_max(void **state)
     assert_int_equal(a, 16);
     /* 32 lanes of one key: rho 1, one draw (its mean, 1000); rho 0, as apart;
      * two keys of 16 lanes, rho 1: two draws (1056) */
-    uint64_t one[32] = {0}, two[32];
+    uint32_t one[32] = {0}, two[32];
     for (int i = 0; i < 32; i++)
-        two[i] = (uint64_t)(i % 2);
+        two[i] = (uint32_t)(i % 2);
     assert_int_equal(warp_keyed(32, 1000, 0, 100, 1e9, one, 1, NULL), 1000);
     assert_int_equal(warp_keyed(32, 1000, 0, 100, 1e9, one, 0, NULL), 1207);
     assert_int_equal(warp_keyed(32, 1000, 0, 100, 1e9, two, 1, NULL), 1056);

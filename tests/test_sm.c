@@ -789,7 +789,7 @@ static void test_const_bytes(void **state)
  * when a key per thread prices it (the read is keyed: from the thread's own
  * data, not its id).  *keyed: tmap_sm_model_const_keyed. */
 static int const_blind_keyed(const char *decl, const char *index, const char *cache,
-                             const uint64_t *key, int *keyed)
+                             const double *features, int *keyed)
 {
     char ptx[2048], table[256];
     snprintf(ptx, sizeof ptx,
@@ -806,7 +806,8 @@ static int const_blind_keyed(const char *decl, const char *index, const char *ca
     sm_kernel k = kernel_open(table, ptx, 1, 0);
     tmap_sm_model sm;
     TMAP_CHECK(tmap_sm_model_make(k.t, k.m, "k", k.cfg, NULL, 1, 1, 32, 0, &sm, err));
-    sm.const_key = key;
+    if (features)
+        TMAP_CHECK(tmap_sm_model_features(&sm, features, 32, 1, err));
     int blind = tmap_sm_model_const_blind(&sm);
     if (keyed)
         *keyed = tmap_sm_model_const_keyed(&sm);
@@ -835,7 +836,7 @@ static void test_const_blind(void **state)
     /* a key prices the data-indexed read where the table has the cache's
      * costs; the thread id's read is not keyed */
     const char *costs = "sm:const.cache_bytes\t2048\t-\tt\nsm:const.idc_cycles\t2\t-\tt\n";
-    uint64_t key[32] = {0};
+    double key[32] = {0};
     int keyed = -1;
     assert_int_equal(const_blind_keyed(big, data, costs, key, &keyed), 0);
     assert_int_equal(keyed, 1);
@@ -864,15 +865,14 @@ static void test_const_blind(void **state)
 static void test_const_counts(void **state)
 {
     (void)state;
-    uint32_t counts[64];
-    uint64_t key[64];
+    uint32_t counts[64], group[64];
     for (size_t t = 0; t < 64; t++)
-        counts[t] = t < 16 ? 2 : t < 32 ? 3 : 1, key[t] = t < 16 ? 10 : t < 32 ? 11 : 12;
+        counts[t] = t < 16 ? 2 : t < 32 ? 3 : 1, group[t] = t < 16 ? 0 : t < 32 ? 1 : 2;
     counts[31] = 5;
     tmap_bbv bbv = {64, 1, counts};
     tmap_warp_counts w;
     TMAP_CHECK(tmap_warp_counts_make(&bbv, NULL, 32, &w, err));
-    TMAP_CHECK(tmap_warp_counts_const(&w, &bbv, NULL, key, 3000, 1, 2, err));
+    TMAP_CHECK(tmap_warp_counts_const(&w, &bbv, NULL, group, 3, 3000, 1, 2, err));
     assert_true(w.ca[0] == 7 && w.ca[1] == 1);
     assert_true(w.const_ws[0] == 3000 && w.const_ws[1] == 1000);
     uint32_t rev[64];
@@ -880,12 +880,71 @@ static void test_const_counts(void **state)
         rev[t] = 63 - (uint32_t)t;
     tmap_warp_counts r;
     TMAP_CHECK(tmap_warp_counts_make(&bbv, rev, 32, &r, err));
-    TMAP_CHECK(tmap_warp_counts_const(&r, &bbv, rev, key, 3000, 1, 2, err));
+    TMAP_CHECK(tmap_warp_counts_const(&r, &bbv, rev, group, 3, 3000, 1, 2, err));
     assert_true(r.ca[0] == 1 && r.ca[1] == 7);
     assert_true(r.const_ws[0] == 3000 && r.const_ws[1] == 2000);
     tmap_error e = {0};
-    assert_int_equal(tmap_warp_counts_const(&r, &bbv, rev, key, 3000, 0, 2, &e), TMAP_ERR_INVALID);
+    assert_int_equal(tmap_warp_counts_const(&r, &bbv, rev, group, 3, 3000, 0, 2, &e),
+                     TMAP_ERR_INVALID);
+    assert_int_equal(tmap_warp_counts_const(&r, &bbv, rev, group, 2, 3000, 1, 2, &e),
+                     TMAP_ERR_INVALID); /* thread 32's group 2 of 2 */
+    assert_non_null(strstr(e.message, "thread 32's group 2"));
+    assert_int_equal(tmap_warp_counts_const(&r, &bbv, rev, group, 0, 3000, 1, 2, &e),
+                     TMAP_ERR_INVALID);
     tmap_warp_counts_free(&w), tmap_warp_counts_free(&r);
+}
+
+/* A warp's lanes made distinct by group, in order of first appearance,
+ * through perm: 40 threads in blocks of 40, warp 1 holds slots 32-39, which
+ * run threads 7..0 (groups 2 2 1 0 1 0 1 0); without groups each lane is
+ * its own. */
+static void test_warp_lanes(void **state)
+{
+    (void)state;
+    uint32_t counts[40] = {0}, group[40], perm[40];
+    for (uint32_t t = 0; t < 40; t++)
+        group[t] = t < 6 ? t % 2 : 2, perm[t] = 39 - t;
+    tmap_bbv bbv = {40, 1, counts};
+    tmap_warp_counts w;
+    TMAP_CHECK(tmap_warp_counts_make(&bbv, perm, 40, &w, err));
+    uint32_t thread[32], lane_of[32], want_t[8] = {7, 6, 5, 4, 3, 2, 1, 0},
+             want_l[8] = {0, 0, 1, 2, 1, 2, 1, 2};
+    size_t nd = 99;
+    assert_int_equal(tmap_warp_counts_lanes(&w, group, perm, 1, thread, lane_of, &nd), 8);
+    assert_int_equal(nd, 3);
+    for (int i = 0; i < 8; i++)
+        assert_true(thread[i] == want_t[i] && lane_of[i] == want_l[i]);
+    assert_int_equal(tmap_warp_counts_lanes(&w, NULL, NULL, 0, thread, lane_of, &nd), 32);
+    assert_true(nd == 32 && thread[31] == 31 && lane_of[31] == 31);
+    assert_int_equal(tmap_warp_counts_lanes(&w, group, NULL, 2, thread, lane_of, &nd), 0);
+    assert_int_equal(nd, 0);
+    tmap_warp_counts_free(&w);
+}
+
+/* The SM model's groups from feature rows: equal rows one group, sorted
+ * once; the model refuses a BBV of another size; no features, an error. */
+static void test_model_features(void **state)
+{
+    (void)state;
+    double f[5 * 2] = {1, 2, 3, 4, 1, 2, 0, 0, 3, 4};
+    tmap_sm_model sm = {0};
+    TMAP_CHECK(tmap_sm_model_features(&sm, f, 5, 2, err));
+    assert_true(sm.group_n == 5 && sm.ngroups == 3);
+    assert_true(sm.group[0] == sm.group[2] && sm.group[1] == sm.group[4]);
+    assert_true(sm.group[0] != sm.group[1] && sm.group[3] != sm.group[0] &&
+                sm.group[3] != sm.group[1]);
+    TMAP_CHECK(tmap_sm_model_features(&sm, f, 5, 1, err)); /* replaces: 1, 3, 1, 0, 3 */
+    assert_true(sm.group_n == 5 && sm.ngroups == 4);
+    tmap_error e = {0};
+    assert_int_equal(tmap_sm_model_features(&sm, f, 5, 0, &e), TMAP_ERR_INVALID);
+    assert_int_equal(sm.group_n, 5); /* kept */
+    uint32_t counts[4] = {0};
+    tmap_bbv bbv = {4, 0, counts};
+    tmap_sm_time_parts parts;
+    assert_int_equal(tmap_sm_model_time(&sm, &bbv, NULL, &parts, &e), TMAP_ERR_INVALID);
+    assert_non_null(strstr(e.message, "groups of 5 threads"));
+    tmap_sm_model_free(&sm);
+    assert_null(sm.group);
 }
 
 /* The constant cache's term by hand: one warp, one CFG block of one issue
@@ -966,7 +1025,10 @@ int main(void)
         cmocka_unit_test(test_visit_parents), cmocka_unit_test(test_local_rows),
         cmocka_unit_test(test_local_blocks),  cmocka_unit_test(test_rewalk_lines),
         cmocka_unit_test(test_const_bytes),   cmocka_unit_test(test_const_blind),
-        cmocka_unit_test(test_const_counts),  cmocka_unit_test(test_const_term),
+        cmocka_unit_test(test_const_counts),
+        cmocka_unit_test(test_warp_lanes),
+        cmocka_unit_test(test_model_features),
+        cmocka_unit_test(test_const_term),
         cmocka_unit_test(test_bad_input),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

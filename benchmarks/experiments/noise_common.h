@@ -53,9 +53,9 @@ static double sm_time(const tmap_sm_model *sm, const tmap_bbv *b, const uint32_t
 typedef struct noise_input {
     tmap_bbv tb, pb;       /* true, predicted */
     tmap_predictor pr;
-    uint64_t *key;         /* [threads] */
+    uint64_t *key;         /* [threads]: the feature keys (noise_draws' hashes) */
     size_t bps, bs;        /* resident blocks per SM, threads per block */
-    tmap_sm_model sm, smn; /* smn: the same with pr's noise and key */
+    tmap_sm_model sm, smn; /* smn: the same with pr's noise and the features' groups */
 } noise_input;
 
 static void noise_input_load(char **argv, noise_input *in)
@@ -74,7 +74,6 @@ static void noise_input_load(char **argv, noise_input *in)
     }
     in->key = malloc(dim[0] * sizeof *in->key);
     tmap_noise_keys(feat, dim[0], dim[1], in->key);
-    free(feat);
     char *ptx = read_text(argv[5]);
     tmap_ptx_module *m;
     tmap_cfg *cfg;
@@ -83,7 +82,9 @@ static void noise_input_load(char **argv, noise_input *in)
     CK(tmap_cfg_build(m, argv[6], &cfg, &e));
     CK(tmap_lat_load(argv[7], &t, &e));
     CK(tmap_sm_model_make(t, m, argv[6], cfg, NULL, 132, in->bps, in->bs, 0, &in->sm, &e));
-    in->smn = in->sm, in->smn.noise = &in->pr.noise, in->smn.noise_key = in->key;
+    in->smn = in->sm, in->smn.noise = &in->pr.noise;
+    CK(tmap_sm_model_features(&in->smn, feat, dim[0], dim[1], &e));
+    free(feat);
 }
 
 #endif

@@ -140,7 +140,7 @@ int main(int argc, char **argv)
     size_t bs = in.bs, blk = strtoul(argv[10], NULL, 10);
     tmap_bbv tb = in.tb, pb = in.pb;
     tmap_predictor pr = in.pr;
-    const uint64_t *key = in.key;
+    const uint32_t *group = in.smn.group;
     const tmap_sm_model sm = in.sm, smn = in.smn;
     size_t n = pb.nthreads, nb = pb.nblocks;
     uint32_t *perm = malloc(n * sizeof *perm);
@@ -164,7 +164,7 @@ int main(int argc, char **argv)
         CK(tmap_warp_counts_make(&tb, q, bs, &o[0], &e));
         CK(tmap_warp_counts_make(&pb, q, bs, &o[1], &e));
         CK(tmap_warp_counts_make(&pb, q, bs, &o[2], &e));
-        CK(tmap_noise_warp_counts(&pr.noise, &pb, key, q, &o[2], &e));
+        CK(tmap_noise_warp_counts(&pr.noise, &pb, group, q, &o[2], &e));
         block_sums(sorted ? "sorted" : "original", (const tmap_warp_counts *[3]){&o[0], &o[1], &o[2]});
         for (int i = 0; i < 3; i++)
             tmap_warp_counts_free(&o[i]);
@@ -173,7 +173,7 @@ int main(int argc, char **argv)
     CK(tmap_warp_counts_make(&tb, perm, bs, &wt, &e));
     CK(tmap_warp_counts_make(&pb, perm, bs, &wp, &e));
     CK(tmap_warp_counts_make(&pb, perm, bs, &wn, &e));
-    CK(tmap_noise_warp_counts(&pr.noise, &pb, key, perm, &wn, &e));
+    CK(tmap_noise_warp_counts(&pr.noise, &pb, group, perm, &wn, &e));
     size_t W = wt.nwarps;
     uint32_t *ct = malloc(W * sizeof *ct), *ix = malloc(W * sizeof *ix);
     double st = 0, sp = 0, sn = 0;

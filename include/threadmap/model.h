@@ -353,21 +353,29 @@ tmap_status tmap_warp_counts_make(const tmap_bbv *bbv, const uint32_t *perm, siz
                                   tmap_warp_counts *out, tmap_error *err);
 void tmap_warp_counts_free(tmap_warp_counts *w);
 /* Adds ca and const_ws to w (the counts of bbv under perm), where each
- * thread's __constant__ reads at varying addresses are decided by key[t]
- * (threads of one key read the same rows at the same executions):
- * ca_wb = the sum over the warp's distinct keys of the most executions of
- * b by a lane of that key (a request's distinct addresses: its active
- * lanes' distinct keys, the lanes of a key active together); const_ws_k =
- * table_bytes x (the distinct keys of thread blocks k, k + nsms, ...,
- * k + (blocks_per_sm - 1) nsms: an SM's residents as the waves place them)
- * / (the distinct keys of all threads): the table's rows, spread evenly
- * over the keys seen (docs/model.md, "The constant cache's capacity"). */
+ * thread's __constant__ reads at varying addresses are decided by its
+ * group (group[t] < ngroups: threads of one group read the same rows at the
+ * same executions): ca_wb = the sum over the warp's distinct groups of the
+ * most executions of b by a lane of that group (a request's distinct
+ * addresses: its active lanes' distinct groups, the lanes of a group active
+ * together); const_ws_k = table_bytes x (the distinct groups of thread
+ * blocks k, k + nsms, ..., k + (blocks_per_sm - 1) nsms: an SM's residents
+ * as the waves place them) / ngroups: the table's rows, spread evenly over
+ * the groups (docs/model.md, "The constant cache's capacity"). */
 tmap_status tmap_warp_counts_const(tmap_warp_counts *w, const tmap_bbv *bbv, const uint32_t *perm,
-                                   const uint64_t *key, double table_bytes, size_t nsms,
-                                   size_t blocks_per_sm, tmap_error *err);
+                                   const uint32_t *group, size_t ngroups, double table_bytes,
+                                   size_t nsms, size_t blocks_per_sm, tmap_error *err);
 /* The slots of warp k of w: [*first, *first + the count returned), at most
  * 32, from its thread block's first slot in warps of 32 (0 past the end). */
 size_t tmap_warp_counts_slots(const tmap_warp_counts *w, size_t k, size_t *first);
+/* Warp k's lanes made distinct by group: for each of its n slots (the count
+ * returned, as tmap_warp_counts_slots), thread[i] = the thread it runs
+ * (perm[slot], or the slot; perm NULL) and lane_of[i] = the index of its
+ * group among the warp's, in order of first appearance; *ndistinct = how
+ * many.  group NULL: every lane its own. */
+size_t tmap_warp_counts_lanes(const tmap_warp_counts *w, const uint32_t *group,
+                              const uint32_t *perm, size_t k, uint32_t thread[32],
+                              uint32_t lane_of[32], size_t *ndistinct);
 
 /* What one execution of a CFG block by a warp costs. */
 typedef struct tmap_sm_block {
@@ -498,14 +506,14 @@ tmap_status tmap_noise_fit(const double *pred, const double *truth, const uint32
  * bbv by tmap_warp_counts_make with the same perm and block_size) to the
  * expected most executions among the warp's lanes when each lane's true
  * count is normal about its prediction plus its bin's mean, with its bin's
- * deviation; lanes with equal keys (key[thread], the features' keys; NULL:
- * none equal) share the part rho of the variance; the maximum by Clark's
+ * deviation; lanes of one group (group[thread], the groups of equal
+ * features: tmap_noise_groups; NULL: none equal) share the part rho of the variance; the maximum by Clark's
  * moments (1961), at most cap.  a_wb becomes the expected sum of the lanes'
  * counts: each lane's prediction plus its bin's mean, within [0, cap],
  * summed, and at least c_wb (docs/model.md, "Predicted BBVs: the expected
  * slowest lane"). */
 tmap_status tmap_noise_warp_counts(const tmap_bbv_noise *nz, const tmap_bbv *bbv,
-                                   const uint64_t *key, const uint32_t *perm, tmap_warp_counts *w,
+                                   const uint32_t *group, const uint32_t *perm, tmap_warp_counts *w,
                                    tmap_error *err);
 
 /* The SM model of one kernel on one GPU: what tmap_sm_time takes. */
@@ -517,13 +525,12 @@ typedef struct tmap_sm_model {
     const tmap_bbv_noise *noise; /* the BBVs it is given are predictions with
                                     this noise (tmap_noise_warp_counts), or
                                     NULL: exact counts; not owned */
-    const uint64_t *noise_key;   /* with noise: each thread's feature key
-                                    (tmap_noise_key), or NULL; not owned */
-    const uint64_t *const_key;   /* each thread's key for its __constant__
-                                    rows (tmap_warp_counts_const; the
-                                    pipeline gives its feature key), or
-                                    NULL; read where tmap_sm_model_const_keyed;
-                                    not owned */
+    uint32_t *group;       /* [group_n]: each thread's group of equal feature
+                              rows (tmap_sm_model_features), or NULL; with
+                              noise, lanes of one group share its part rho;
+                              where tmap_sm_model_const_keyed, the groups
+                              key the __constant__ rows; owned */
+    size_t group_n, ngroups; /* threads grouped, groups */
     size_t const_loads;    /* __constant__ reads at addresses that vary over a
                               warp, in the kernel's code (static) ... */
     size_t const_bytes;    /* ... and, when there are any, the module's
@@ -552,16 +559,21 @@ tmap_status tmap_sm_model_make(const tmap_lat_table *t, const tmap_ptx_module *m
                                size_t nsms, size_t blocks_per_sm, size_t block_size, int redirect,
                                tmap_sm_model *out, tmap_error *err);
 void tmap_sm_model_free(tmap_sm_model *s);
+/* s->group from n threads' feature rows of p values (row-major): threads of
+ * equal rows one group (tmap_noise_keys, tmap_noise_groups), sorted once
+ * for every grouping s times; replaces any groups s had. */
+tmap_status tmap_sm_model_features(tmap_sm_model *s, const double *features, size_t n, size_t p,
+                                   tmap_error *err);
 /* 1 when the model cannot see what s's kernel loses to the constant cache's
  * capacity: it reads __constant__ data at addresses that vary over a warp,
  * the module has more of it than the cache holds (docs/model.md, "The
- * constant cache"), and no key prices it (const_key with
+ * constant cache"), and no key prices it (groups with
  * tmap_sm_model_const_keyed); 0 otherwise, and where the table has no
  * cache size. */
 int tmap_sm_model_const_blind(const tmap_sm_model *s);
 /* 1 when s's kernel reads __constant__ data at varying addresses, each from
  * data read at the thread's index (a key per thread then prices them:
- * const_key); 0 otherwise. */
+ * tmap_sm_model_features); 0 otherwise. */
 int tmap_sm_model_const_keyed(const tmap_sm_model *s);
 /* *cycles = the model's time of the grouping perm (NULL: the identity). */
 tmap_status tmap_sm_model_time(const tmap_sm_model *s, const tmap_bbv *bbv, const uint32_t *perm,

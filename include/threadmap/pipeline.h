@@ -86,11 +86,6 @@ typedef struct tmap_eval {
     tmap_bbv bbv;              /* predicted or measured */
     tmap_bbv_noise noise;      /* predicted: the predictor's residuals, which the
                                   SM model takes (sm.noise); measured: none */
-    uint64_t *noise_key;       /* predicted: each thread's feature key (sm.noise_key) */
-    uint64_t *const_key;       /* each thread's feature key for its __constant__ rows
-                                  (sm.const_key), where the model takes one
-                                  (tmap_sm_model_const_keyed) and the BBVs are
-                                  measured (predicted: noise_key serves); or NULL */
     char origin[512];          /* where the BBVs come from */
     double bbv_ms;             /* time to predict (or profile) them */
     tmap_kernel_stats stats;   /* of the original kernel */

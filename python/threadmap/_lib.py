@@ -148,8 +148,9 @@ class SassSplits(ctypes.Structure):
 
 class SmModel(ctypes.Structure):
     _fields_ = [("params", SmParams), ("block_size", c_size_t), ("blocks", POINTER(SmBlock)),
-                ("nblocks", c_size_t), ("noise", c_void_p), ("noise_key", c_void_p),
-                ("const_key", c_void_p), ("const_loads", c_size_t), ("const_bytes", c_size_t), ("issue_sass", c_int)]
+                ("nblocks", c_size_t), ("noise", c_void_p), ("group", c_void_p),
+                ("group_n", c_size_t), ("ngroups", c_size_t), ("const_loads", c_size_t),
+                ("const_bytes", c_size_t), ("issue_sass", c_int)]
 
 
 class ModelParams(ctypes.Structure):
@@ -312,6 +313,7 @@ PROTOTYPES = {
     "tmap_sm_model_make": (c_int, [P, P, c_char_p, POINTER(Cfg), _F64P, c_size_t, c_size_t,
                                    c_size_t, c_int, POINTER(SmModel), E]),
     "tmap_sm_model_free": (None, [POINTER(SmModel)]),
+    "tmap_sm_model_features": (c_int, [POINTER(SmModel), _F64P, c_size_t, c_size_t, E]),
     "tmap_sass_block_counts": (c_int, [c_char_p, POINTER(Cfg), c_char_p, _F64P,
                                        POINTER(SassSplits), E]),
     "tmap_sass_splits_free": (None, [POINTER(SassSplits)]),
@@ -325,7 +327,6 @@ PROTOTYPES = {
                                 POINTER(CvResult), E]),
     "tmap_cv_result_free": (None, [POINTER(CvResult)]),
     "tmap_predict": (c_int, [POINTER(Predictor), _F64P, c_size_t, POINTER(Bbv), E]),
-    "tmap_noise_keys": (None, [_F64P, c_size_t, c_size_t, POINTER(c_uint64)]),
     "tmap_predictor_save": (c_int, [c_char_p, POINTER(Predictor), E]),
     "tmap_predictor_load": (c_int, [c_char_p, c_char_p, c_size_t, POINTER(c_char_p),
                                     POINTER(Predictor), E]),

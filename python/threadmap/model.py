@@ -233,29 +233,30 @@ class ModelInput:
     latencies: Optional[BlockLatencies]
     block_names: Optional[List[str]]
     sm: Optional[_lib.Owned] = None
-    noise: Any = None      # the predictor and the feature keys sm points to
+    noise: Any = None      # the predictor whose residuals sm points to
     sass: Any = None       # the SASS counts and splits params and sm point to
 
 
-def _keys(b: Any, features: Any) -> Tuple[np.ndarray, int]:
-    """Each thread's feature key (tmap_noise_keys) of features [threads, p]
-    ([threads] for p = 1), and p."""
+def _groups(sm: _lib.Owned, b: Any, features: Any) -> Tuple[np.ndarray, int]:
+    """The SM model's groups of equal feature rows (tmap_sm_model_features)
+    from features [threads, p] ([threads] for p = 1); the features as
+    converted, and p."""
     f = as_f64(features, "features")
     if f.ndim == 1:
         f = f.reshape(-1, 1)
     if f.shape[0] != b.nthreads:
         raise InvalidError(f"features: {f.shape[0]} threads, but the BBV has {b.nthreads}")
-    keys = np.empty(f.shape[0], np.uint64)
-    _lib.lib().tmap_noise_keys(f64_ptr(f), f.shape[0], f.shape[1],
-                               keys.ctypes.data_as(ctypes.POINTER(ctypes.c_uint64)))
-    return keys, f.shape[1]
+    err = new_error()
+    check(_lib.lib().tmap_sm_model_features(ctypes.byref(sm.ptr), f64_ptr(f), f.shape[0],
+                                            f.shape[1], ctypes.byref(err)), err)
+    return f, f.shape[1]
 
 
-def _noise(sm: _lib.Owned, b: Any, predicted_by: Any) -> Tuple[Any, np.ndarray]:
+def _noise(sm: _lib.Owned, b: Any, predicted_by: Any) -> Any:
     """predicted_by = (Predictor, features): the SM model takes each warp's
     expected slowest lane from the predictor's residuals (docs/model.md),
-    as the CLI's --model and --features; the keys also key the constant
-    reads, as there."""
+    as the CLI's --model and --features; the features' groups also key the
+    constant reads, as there."""
     try:
         predictor, features = predicted_by
     except (TypeError, ValueError):
@@ -265,7 +266,7 @@ def _noise(sm: _lib.Owned, b: Any, predicted_by: Any) -> Tuple[Any, np.ndarray]:
     if not predictor._c.noise.nblocks:
         raise InvalidError("predicted_by: the predictor has no residuals (a predictor file of "
                            "version 1): train it again")
-    keys, p = _keys(b, features)
+    _, p = _groups(sm, b, features)
     if p != predictor.nfeatures:
         raise InvalidError(f"features: {p} features a thread, but the predictor has "
                            f"{predictor.nfeatures}")
@@ -273,18 +274,7 @@ def _noise(sm: _lib.Owned, b: Any, predicted_by: Any) -> Tuple[Any, np.ndarray]:
         raise InvalidError(f"predicted_by: the predictor has {predictor._c.noise.nblocks} "
                            f"blocks, the BBV {b.nblocks}")
     sm.ptr.noise = ctypes.addressof(predictor._c.noise)
-    sm.ptr.noise_key = keys.ctypes.data
-    sm.ptr.const_key = keys.ctypes.data
-    return predictor, keys
-
-
-def _feature_keys(sm: _lib.Owned, b: Any, features: Any) -> Tuple[None, np.ndarray]:
-    """features [threads, p]: each thread's feature key keys the SM model's
-    __constant__ reads where each takes its row from the thread's data (the
-    constant cache's capacity, docs/model.md), as the CLI's --features."""
-    keys, _ = _keys(b, features)
-    sm.ptr.const_key = keys.ctypes.data
-    return None, keys
+    return predictor
 
 
 def model_input(bbv: Any, kernel: Optional[Kernel], lat: Any, table: Optional[str],
@@ -332,7 +322,7 @@ def model_input(bbv: Any, kernel: Optional[Kernel], lat: Any, table: Optional[st
     if predicted_by is not None:
         noise = _noise(sm, b, predicted_by)
     elif features is not None:
-        noise = _feature_keys(sm, b, features)
+        _groups(sm, b, features)
     params = _lib.ModelParams(block_size, sms, blocks_per_sm,
                               f64_ptr(counts[0]) if counts else None,
                               ctypes.addressof(counts[1].ptr) if counts else None,
