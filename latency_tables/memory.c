@@ -1,7 +1,8 @@
 /*
  * memory.c -- runs the memory probes (threadmap/latency_tables.h): the DRAM
  * and L2 bandwidth, the L2's throughput of gathered sectors and the DRAM
- * and L2 latency of a dependent load, each the median of `reps` launches,
+ * and L2 latency of a dependent load, the constant cache's size and its
+ * cycles per address under load, each the median of `reps` launches,
  * self-checked against each other and the DRAM's peak.
  */
 #include <math.h>
@@ -30,6 +31,14 @@ static const tmap_latency_memprobe memprobes[] = {
      1},
     {"sm:l2.latency", TMAP_MEM_CHASE, 8ull << 20, "cycles",
      "one thread chases a random cycle of nodes 256 B apart in 8 MiB (warmed): L2 hits", 0},
+    {"sm:const.cache_bytes", TMAP_MEM_CONST_LINES, TMAP_MEM_CTAB_WORDS * 4, "bytes",
+     "one thread's chain of ld.const.u32 through N words 64 B apart: the most N that hits", 0},
+    {"sm:const.idc_cycles", TMAP_MEM_CONST_IDC, TMAP_MEM_CTAB_WORDS * 4,
+     "SM cycles per distinct address",
+     "every SM, 32 distinct random constant words a request within the cache's size", 0},
+    {"sm:const.idc_fill_cycles", TMAP_MEM_CONST_FILL, TMAP_MEM_CTAB_WORDS * 4,
+     "SM cycles per distinct address, times m^2",
+     "every SM, 32 distinct random constant words a request in windows past the cache", 0},
 };
 enum { NPROBES = sizeof memprobes / sizeof memprobes[0] };
 
@@ -98,11 +107,16 @@ void tmap_latency_cycle(uint32_t *next, uint32_t n, uint64_t seed)
 typedef struct mem_gpu {
     tmap_cuda *cuda;
     tmap_device_info info;
-    tmap_kernel *link, *chase, *stream, *gather;
+    tmap_kernel *link, *chase, *stream, *gather, *cchase, *ctput;
     uint64_t big, strm, next, out; /* the 1 GiB chase; the DRAM stream's buffer (its
                                       start: the L2 probes'); next[]; records */
     unsigned blocks;                /* stream and gather: nsms x blocks per SM */
+    unsigned cblocks;               /* the constant throughput's */
     int reps;
+    int const_done;                 /* const.lines ran: const_bytes (0: it failed) */
+    double const_bytes;
+    int idc_done;                   /* const.idc ran: idc (0: it failed) */
+    double idc;
 } mem_gpu;
 
 static tmap_status load_kernels(mem_gpu *g, tmap_error *err)
@@ -115,6 +129,8 @@ static tmap_status load_kernels(mem_gpu *g, tmap_error *err)
     if (!st) st = tmap_kernel_load(g->cuda, ptx.data, TMAP_MEM_ENTRY_CHASE, &g->chase, err);
     if (!st) st = tmap_kernel_load(g->cuda, ptx.data, TMAP_MEM_ENTRY_STREAM, &g->stream, err);
     if (!st) st = tmap_kernel_load(g->cuda, ptx.data, TMAP_MEM_ENTRY_GATHER, &g->gather, err);
+    if (!st) st = tmap_kernel_load(g->cuda, ptx.data, TMAP_MEM_ENTRY_CCHASE, &g->cchase, err);
+    if (!st) st = tmap_kernel_load(g->cuda, ptx.data, TMAP_MEM_ENTRY_CTPUT, &g->ctput, err);
     tmap_buf_free(&ptx);
     return st;
 }
@@ -136,6 +152,12 @@ static tmap_status pick_blocks(mem_gpu *g, tmap_error *err)
         return tmap_fail(err, TMAP_ERR_CUDA, "memory probes: no block of %d threads fits an SM",
                          TMAP_MEM_BLOCK);
     g->blocks = (unsigned)(per * g->info.sms);
+    l.block[0] = TMAP_MEM_CONST_BLOCK;
+    if ((st = tmap_kernel_stats_get(g->ctput, &l, &s1, err)))
+        return st;
+    per = s1.blocks_per_sm < TMAP_MEM_CONST_BLOCKS_PER_SM ? s1.blocks_per_sm
+                                                          : TMAP_MEM_CONST_BLOCKS_PER_SM;
+    g->cblocks = (unsigned)((per > 0 ? per : 1) * g->info.sms);
     return TMAP_OK;
 }
 
@@ -154,7 +176,8 @@ static tmap_status open_gpu(tmap_cuda *c, int reps, mem_gpu *g, tmap_error *err)
     if (!st) st = tmap_cuda_alloc(c, 1ull << 30, &g->big, err);
     if (!st) st = tmap_cuda_alloc(c, strm, &g->strm, err);
     if (!st) st = tmap_cuda_alloc(c, (1ull << 30) / TMAP_MEM_NODE_BYTES * 4, &g->next, err);
-    if (!st) st = tmap_cuda_alloc(c, (size_t)g->blocks * TMAP_MEM_RECORD_BYTES + 64, &g->out, err);
+    size_t recs = g->blocks > g->cblocks ? g->blocks : g->cblocks;
+    if (!st) st = tmap_cuda_alloc(c, recs * TMAP_MEM_RECORD_BYTES + 64, &g->out, err);
     return st;
 }
 
@@ -162,6 +185,7 @@ static void close_gpu(mem_gpu *g)
 {
     tmap_kernel_free(g->link), tmap_kernel_free(g->chase);
     tmap_kernel_free(g->stream), tmap_kernel_free(g->gather);
+    tmap_kernel_free(g->cchase), tmap_kernel_free(g->ctput);
     const uint64_t bufs[4] = {g->big, g->strm, g->next, g->out};
     for (int i = 0; i < 4; i++)
         if (bufs[i])
@@ -255,12 +279,13 @@ static tmap_status run_chase(mem_gpu *g, tmap_latency_mem_result *r, double *v, 
 }
 
 /* One timed launch of stream or gather: *ns and *mhz from the records. */
-static tmap_status timed_launch(mem_gpu *g, unsigned blocks, tmap_kernel *k, void **args,
-                                size_t nargs, double *ns, double *mhz, tmap_error *err)
+static tmap_status timed_launch(mem_gpu *g, unsigned blocks, unsigned threads, tmap_kernel *k,
+                                void **args, size_t nargs, double *ns, double *mhz,
+                                tmap_error *err)
 {
     size_t n = blocks, bytes = n * TMAP_MEM_RECORD_BYTES;
     uint64_t *rec = malloc(bytes);
-    tmap_launch l = {{blocks, 1, 1}, {TMAP_MEM_BLOCK, 1, 1}, 0, args, nargs};
+    tmap_launch l = {{blocks, 1, 1}, {threads, 1, 1}, 0, args, nargs};
     tmap_status st = rec ? tmap_kernel_run(k, &l, err)
                          : tmap_fail(err, TMAP_ERR_NOMEM, "memory probes: out of memory");
     if (!st) st = tmap_cuda_download(g->cuda, rec, g->out, bytes, err);
@@ -305,9 +330,10 @@ static tmap_status run_throughput(mem_gpu *g, tmap_latency_mem_result *r, double
     int reps = g->reps;
     double *ns = v + reps, *mhz = v + 2 * reps, dummy[2];
     int sms = r->probe->one_sm ? 1 : g->info.sms;
-    tmap_status st = timed_launch(g, r->blocks, k, args, nargs, &dummy[0], &dummy[1], err);
+    tmap_status st = timed_launch(g, r->blocks, TMAP_MEM_BLOCK, k, args, nargs, &dummy[0],
+                                  &dummy[1], err);
     for (int i = 0; !st && i < reps; i++) {
-        st = timed_launch(g, r->blocks, k, args, nargs, &ns[i], &mhz[i], err);
+        st = timed_launch(g, r->blocks, TMAP_MEM_BLOCK, k, args, nargs, &ns[i], &mhz[i], err);
         v[i] = tmap_latency_per_sm_cycle(r->amount, ns[i], mhz[i], sms);
     }
     if (st)
@@ -318,6 +344,186 @@ static tmap_status run_throughput(mem_gpu *g, tmap_latency_mem_result *r, double
         snprintf(r->note, sizeof r->note, "the launch took %.0f ns at %.0f MHz (want >= 20 us, "
                  "100-5000 MHz, records in order)", r->ns, r->mhz);
     return TMAP_OK;
+}
+
+/* ------------------------------------------------- the constant cache */
+
+double tmap_latency_idc_fill(const double *window, const double *cycles, size_t n,
+                             double cache_bytes, double c0)
+{
+    double num = 0, den = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!(window[i] > cache_bytes))
+            continue;
+        double m = 1 - cache_bytes / window[i];
+        num += (cycles[i] - c0) * m * m, den += m * m * m * m;
+    }
+    return den > 0 ? num / den : 0;
+}
+
+/* Cycles an access of one thread's chain through n words
+ * TMAP_MEM_CONST_LINE bytes apart: the median of reps launches. */
+static tmap_status const_chase(mem_gpu *g, uint32_t n, double *cycles, double *v,
+                               tmap_error *err)
+{
+    uint32_t stride = TMAP_MEM_CONST_LINE / 4, iters = TMAP_MEM_CONST_STEPS, zero = 0;
+    uint64_t rec[2];
+    void *args[5] = {&g->out, &stride, &n, &iters, &zero};
+    tmap_launch l = {{1, 1, 1}, {1, 1, 1}, 0, args, 5};
+    tmap_status st = TMAP_OK;
+    for (int i = 0; !st && i < g->reps; i++) {
+        st = tmap_kernel_run(g->cchase, &l, err);
+        if (!st) st = tmap_cuda_download(g->cuda, rec, g->out, sizeof rec, err);
+        v[i] = st ? 0 : (double)rec[0] / iters;
+    }
+    *cycles = st ? 0 : tmap_median(v, (size_t)g->reps);
+    return st;
+}
+
+/* const.lines: doubling N from 1 until an access costs 5% more than at
+ * N = 1, then bisecting; the value is the most N that hits, in bytes. */
+static tmap_status run_const_lines(mem_gpu *g, tmap_latency_mem_result *r, double *v,
+                                   tmap_error *err)
+{
+    uint32_t most = TMAP_MEM_CTAB_WORDS * 4 / TMAP_MEM_CONST_LINE, lo = 1, hi = 0;
+    double hit = 0, c = 0;
+    tmap_status st = const_chase(g, 1, &hit, v, err);
+    for (uint32_t n = 2; !st && !hi && lo < most; n = 2 * lo < most ? 2 * lo : most) {
+        st = const_chase(g, n, &c, v, err);
+        if (c > 1.05 * hit)
+            hi = n;
+        else
+            lo = n;
+    }
+    while (!st && hi && hi - lo > 1) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        st = const_chase(g, mid, &c, v, err);
+        if (c > 1.05 * hit)
+            hi = mid;
+        else
+            lo = mid;
+    }
+    if (!st) st = const_chase(g, most, &r->hi, v, err);
+    if (st)
+        return st;
+    r->lo = hit, r->amount = lo, r->reps = g->reps;
+    r->value = (double)lo * TMAP_MEM_CONST_LINE;
+    r->ok = hi && hit > 0 && r->hi > 1.3 * hit;
+    if (!r->ok)
+        snprintf(r->note, sizeof r->note, "an access took %.1f cycles at one line and %.1f at "
+                 "%u: no step in 56 KB", hit, r->hi, most);
+    g->const_done = 1, g->const_bytes = r->ok ? r->value : 0;
+    return TMAP_OK;
+}
+
+/* SM cycles per requested address, TMAP_MEM_CONST_K distinct words a
+ * request at random in `bytes`: the median of reps launches after one
+ * untimed; *mhz: the clock meanwhile. */
+static tmap_status const_tput(mem_gpu *g, double bytes, double *cycles, double *mhz, double *v,
+                              tmap_error *err)
+{
+    uint32_t iters = TMAP_MEM_CONST_ROUNDS, passes = 1, magic = 0x9E3779B9u, zero = 0;
+    uint32_t words = (uint32_t)(bytes / 4), k = TMAP_MEM_CONST_K;
+    uint64_t buf = g->strm;
+    void *args[8] = {&g->out, &buf, &iters, &passes, &magic, &words, &k, &zero};
+    double addresses = (double)g->cblocks * (TMAP_MEM_CONST_BLOCK / 32) * 4 * iters * k;
+    double ns, *clk = v + g->reps;
+    tmap_status st = timed_launch(g, g->cblocks, TMAP_MEM_CONST_BLOCK, g->ctput, args, 8, &ns,
+                                  &clk[0], err);
+    for (int i = 0; !st && i < g->reps; i++) {
+        st = timed_launch(g, g->cblocks, TMAP_MEM_CONST_BLOCK, g->ctput, args, 8, &ns, &clk[i],
+                          err);
+        double per = tmap_latency_per_sm_cycle(addresses, ns, clk[i], g->info.sms);
+        v[i] = per > 0 ? 1 / per : 0;
+    }
+    *mhz = st ? 0 : tmap_median(clk, (size_t)g->reps);
+    *cycles = st ? 0 : tmap_median(v, (size_t)g->reps);
+    return st;
+}
+
+/* The capacity const.idc and const.fill need, measured here if its probe
+ * did not run; 0 when it failed. */
+static tmap_status const_capacity(mem_gpu *g, double *v, tmap_error *err)
+{
+    tmap_latency_mem_result s = {0};
+    s.probe = tmap_latency_memprobe_find("sm:const.cache_bytes");
+    return g->const_done ? TMAP_OK : run_const_lines(g, &s, v, err);
+}
+
+static void const_needs(tmap_latency_mem_result *r, const char *what)
+{
+    r->ok = 0;
+    snprintf(r->note, sizeof r->note, "needs %s, which was not measured (suspect)", what);
+}
+
+/* const.idc: the mean of the windows C/4, C/2, 3C/4 and C. */
+static tmap_status run_const_idc(mem_gpu *g, tmap_latency_mem_result *r, double *v,
+                                 tmap_error *err)
+{
+    tmap_status st = const_capacity(g, v, err);
+    double C = g->const_bytes, sum = 0, y, mhz;
+    g->idc_done = 1, g->idc = 0;
+    if (st || !C) {
+        const_needs(r, "sm:const.cache_bytes");
+        return st;
+    }
+    r->lo = INFINITY, r->hi = 0;
+    for (int q = 1; !st && q <= 4; q++) {
+        st = const_tput(g, C * q / 4, &y, &mhz, v + 2 * g->reps, err);
+        sum += y, r->lo = fmin(r->lo, y), r->hi = fmax(r->hi, y), r->mhz = mhz;
+    }
+    if (st)
+        return st;
+    r->value = sum / 4, r->amount = 4, r->reps = g->reps;
+    r->blocks = g->cblocks, r->threads = TMAP_MEM_CONST_BLOCK, r->passes = TMAP_MEM_CONST_ROUNDS;
+    r->ok = r->lo > 0 && r->hi < 1.5 * r->lo && r->mhz >= 100;
+    if (!r->ok)
+        snprintf(r->note, sizeof r->note, "%.2f to %.2f cycles per address within %g bytes: "
+                 "not one rate", r->lo, r->hi, C);
+    g->idc = r->ok ? r->value : 0;
+    return TMAP_OK;
+}
+
+/* const.fill: c1 over the windows 1.25 C .. 24 C that fit the table. */
+static tmap_status run_const_fill(mem_gpu *g, tmap_latency_mem_result *r, double *v,
+                                  tmap_error *err)
+{
+    static const double times[] = {1.25, 1.5, 1.75, 2, 3, 4, 8, 24};
+    tmap_latency_mem_result s = {0};
+    s.probe = tmap_latency_memprobe_find("sm:const.idc_cycles");
+    tmap_status st = g->idc_done ? TMAP_OK : run_const_idc(g, &s, v, err);
+    if (st || !g->idc) {
+        const_needs(r, g->const_bytes ? "sm:const.idc_cycles" : "sm:const.cache_bytes");
+        return st;
+    }
+    double C = g->const_bytes, window[8], y[8], mhz;
+    size_t n = 0;
+    for (size_t i = 0; !st && i < 8 && C * times[i] <= TMAP_MEM_CTAB_WORDS * 4; i++, n++) {
+        window[n] = C * times[i];
+        st = const_tput(g, window[n], &y[n], &mhz, v + 2 * g->reps, err);
+        r->mhz = mhz;
+    }
+    if (st)
+        return st;
+    r->value = tmap_latency_idc_fill(window, y, n, C, g->idc);
+    r->lo = g->idc, r->hi = C, r->amount = (double)n, r->reps = g->reps;
+    r->blocks = g->cblocks, r->threads = TMAP_MEM_CONST_BLOCK, r->passes = TMAP_MEM_CONST_ROUNDS;
+    r->ok = n >= 3 && r->value > 0 && r->mhz >= 100;
+    if (!r->ok)
+        snprintf(r->note, sizeof r->note, "%zu windows past %g bytes fit the table; c1 %.2f", n,
+                 C, r->value);
+    return TMAP_OK;
+}
+
+static tmap_status run_probe(mem_gpu *g, tmap_latency_mem_result *r, double *v, tmap_error *err)
+{
+    switch (r->probe->kind) {
+    case TMAP_MEM_CHASE: return run_chase(g, r, v, err);
+    case TMAP_MEM_CONST_LINES: return run_const_lines(g, r, v, err);
+    case TMAP_MEM_CONST_IDC: return run_const_idc(g, r, v, err);
+    case TMAP_MEM_CONST_FILL: return run_const_fill(g, r, v, err);
+    default: return run_throughput(g, r, v, err);
+    }
 }
 
 /* ------------------------------------------------------- the checks */
@@ -384,7 +590,13 @@ static void report_mem(const tmap_latency_measure_opts *o, size_t i, size_t tota
     if (!o || !o->progress)
         return;
     char line[400];
-    if (r->ok)
+    if (r->ok && r->probe->kind == TMAP_MEM_CONST_LINES)
+        snprintf(line, sizeof line, "%s: %.0f %s (%.1f cycles an access within, %.1f past)",
+                 r->probe->key, r->value, r->probe->unit, r->lo, r->hi);
+    else if (r->ok && r->probe->kind >= TMAP_MEM_CONST_IDC)
+        snprintf(line, sizeof line, "%s: %.2f %s (%.0f MHz)", r->probe->key, r->value,
+                 r->probe->unit, r->mhz);
+    else if (r->ok)
         snprintf(line, sizeof line, "%s: %.2f %s (%.0f MHz; spread %.1f%%)", r->probe->key,
                  r->value, r->probe->unit, r->mhz, 100 * r->spread);
     else
@@ -408,7 +620,7 @@ tmap_status tmap_latency_measure_memory(tmap_cuda *c, const tmap_latency_measure
     if (!total)
         return TMAP_OK;
     tmap_latency_mem_result *r = calloc(NPROBES, sizeof *r);
-    double *v = malloc(4 * (size_t)reps * sizeof *v);
+    double *v = malloc(4 * (size_t)reps * sizeof *v); /* const_tput's 2 reps at v + 2 reps */
     mem_gpu g;
     st = r && v ? open_gpu(c, reps, &g, err)
                 : (memset(&g, 0, sizeof g), tmap_fail(err, TMAP_ERR_NOMEM, "out of memory"));
@@ -416,8 +628,7 @@ tmap_status tmap_latency_measure_memory(tmap_cuda *c, const tmap_latency_measure
         if (!selected(o, i))
             continue;
         r[done].probe = &memprobes[i];
-        st = memprobes[i].kind == TMAP_MEM_CHASE ? run_chase(&g, &r[done], v, err)
-                                                 : run_throughput(&g, &r[done], v, err);
+        st = run_probe(&g, &r[done], v, err);
         if (st)
             tmap_error_prefix(err, "memory probe %s", memprobes[i].key);
         done++;

@@ -8,8 +8,17 @@
  *                    {globaltimer, clock64} after a barrier at its start and end
  *   tmap_mem_gather  every thread: 4 ld.global.u32 per round at random words
  *                    (an LCG per thread: word = state >> shift), records alike
+ *   tmap_mem_cchase  one thread: a chain of ld.const.u32 cycling through n
+ *                    words `stride` words apart in tmap_mem_ctab, 2n + 64
+ *                    steps untimed, then `iters` between two %clock64 reads
+ *   tmap_mem_ctput   every thread: 4 independent ld.const.u32 chains, lane l
+ *                    of a request at a hashed word of `words` shared by the
+ *                    lanes l mod k (k distinct addresses a request), records
+ *                    as stream's
  * The loaded values are xor-ed into one register stored only when it equals
- * a run-time `magic` that it never equals, so no load is dead code.
+ * a run-time `magic` that it never equals, so no load is dead code; the
+ * constant chains depend on each value through `x & zero` (zero = 0 at run
+ * time; the table is zero-filled, as PTX fills .const data).
  */
 #include "latency_tables/probe.h"
 
@@ -177,6 +186,105 @@ static const char gather_ptx[] =
     "    setp.lt.u32 %p, %it, %iters;\n"
     "    @%p bra $Lround;\n" TIMED_END;
 
+/* The constant table: 56 KB of the 64 KB a module may hold. */
+static const char ctab_ptx[] =
+    ".const .align 4 .b32 " TMAP_MEM_CTAB "[" TMAP_MEM_CTAB_WORDS_S "];\n\n";
+
+/* One step of the constant chase: word i * stride + (x & zero), i cycling
+ * through n. */
+#define CCHASE_STEP                              \
+    "    and.b32 %t, %x, %z;\n"                  \
+    "    mad.lo.u32 %t, %i, %s, %t;\n"           \
+    "    mul.wide.u32 %a, %t, 4;\n"              \
+    "    add.s64 %a, %base, %a;\n"               \
+    "    ld.const.u32 %x, [%a];\n"               \
+    "    add.u32 %i, %i, 1;\n"                   \
+    "    setp.eq.u32 %p, %i, %n;\n"              \
+    "    selp.u32 %i, 0, %i, %p;\n"
+
+/* out: {clock64 cycles of the timed steps, the last value (u32)}. */
+static const char cchase_ptx[] =
+    ".visible .entry " TMAP_MEM_ENTRY_CCHASE "(.param .u64 out, .param .u32 stride, .param .u32 n,\n"
+    "                                  .param .u32 iters, .param .u32 zero)\n"
+    "{\n"
+    "    .reg .b64 %out, %a, %base, %c0, %c1;\n"
+    "    .reg .b32 %x, %i, %k, %n, %s, %z, %t;\n"
+    "    .reg .pred %p;\n"
+    "    ld.param.u64 %out, [out];\n"
+    "    cvta.to.global.u64 %out, %out;\n"
+    "    ld.param.u32 %s, [stride];\n"
+    "    ld.param.u32 %n, [n];\n"
+    "    ld.param.u32 %z, [zero];\n"
+    "    mov.u64 %base, " TMAP_MEM_CTAB ";\n"
+    "    mov.u32 %x, 0;\n"
+    "    mov.u32 %i, 0;\n"
+    "    add.u32 %k, %n, %n;\n"
+    "    add.u32 %k, %k, 64;\n"
+    "$Lwarm:\n" CCHASE_STEP
+    "    sub.u32 %k, %k, 1;\n"
+    "    setp.ne.u32 %p, %k, 0;\n"
+    "    @%p bra $Lwarm;\n"
+    "    ld.param.u32 %k, [iters];\n"
+    "    mov.u64 %c0, %clock64;\n"
+    "$Ltimed:\n" CCHASE_STEP
+    "    sub.u32 %k, %k, 1;\n"
+    "    setp.ne.u32 %p, %k, 0;\n"
+    "    @%p bra $Ltimed;\n"
+    "    mov.u64 %c1, %clock64;\n"
+    "    sub.s64 %c1, %c1, %c0;\n"
+    "    st.global.u64 [%out], %c1;\n"
+    "    st.global.u32 [%out+8], %x;\n"
+    "    ret;\n"
+    "}\n\n";
+
+/* h = h ^ h >> 15, * 0x2c1b3c6d, ^ >> 12, * 0x297a2d39, ^ >> 15 */
+#define MIX(h)                                                                  \
+    "    shr.u32 %m, " h ", 15;\n    xor.b32 " h ", " h ", %m;\n"                \
+    "    mul.lo.u32 " h ", " h ", 0x2c1b3c6d;\n"                                  \
+    "    shr.u32 %m, " h ", 12;\n    xor.b32 " h ", " h ", %m;\n"                \
+    "    mul.lo.u32 " h ", " h ", 0x297a2d39;\n"                                  \
+    "    shr.u32 %m, " h ", 15;\n    xor.b32 " h ", " h ", %m;\n"
+
+/* Chain c of a round: word mix(hg ^ c) mod words, after x_c. */
+#define CTPUT_ONE(c, x)                                   \
+    "    xor.b32 %hc, %hg, " c ";\n" MIX("%hc")            \
+    "    rem.u32 %hc, %hc, %words;\n"                     \
+    "    and.b32 %t, " x ", %z;\n"                         \
+    "    add.u32 %t, %t, %hc;\n"                          \
+    "    mul.wide.u32 %a0, %t, 4;\n"                       \
+    "    add.s64 %a0, %cb, %a0;\n"                         \
+    "    ld.const.u32 " x ", [%a0];\n"
+
+/* iters rounds of 4 chained requests a warp (passes = 1, buf unused); the
+ * round's hash h = it 0x9e3779b1 + warp 0x51ed27, mixed; lane l's group
+ * g = l mod k, hg = mix(h) ^ g 0x85ebca77. */
+static const char ctput_ptx[] =
+    ".visible .entry " TMAP_MEM_ENTRY_CTPUT "(.param .u64 out, .param .u64 buf, .param .u32 iters,\n"
+    "                                  .param .u32 passes, .param .u32 magic,\n"
+    "                                  .param .u32 words, .param .u32 k, .param .u32 zero)\n"
+    "{\n" TIMED_START
+    "    .reg .b64 %cb;\n"
+    "    .reg .b32 %words, %k, %z, %g, %wp, %h, %hg, %hc, %m, %t, %x<4>;\n"
+    "    ld.param.u32 %words, [words];\n"
+    "    ld.param.u32 %k, [k];\n"
+    "    ld.param.u32 %z, [zero];\n"
+    "    mov.u64 %cb, " TMAP_MEM_CTAB ";\n"
+    "    and.b32 %g, %tx, 31;\n"
+    "    rem.u32 %g, %g, %k;\n"
+    "    mul.lo.u32 %g, %g, 0x85ebca77;\n"
+    "    shr.u32 %wp, %gtid, 5;\n"
+    "    mul.lo.u32 %wp, %wp, 0x51ed27;\n"
+    "    mov.u32 %x0, 0;\n    mov.u32 %x1, 1;\n    mov.u32 %x2, 2;\n    mov.u32 %x3, 3;\n"
+    "    mov.u32 %it, 0;\n"
+    "$Lround:\n"
+    "    mad.lo.u32 %h, %it, 0x9e3779b1, %wp;\n" MIX("%h")
+    "    xor.b32 %hg, %h, %g;\n"
+    CTPUT_ONE("0", "%x0") CTPUT_ONE("1", "%x1") CTPUT_ONE("2", "%x2") CTPUT_ONE("3", "%x3")
+    "    add.u32 %it, %it, 1;\n"
+    "    setp.lt.u32 %p, %it, %iters;\n"
+    "    @%p bra $Lround;\n"
+    XOR4("%x0", "%x1", "%x2", "%x3") TIMED_END;
+
 tmap_status tmap_latency_mem_ptx(const char *arch, tmap_buf *out, tmap_error *err)
 {
     tmap_buf_puts(out, "// threadmap memory probes (docs/latency.md)\n");
@@ -188,6 +296,9 @@ tmap_status tmap_latency_mem_ptx(const char *arch, tmap_buf *out, tmap_error *er
     tmap_buf_puts(out, chase_ptx);
     tmap_buf_puts(out, stream_ptx);
     tmap_buf_puts(out, gather_ptx);
+    tmap_buf_puts(out, ctab_ptx);
+    tmap_buf_puts(out, cchase_ptx);
+    tmap_buf_puts(out, ctput_ptx);
     if (out->oom)
         return tmap_fail(err, TMAP_ERR_NOMEM, "memory probes: out of memory");
     return TMAP_OK;

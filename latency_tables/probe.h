@@ -44,13 +44,24 @@ tmap_status tmap_latency_mem_ptx(const char *arch, tmap_buf *out, tmap_error *er
 #define TMAP_MEM_ENTRY_CHASE "tmap_mem_chase"
 #define TMAP_MEM_ENTRY_STREAM "tmap_mem_stream"
 #define TMAP_MEM_ENTRY_GATHER "tmap_mem_gather"
+#define TMAP_MEM_ENTRY_CCHASE "tmap_mem_cchase"
+#define TMAP_MEM_ENTRY_CTPUT "tmap_mem_ctput"
+#define TMAP_MEM_CTAB "tmap_mem_ctab"    /* the constant probes' table ... */
+#define TMAP_MEM_CTAB_WORDS_S "14336"    /* ... of 14336 words (56 KB) */
 enum {
     TMAP_MEM_NODE_BYTES = 256,   /* chase nodes: one sector each, lines apart */
     TMAP_MEM_CHASE_SHORT = 1024, /* steps of the two chases (multiples of 8) */
     TMAP_MEM_CHASE_LONG = 2048,
     TMAP_MEM_BLOCK = 512,        /* stream and gather: threads per block ... */
     TMAP_MEM_BLOCKS_PER_SM = 2,  /* ... and blocks per SM (at most) */
-    TMAP_MEM_RECORD_BYTES = 32   /* per block: {g0, g1, c0, c1} */
+    TMAP_MEM_RECORD_BYTES = 32,  /* per block: {g0, g1, c0, c1} */
+    TMAP_MEM_CTAB_WORDS = 14336, /* the constant table's words */
+    TMAP_MEM_CONST_LINE = 64,    /* the capacity chase's stride (bytes) ... */
+    TMAP_MEM_CONST_STEPS = 8192, /* ... and its timed steps */
+    TMAP_MEM_CONST_BLOCK = 256,  /* the constant throughput: threads per block ... */
+    TMAP_MEM_CONST_BLOCKS_PER_SM = 8, /* ... and blocks per SM (at most) */
+    TMAP_MEM_CONST_K = 32,       /* ... distinct words a request ... */
+    TMAP_MEM_CONST_ROUNDS = 64   /* ... and rounds of 4 requests a thread */
 };
 
 /* Formats results as the latency table (header comments, opcode lines of

@@ -196,7 +196,23 @@ static void put_mem_source(tmap_buf *out, const tmap_latency_mem_result *m)
 {
     const tmap_latency_memprobe *p = m->probe;
     tmap_buf_printf(out, "measured: %s; ", p->how);
-    if (p->kind == TMAP_MEM_CHASE)
+    if (p->kind == TMAP_MEM_CONST_LINES)
+        tmap_buf_printf(out, "%d steps, median of %d: %.1f cycles an access at one line, "
+                        "%.1f at %d; %.0f lines of %d bytes within 5%% of one",
+                        TMAP_MEM_CONST_STEPS, m->reps, m->lo, m->hi,
+                        TMAP_MEM_CTAB_WORDS * 4 / TMAP_MEM_CONST_LINE, m->amount,
+                        TMAP_MEM_CONST_LINE);
+    else if (p->kind == TMAP_MEM_CONST_IDC)
+        tmap_buf_printf(out, "%u blocks of %u threads, 4 ld.const.u32 chains a thread, %u "
+                        "rounds, windows of 1/4 to 4/4 of the cache: %.2f to %.2f cycles, "
+                        "their mean (each the median of %d) at %.0f MHz",
+                        m->blocks, m->threads, m->passes, m->lo, m->hi, m->reps, m->mhz);
+    else if (p->kind == TMAP_MEM_CONST_FILL)
+        tmap_buf_printf(out, "the same launch in %.0f windows of 1.25 to 24 times the cache "
+                        "(%.0f bytes), at most the table's %d: (cycles - %.2f) = c1 m^2, "
+                        "m = 1 - cache / window, c1 by least squares, at %.0f MHz",
+                        m->amount, m->hi, TMAP_MEM_CTAB_WORDS * 4, m->lo, m->mhz);
+    else if (p->kind == TMAP_MEM_CHASE)
         tmap_buf_printf(out, "ld.global.cg.u64, %d vs %d steps, median of %d: %.0f cycles "
                         "more = %.0f ns (globaltimer) at %.0f MHz",
                         TMAP_MEM_CHASE_LONG, TMAP_MEM_CHASE_SHORT, m->reps,
@@ -219,8 +235,10 @@ static void put_mem_results(tmap_buf *out, const tmap_latency_mem_result *m, siz
             tmap_buf_printf(out, "# suspect, left out: %s: %s\n", m[i].probe->key, m[i].note);
             continue;
         }
+        tmap_memprobe_kind k = m[i].probe->kind;
         tmap_buf_printf(out, "%s\t%.*f\t-\t", m[i].probe->key,
-                        m[i].probe->kind == TMAP_MEM_CHASE ? 1 : 3, m[i].value);
+                        k == TMAP_MEM_CONST_LINES ? 0 : k == TMAP_MEM_CHASE ? 1 :
+                        k == TMAP_MEM_CONST_IDC || k == TMAP_MEM_CONST_FILL ? 2 : 3, m[i].value);
         put_mem_source(out, &m[i]);
         tmap_buf_puts(out, "\n");
     }

@@ -49,7 +49,8 @@ static void test_gpu_measure(void **state)
 }
 
 /* Each memory probe passes its self-checks (the L2 faster than the DRAM,
- * the DRAM below its peak) within a range that any GPU since Turing keeps. */
+ * the DRAM below its peak) within a range that any GPU since Turing keeps;
+ * sm_90's constant cache, exactly. */
 static void test_gpu_memory(void **state)
 {
     (void)state;
@@ -64,7 +65,8 @@ static void test_gpu_memory(void **state)
         {"sm:l2.bytes_per_cycle", 4, 256},   {"sm:l2.gather_sectors_per_cycle", 0.05, 8},
         {"sm:l2.one_sm.bytes_per_cycle", 4, 512},
         {"sm:l2.one_sm.gather_sectors_per_cycle", 0.05, 16},
-        {"sm:l2.latency", 80, 1000}};
+        {"sm:l2.latency", 80, 1000},         {"sm:const.cache_bytes", 512, 57344},
+        {"sm:const.idc_cycles", 0.25, 20},   {"sm:const.idc_fill_cycles", 1, 1000}};
     assert_int_equal(n, sizeof want / sizeof *want);
     for (size_t i = 0; i < n; i++) {
         assert_string_equal(r[i].probe->key, want[i].key);
@@ -74,6 +76,11 @@ static void test_gpu_memory(void **state)
             fail_msg("%s: %.3f %s, outside the plausible %g..%g", want[i].key, r[i].value,
                      r[i].probe->unit, want[i].lo, want[i].hi);
     }
+    /* sm_90's constant cache: 2 KB (benchmarks/results/const-cache-geom.txt) */
+    tmap_device_info info;
+    TMAP_CHECK(tmap_cuda_info(c, &info, err));
+    if (info.cc_major == 9 && info.cc_minor == 0)
+        assert_true(r[7].value == 2048);
     free(r);
     tmap_cuda_close(c);
 }

@@ -14,13 +14,19 @@ static void test_list(void **state)
     (void)state;
     size_t n = 0;
     const tmap_latency_memprobe *p = tmap_latency_memprobes(&n);
-    assert_int_equal(n, 7);
+    assert_int_equal(n, 10);
     for (size_t i = 0; i < n; i++) {
         assert_int_equal(strncmp(p[i].key, "sm:", 3), 0);
         assert_ptr_equal(tmap_latency_memprobe_find(p[i].key), &p[i]);
         assert_null(tmap_latency_find(p[i].key)); /* not a chain's opcode */
-        assert_true(p[i].bytes >= 8u << 20);
+        int constant = p[i].kind >= TMAP_MEM_CONST_LINES;
+        assert_true(constant ? p[i].bytes == 57344 : p[i].bytes >= 8u << 20);
+        assert_int_equal(constant, !strncmp(p[i].key, "sm:const.", 9));
     }
+    /* the constant probes: the capacity before the rates that need it */
+    assert_int_equal(p[7].kind, TMAP_MEM_CONST_LINES);
+    assert_int_equal(p[8].kind, TMAP_MEM_CONST_IDC);
+    assert_int_equal(p[9].kind, TMAP_MEM_CONST_FILL);
     /* the DRAM stream (which flushes the L2) comes first */
     assert_string_equal(p[0].key, "sm:dram.bytes_per_cycle");
     assert_non_null(tmap_latency_memprobe_find("sm:l2.bytes_per_cycle"));
@@ -105,9 +111,11 @@ static void test_ptx(void **state)
     (void)state;
     char *ptx = mem_ptx("sm_90");
     assert_non_null(strstr(ptx, ".target sm_90\n"));
-    const char *entries[] = {TMAP_MEM_ENTRY_LINK, TMAP_MEM_ENTRY_CHASE, TMAP_MEM_ENTRY_STREAM,
-                             TMAP_MEM_ENTRY_GATHER};
-    for (int i = 0; i < 4; i++) {
+    const char *entries[] = {TMAP_MEM_ENTRY_LINK,   TMAP_MEM_ENTRY_CHASE,
+                             TMAP_MEM_ENTRY_STREAM, TMAP_MEM_ENTRY_GATHER,
+                             TMAP_MEM_ENTRY_CCHASE, TMAP_MEM_ENTRY_CTPUT};
+    assert_non_null(strstr(ptx, ".const .align 4 .b32 " TMAP_MEM_CTAB "[14336];"));
+    for (int i = 0; i < 6; i++) {
         char want[64];
         snprintf(want, sizeof want, ".entry %s(", entries[i]);
         assert_non_null(strstr(ptx, want));
@@ -133,7 +141,8 @@ static void test_ptx(void **state)
 
 /* The SASS of each kernel holds the loads it claims: the chase's 8
  * dependent 64-bit L2 loads (.cg: STRONG.GPU) in its loop, the stream's
- * 128-bit ones, the gather's 32-bit ones. */
+ * 128-bit ones, the gather's 32-bit ones, the constant kernels' indexed
+ * reads of bank 3 (LDC, the constant cache: not turned into global loads). */
 static void test_sass(void **state)
 {
     (void)state;
@@ -164,6 +173,8 @@ static void test_sass(void **state)
         {TMAP_MEM_ENTRY_CHASE, "LDG.E.64.STRONG.GPU", 8},
         {TMAP_MEM_ENTRY_STREAM, "LDG.E.128.STRONG.GPU", 4},
         {TMAP_MEM_ENTRY_GATHER, "LDG.E ", 4},
+        {TMAP_MEM_ENTRY_CCHASE, "LDC R", 2},
+        {TMAP_MEM_ENTRY_CTPUT, "c[0x3][R", 4},
     };
     for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
         char head[80];
@@ -223,6 +234,65 @@ static void test_table(void **state)
     tmap_buf_free(&out);
 }
 
+/* const.fill's c1 on the H100's k = 32 windows of
+ * benchmarks/results/const-cache-tput.txt (cache 2048 bytes, c0 1.89): the
+ * fit written there, 34.15; windows within the cache take no part; none
+ * past it, 0. */
+static void test_idc_fill(void **state)
+{
+    (void)state;
+    const double w[] = {1024, 2560, 3072, 3584, 4096, 6144, 8192, 16384, 49152},
+                 y[] = {1.89, 3.17, 5.39, 7.82, 10.09, 16.97, 21.15, 28.18, 33.34};
+    double c1 = tmap_latency_idc_fill(w, y, 9, 2048, 1.89);
+    assert_true(c1 > 34.10 && c1 < 34.20);
+    assert_true(tmap_latency_idc_fill(w + 1, y + 1, 8, 2048, 1.89) == c1);
+    assert_true(tmap_latency_idc_fill(w, y, 1, 2048, 1.89) == 0);
+    /* exact: cycles = 2 + 30 m^2 */
+    double ex[3], wx[3] = {4096, 8192, 32768};
+    for (int i = 0; i < 3; i++)
+        ex[i] = 2 + 30 * (1 - 2048 / wx[i]) * (1 - 2048 / wx[i]);
+    c1 = tmap_latency_idc_fill(wx, ex, 3, 2048, 2);
+    assert_true(c1 > 29.999999 && c1 < 30.000001);
+}
+
+/* The constant probes' lines: the bytes whole, the rates to 2 places, what
+ * each measured; the model reads them. */
+static void test_const_table(void **state)
+{
+    (void)state;
+    tmap_device_info info = {0};
+    info.cc_major = 9;
+    tmap_latency_mem_result m[3] = {0};
+    m[0].probe = tmap_latency_memprobe_find("sm:const.cache_bytes");
+    m[0].ok = 1, m[0].value = 2048, m[0].amount = 32, m[0].lo = 49, m[0].hi = 119, m[0].reps = 5;
+    m[1].probe = tmap_latency_memprobe_find("sm:const.idc_cycles");
+    m[1].ok = 1, m[1].value = 1.8912, m[1].lo = 1.79, m[1].hi = 1.95, m[1].mhz = 1980;
+    m[1].blocks = 1056, m[1].threads = 256, m[1].passes = 64, m[1].reps = 5;
+    m[2].probe = tmap_latency_memprobe_find("sm:const.idc_fill_cycles");
+    m[2].ok = 1, m[2].value = 34.153, m[2].lo = 1.89, m[2].hi = 2048, m[2].amount = 8;
+    m[2].mhz = 1980, m[2].reps = 5;
+    tmap_buf out = {0};
+    tmap_latency_table_format(&info, "2026-01-01", NULL, 0, m, 3, NULL, &out);
+    const char *t = out.data, *want[] = {
+        "\nsm:const.cache_bytes\t2048\t-\tmeasured: one thread's chain",
+        "49.0 cycles an access at one line, 119.0 at 896; 32 lines of 64",
+        "\nsm:const.idc_cycles\t1.89\t-\tmeasured: every SM",
+        "1056 blocks of 256 threads, 4 ld.const.u32 chains a thread, 64",
+        "\nsm:const.idc_fill_cycles\t34.15\t-\tmeasured:",
+        "8 windows of 1.25 to 24 times the cache (2048 bytes)"};
+    for (size_t i = 0; i < sizeof want / sizeof *want; i++)
+        if (!strstr(t, want[i]))
+            fail_msg("not in the table: %s\n%s", want[i], t);
+    tmap_lat_table *back = NULL;
+    TMAP_CHECK(tmap_lat_parse(t, strlen(t), "written", &back, err));
+    double l2 = 0;
+    tmap_sm_params p = {0};
+    tmap_sm_table_params(back, &l2, &p);
+    assert_true(p.const_cache_bytes == 2048 && p.idc_cycles == 1.89 && p.idc_fill_cycles == 34.15);
+    tmap_lat_free(back);
+    tmap_buf_free(&out);
+}
+
 /* What the SM model takes from a table: the random chase's L2 latency
  * before the one word's, the L2's bandwidth and rate of gathered sectors. */
 static void test_model_params(void **state)
@@ -257,6 +327,7 @@ int main(void)
         cmocka_unit_test(test_span),  cmocka_unit_test(test_cycle),
         cmocka_unit_test(test_ptx),   cmocka_unit_test(test_sass),
         cmocka_unit_test(test_table), cmocka_unit_test(test_model_params),
+        cmocka_unit_test(test_idc_fill), cmocka_unit_test(test_const_table),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

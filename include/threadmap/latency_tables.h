@@ -165,9 +165,18 @@ int tmap_latency_check(double t_short, double t_long, double *per_step, char *no
  * span of the launch by %globaltimer (ns, last block's end - first block's
  * start) times the SM clock measured in the same launch (median over the
  * blocks of their clock64 / globaltimer ratio).
+ *   const.lines  one thread, a chain of ld.const.u32 cycling through N words
+ *           64 bytes apart: the constant cache's bytes, the most N whose
+ *           access stays within 5% of N = 1's cycles, times 64
+ *   const.idc, const.fill  every SM, 8 blocks of 256 threads, each thread 4
+ *           chains of ld.const.u32, 32 distinct random words a request in a
+ *           window of S bytes: SM cycles per address; idc, their mean over
+ *           S = C/4 .. C (C: the capacity); fill, c1 of (cycles - idc) =
+ *           c1 m^2, m = 1 - C / S, over S = 1.25 C .. 24 C (at most 56 KB)
  */
 typedef enum tmap_memprobe_kind {
-    TMAP_MEM_CHASE, TMAP_MEM_STREAM, TMAP_MEM_GATHER
+    TMAP_MEM_CHASE, TMAP_MEM_STREAM, TMAP_MEM_GATHER,
+    TMAP_MEM_CONST_LINES, TMAP_MEM_CONST_IDC, TMAP_MEM_CONST_FILL
 } tmap_memprobe_kind;
 
 typedef struct tmap_latency_memprobe {
@@ -198,7 +207,11 @@ typedef struct tmap_latency_mem_result {
                             extra time (medians) */
     double mhz;          /* the SM clock measured meanwhile */
     double spread;       /* (max - min) / median of the launches' values */
-    unsigned blocks, threads, passes; /* stream and gather: the launch */
+    unsigned blocks, threads, passes; /* stream, gather, const.idc and
+                                         const.fill: the launch */
+    double lo, hi;       /* const.lines: cycles an access at one line and at
+                            the table's 896; const.idc: the windows' least and
+                            most; const.fill: the idc it took, and C */
     int reps;
     char note[200];      /* why it is suspect (when !ok) */
 } tmap_latency_mem_result;
@@ -213,6 +226,11 @@ tmap_status tmap_latency_measure_memory(tmap_cuda *c, const tmap_latency_measure
 /* amount / (ns x mhz / 1000 x nsms): per SM cycle per SM (0 when any of
  * ns, mhz, nsms is not positive). */
 double tmap_latency_per_sm_cycle(double amount, double ns, double mhz, int nsms);
+/* const.fill's c1: least squares of cycles[i] - c0 = c1 m_i^2 over n
+ * windows, m_i = 1 - cache_bytes / window[i] (0 when no window exceeds the
+ * cache). */
+double tmap_latency_idc_fill(const double *window, const double *cycles, size_t n,
+                             double cache_bytes, double c0);
 
 /* From per-block records of 4 u64 {globaltimer start, end, clock64 start,
  * end} (rec[4 * k + i]): *ns = the latest end - the earliest start and
