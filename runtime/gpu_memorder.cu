@@ -43,6 +43,7 @@
 #include <cub/device/device_select.cuh>
 #include <cuda_runtime.h>
 
+#include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -637,11 +638,15 @@ __device__ unsigned children(const unsigned *rowptr, const unsigned *col, const 
  * from the far vertex, which decides whether this root is the one (the
  * host discards the numbering where it is not).  A block's part of the
  * sweep's level runs between its publishing in (A) and its wait for the
- * blocks before it.  The kernel runs until both are done. */
+ * blocks before it.  The kernel runs until both are done.
+ *
+ * levels UINT_MAX: the levels are not known (no search from the root ran
+ * before); the numbering runs until a level has no children, and writes
+ * that level's number and bounds [lo, hi) to ends[0..3). */
 __global__ void __launch_bounds__(PT, 2)
     coop_number_kernel(const unsigned *rowptr, const unsigned *col, const unsigned *deg,
                        unsigned *q, unsigned at, unsigned levels, unsigned base, unsigned *seen,
-                       unsigned *parent, unsigned *off, u64 *tot, sweep_state sw)
+                       unsigned *parent, unsigned *off, u64 *tot, sweep_state sw, unsigned *ends)
 {
     typedef cub::BlockScan<unsigned, PT> scan_t;
     typedef cub::BlockReduce<unsigned, PT> reduce_t;
@@ -660,8 +665,8 @@ __global__ void __launch_bounds__(PT, 2)
     if (blockIdx.x == 0 && threadIdx.x == 0 && levels)
         number_row(rowptr, col, q[at], at, base, base + 1, seen, parent);
     grid.sync();
-    for (unsigned level = 0; level < levels || sweeping; level++) {
-        bool numbering = level < levels; /* both grid-uniform */
+    for (unsigned level = 0; (level < levels && hi > lo) || sweeping; level++) {
+        bool numbering = level < levels && hi > lo; /* both grid-uniform */
         unsigned t = base + level + 1, size = numbering ? hi - lo : 0;
         unsigned chunk = (size + gridDim.x - 1) / gridDim.x;
         volatile u64 *mine = word + (level & 1) * gridDim.x;
@@ -739,6 +744,8 @@ __global__ void __launch_bounds__(PT, 2)
             __syncthreads();
             all = sh_sum;
             __syncthreads(); /* sh_sum and sh.reduce are used again */
+            if (!all && blockIdx.x == 0 && threadIdx.x == 0) /* level was the last */
+                ends[0] = level, ends[1] = lo, ends[2] = hi;
             lo = hi, hi += all;
         }
         if (sweeping)
@@ -753,6 +760,8 @@ struct rcm {
     unsigned *deg, *seen, *parent, *cm, *queue, *count, *ids, *bound;
     unsigned *sseen; /* the sweeps' stamps (seen: the numbering's), NUMBERED marked in both */
     unsigned *lvl, *off;        /* the cooperative kernels': level sizes [n + 2], offsets [n] */
+    unsigned *last;             /* an open numbering's last level and its bounds [3] */
+    unsigned open_ecc, open_lo, open_hi; /* the same, read back */
     u64 *tot;                   /* the numbering's blocks' counts [2 x grid_number] */
     unsigned grid_search, grid_number; /* their grids (blocks), 0: the launches per level */
     unsigned sms;
@@ -949,8 +958,10 @@ bool fusable(const rcm &r) { return coop_number(r) && r.grid_search; }
  * sizes known from the root's search (hb, ecc), so that nothing waits:
  * each level expanded, then sorted; or one cooperative kernel.  With far
  * (not EMPTY; fusable only), the search from far runs in the same kernel:
- * its bounds into shb, its last level *secc.  *reached: the vertices
- * numbered. */
+ * its bounds into shb, its last level *secc.  hb NULL (coop_number only,
+ * far EMPTY): no search ran from root, the kernel finds its levels (r.
+ * open_ecc, the last's bounds r.open_lo, r.open_hi).  *reached: the
+ * vertices numbered. */
 cudaError_t number(rcm &r, unsigned root, unsigned at, const unsigned *hb, unsigned ecc,
                    unsigned far, unsigned *shb, unsigned *secc, unsigned *reached)
 {
@@ -974,14 +985,24 @@ cudaError_t number(rcm &r, unsigned root, unsigned at, const unsigned *hb, unsig
                 return e;
             sw = sweep_state{r.queue, r.bound, r.lvl, r.sseen, r.count + 2, r.sbase};
         }
+        unsigned levels = hb ? ecc : UINT_MAX;
         void *args[] = {(void *)&r.rowptr, (void *)&r.col, (void *)&r.deg, (void *)&q,
-                        (void *)&at, (void *)&ecc, (void *)&r.base, (void *)&r.seen,
-                        (void *)&r.parent, (void *)&r.off, (void *)&r.tot, (void *)&sw};
+                        (void *)&at, (void *)&levels, (void *)&r.base, (void *)&r.seen,
+                        (void *)&r.parent, (void *)&r.off, (void *)&r.tot, (void *)&sw,
+                        (void *)&r.last};
         if ((e = cudaLaunchCooperativeKernel((const void *)coop_number_kernel, r.grid_number, PT,
                                              args, 0, r.s)) != cudaSuccess)
             return e;
+        if (!hb) { /* open: its levels read back */
+            if ((e = cudaMemcpyAsync(r.host, r.last, 12, cudaMemcpyDeviceToHost, r.s)) !=
+                    cudaSuccess ||
+                (e = cudaStreamSynchronize(r.s)) != cudaSuccess)
+                return e;
+            r.open_ecc = r.host[0], r.open_lo = r.host[1], r.open_hi = r.host[2];
+            ecc = r.open_ecc;
+        }
         r.base += ecc + 2;
-        *reached = hb[ecc + 1];
+        *reached = hb ? hb[ecc + 1] : r.open_hi - at;
         if (far == EMPTY)
             return cudaSuccess;
         if ((e = read_u32(r, sw.ecc, secc)) != cudaSuccess)
@@ -1016,7 +1037,8 @@ cudaError_t timed_number(rcm &r, unsigned root, unsigned at, const unsigned *hb,
     if (e == cudaSuccess && (e = number(r, root, at, hb, ecc, far, shb, secc, reached)) ==
         cudaSuccess && (e = tock(r, r.steps ? &r.steps->number_ms : NULL)) == cudaSuccess &&
         r.steps) {
-        unsigned levels = ecc;                   /* the root's, then a barrier each */
+        unsigned levels = hb ? ecc : r.open_ecc + 1; /* the root's, then a barrier each
+                                                         (open: the last level's too) */
         if (far != EMPTY && *secc + 1 > levels) /* the sweep beside it, a barrier a level */
             levels = *secc + 1;
         r.steps->number_barriers += 1 + levels;
@@ -1030,20 +1052,38 @@ cudaError_t timed_number(rcm &r, unsigned root, unsigned at, const unsigned *hb,
 /* A component from start, as tmap_memre_rcm: George and Liu's
  * pseudo-peripheral search (move to the least-degree vertex of the last
  * level while the eccentricity grows), then the numbering from the root
- * found.  Where the numbering is one cooperative kernel, each sweep after
- * the first runs inside the numbering's kernel from the current root: the
- * numbering is kept when that sweep does not grow the eccentricity (the
- * root is then the one), else discarded (its parents' labels reset) and
- * the next root numbered beside the next sweep.  The same searches, the
- * same root, the same order; a sweep's pass of barriers fewer (on a
- * stencil, the second sweep only confirms the first root).  *ecc: the
- * root's last level. */
+ * found.  Where the numbering is one cooperative kernel, start is numbered
+ * at once (a BFS: its levels are start's search's), then the sweep from
+ * its last level's least vertex runs alone; every later sweep runs inside
+ * the numbering's kernel from the current root.  A numbering is kept when
+ * the sweep after it does not grow the eccentricity (the root is then the
+ * one), else discarded (its parents' labels reset) and the next root
+ * numbered beside the next sweep.  The same searches, the same root, the
+ * same order; on a stencil from a corner, one numbering and one sweep,
+ * where the search first would take two sweeps' passes of barriers.
+ * *ecc: the root's last level. */
 cudaError_t component(rcm &r, unsigned start, unsigned at, unsigned *reached, unsigned *ecc)
 {
     unsigned root = start, far, ecc_far, next, *mine = r.hb[0], *other = r.hb[1];
-    cudaError_t e = timed_search(r, root, mine, ecc);
-    if (e == cudaSuccess)
+    cudaError_t e;
+    if (fusable(r)) { /* numbered from start at once, its levels its search's */
+        if ((e = timed_number(r, root, at, NULL, 0, EMPTY, NULL, NULL, reached)) != cudaSuccess ||
+            (e = timed_least(r, r.cm, r.open_lo, r.open_hi, &far)) != cudaSuccess)
+            return e;
+        *ecc = r.open_ecc;
+        if (far == root ||
+            (e = timed_search(r, far, other, &ecc_far)) != cudaSuccess || ecc_far <= *ecc)
+            return e; /* numbered from start */
+        unparent_kernel<<<blocks_for(*reached), THREADS, 0, r.s>>>(r.cm + at, *reached, r.parent);
+        if (r.steps)
+            r.steps->discarded++;
+        if ((e = timed_least(r, r.queue, other[ecc_far], other[ecc_far + 1], &next)) !=
+            cudaSuccess)
+            return e;
+        root = far, *ecc = ecc_far, far = next, mine = other, other = r.hb[0];
+    } else if ((e = timed_search(r, root, mine, ecc)) == cudaSuccess) {
         e = timed_least(r, r.queue, mine[*ecc], mine[*ecc + 1], &far);
+    }
     while (e == cudaSuccess && far != root) {
         if (fusable(r)) {
             if ((e = timed_number(r, root, at, mine, *ecc, far, other, &ecc_far, reached)) !=
@@ -1456,6 +1496,7 @@ extern "C" tmap_status tmap_gpu_memre_rcm_timed(uint64_t rowptr, uint64_t col, s
         r.count = c.take<unsigned>(3), r.best = c.take<u64>(1);
         r.lvl = c.take<unsigned>(r.grid_search ? n + 2 : 0);
         r.off = c.take<unsigned>(r.grid_number ? n : 0);
+        r.last = c.take<unsigned>(3);
         r.tot = c.take<u64>(2 * (size_t)r.grid_number);
         r.temp_bytes = 0; /* the isolated vertices' selection's (the sorts': sort_scratch) */
         cudaError_t x = cub::DeviceSelect::Flagged(NULL, r.temp_bytes, r.ids, flag, r.cm, r.count,

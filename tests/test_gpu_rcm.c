@@ -124,15 +124,15 @@ static void grid3d(void **state)
     graph g = from_edges(N, (const uint32_t (*)[2])e, m);
     tmap_gpu_rcm_steps st;
     same_steps(c, &g, "a relabeled 40^3 grid", &st);
-    /* from a corner: the far corner's sweep confirms the root, inside the
-     * numbering's kernel where both are cooperative; 3 x 39 + 1 levels */
+    /* from a corner: numbered at once where both are cooperative, then the
+     * far corner's sweep confirms the root; 3 x 39 + 1 levels */
     assert_int_equal(st.components, 1);
     assert_int_equal(st.levels, 3 * (S - 1) + 1);
     if (st.coop_sweeps && st.coop_number) {
-        assert_int_equal(st.sweeps, 1), assert_int_equal(st.fused_sweeps, 1);
+        assert_int_equal(st.sweeps, 1), assert_int_equal(st.fused_sweeps, 0);
         assert_int_equal(st.discarded, 0);
         assert_int_equal(st.sweep_barriers, 3 * (S - 1) + 1);
-        assert_int_equal(st.sweep_vertices, N), assert_int_equal(st.fused_vertices, N);
+        assert_int_equal(st.sweep_vertices, N), assert_int_equal(st.fused_vertices, 0);
         assert_int_equal(st.number_vertices, N);
         assert_true(st.barrier_us > 0 && st.copy_gbs > 0 && st.floor_number_ms > 0);
     } else {
@@ -266,11 +266,11 @@ static void bounded_rows(void **state)
  * 2L + 1 vertices with a pendant s on its middle, s the least label of
  * its component (the start, degree 1).  From s the last level is the two
  * ends (eccentricity L + 1); from the least-labelled end it is 2L, so the
- * numbering from s that ran beside that sweep is discarded and the end
- * numbered beside the sweep from the other end, which confirms it.  Six
- * such components of different L (1 to 600: L = 1 has 2L = L + 1, no
- * discard), isolated vertices between them, the path's labels shuffled
- * within the component (s kept least). */
+ * numbering from s (at once, where both are cooperative) is discarded
+ * after that end's sweep, and the end numbered beside the sweep from the
+ * other end, which confirms it.  Six such components of different L (1 to
+ * 600: L = 1 has 2L = L + 1, no discard), isolated vertices between them,
+ * the path's labels shuffled within the component (s kept least). */
 static void discarded(void **state)
 {
     tmap_cuda *c = test_gpu_open();
@@ -290,9 +290,9 @@ static void discarded(void **state)
     tmap_gpu_rcm_steps st;
     same_steps(c, &g, "paths with a pendant on the middle", &st);
     if (st.coop_sweeps && st.coop_number) {
-        assert_int_equal(st.discarded, 5);           /* every L > 1 */
-        assert_int_equal(st.fused_sweeps, 5 + 5 + 1); /* L = 1: s's far end confirms s */
-        assert_int_equal(st.sweeps, 6);
+        assert_int_equal(st.discarded, 5); /* every L > 1 */
+        assert_int_equal(st.sweeps, 6);    /* each s's far end, alone (L = 1: it confirms s) */
+        assert_int_equal(st.fused_sweeps, 5); /* the other end, beside the end's numbering */
     }
     graph_free(&g), free(e);
     tmap_cuda_close(c);
