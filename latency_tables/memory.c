@@ -2,7 +2,8 @@
  * memory.c -- runs the memory probes (threadmap/latency_tables.h): the DRAM
  * and L2 bandwidth, the L2's throughput of gathered sectors and the DRAM
  * and L2 latency of a dependent load, the constant cache's size and its
- * cycles per address under load, each the median of `reps` launches,
+ * cycles per address under load, the L1's room for local rows, each the
+ * median of `reps` launches,
  * self-checked against each other and the DRAM's peak.
  */
 #include <math.h>
@@ -39,6 +40,9 @@ static const tmap_latency_memprobe memprobes[] = {
     {"sm:const.idc_fill_cycles", TMAP_MEM_CONST_FILL, TMAP_MEM_CTAB_WORDS * 4,
      "SM cycles per distinct address, times m^2",
      "every SM, 32 distinct random constant words a request in windows past the cache", 0},
+    {"sm:l1.local_bytes", TMAP_MEM_L1_LOCAL, TMAP_MEM_LOCAL_THREADS * TMAP_MEM_LROW_BYTES,
+     "bytes", "one block of 4 warps sweeps its lanes' local rows: the most bytes that all hit",
+     0},
 };
 enum { NPROBES = sizeof memprobes / sizeof memprobes[0] };
 
@@ -107,7 +111,7 @@ void tmap_latency_cycle(uint32_t *next, uint32_t n, uint64_t seed)
 typedef struct mem_gpu {
     tmap_cuda *cuda;
     tmap_device_info info;
-    tmap_kernel *link, *chase, *stream, *gather, *cchase, *ctput;
+    tmap_kernel *link, *chase, *stream, *gather, *cchase, *ctput, *lsweep;
     uint64_t big, strm, next, out; /* the 1 GiB chase; the DRAM stream's buffer (its
                                       start: the L2 probes'); next[]; records */
     unsigned blocks;                /* stream and gather: nsms x blocks per SM */
@@ -131,6 +135,7 @@ static tmap_status load_kernels(mem_gpu *g, tmap_error *err)
     if (!st) st = tmap_kernel_load(g->cuda, ptx.data, TMAP_MEM_ENTRY_GATHER, &g->gather, err);
     if (!st) st = tmap_kernel_load(g->cuda, ptx.data, TMAP_MEM_ENTRY_CCHASE, &g->cchase, err);
     if (!st) st = tmap_kernel_load(g->cuda, ptx.data, TMAP_MEM_ENTRY_CTPUT, &g->ctput, err);
+    if (!st) st = tmap_kernel_load(g->cuda, ptx.data, TMAP_MEM_ENTRY_LSWEEP, &g->lsweep, err);
     tmap_buf_free(&ptx);
     return st;
 }
@@ -185,7 +190,7 @@ static void close_gpu(mem_gpu *g)
 {
     tmap_kernel_free(g->link), tmap_kernel_free(g->chase);
     tmap_kernel_free(g->stream), tmap_kernel_free(g->gather);
-    tmap_kernel_free(g->cchase), tmap_kernel_free(g->ctput);
+    tmap_kernel_free(g->cchase), tmap_kernel_free(g->ctput), tmap_kernel_free(g->lsweep);
     const uint64_t bufs[4] = {g->big, g->strm, g->next, g->out};
     for (int i = 0; i < 4; i++)
         if (bufs[i])
@@ -380,30 +385,40 @@ static tmap_status const_chase(mem_gpu *g, uint32_t n, double *cycles, double *v
     return st;
 }
 
-/* const.lines: doubling N from 1 until an access costs 5% more than at
- * N = 1, then bisecting; the value is the most N that hits, in bytes. */
+/* The cost of an access at size n (cycles; v: scratch of reps). */
+typedef tmap_status (*step_cost)(mem_gpu *g, uint32_t n, double *cycles, double *v,
+                                 tmap_error *err);
+
+/* Where `cost` steps up: n doubled from `first` until an access costs 5%
+ * more than at first, then bisected; *lo: the most n within 5% (*hi: the
+ * least beyond, 0 when none up to `most`), *hit: the cost at first, *far:
+ * at most. */
+static tmap_status step_find(mem_gpu *g, step_cost cost, uint32_t first, uint32_t most,
+                             uint32_t *lo, uint32_t *hi, double *hit, double *far, double *v,
+                             tmap_error *err)
+{
+    double c = 0;
+    *lo = first, *hi = 0;
+    tmap_status st = cost(g, first, hit, v, err);
+    for (uint32_t n = 2 * first; !st && !*hi && *lo < most; n = 2 * *lo < most ? 2 * *lo : most) {
+        st = cost(g, n, &c, v, err);
+        *(c > 1.05 * *hit ? hi : lo) = n;
+    }
+    while (!st && *hi && *hi - *lo > 1) {
+        uint32_t mid = *lo + (*hi - *lo) / 2;
+        st = cost(g, mid, &c, v, err);
+        *(c > 1.05 * *hit ? hi : lo) = mid;
+    }
+    return st ? st : cost(g, most, far, v, err);
+}
+
+/* const.lines: the most lines of a cycle that still hit, in bytes. */
 static tmap_status run_const_lines(mem_gpu *g, tmap_latency_mem_result *r, double *v,
                                    tmap_error *err)
 {
-    uint32_t most = TMAP_MEM_CTAB_WORDS * 4 / TMAP_MEM_CONST_LINE, lo = 1, hi = 0;
-    double hit = 0, c = 0;
-    tmap_status st = const_chase(g, 1, &hit, v, err);
-    for (uint32_t n = 2; !st && !hi && lo < most; n = 2 * lo < most ? 2 * lo : most) {
-        st = const_chase(g, n, &c, v, err);
-        if (c > 1.05 * hit)
-            hi = n;
-        else
-            lo = n;
-    }
-    while (!st && hi && hi - lo > 1) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        st = const_chase(g, mid, &c, v, err);
-        if (c > 1.05 * hit)
-            hi = mid;
-        else
-            lo = mid;
-    }
-    if (!st) st = const_chase(g, most, &r->hi, v, err);
+    uint32_t most = TMAP_MEM_CTAB_WORDS * 4 / TMAP_MEM_CONST_LINE, lo, hi;
+    double hit = 0;
+    tmap_status st = step_find(g, const_chase, 1, most, &lo, &hi, &hit, &r->hi, v, err);
     if (st)
         return st;
     r->lo = hit, r->amount = lo, r->reps = g->reps;
@@ -515,6 +530,51 @@ static tmap_status run_const_fill(mem_gpu *g, tmap_latency_mem_result *r, double
     return TMAP_OK;
 }
 
+/* ------------------------------------------------- the L1's local rows */
+
+/* Cycles an access of the block's sweep of `words` words a thread (its
+ * slowest warp's): the median of reps launches. */
+static tmap_status local_sweep(mem_gpu *g, uint32_t words, double *cycles, double *v,
+                               tmap_error *err)
+{
+    uint32_t passes = TMAP_MEM_LOCAL_PASSES, zero = 0;
+    uint64_t rec[TMAP_MEM_LOCAL_THREADS / 32];
+    void *args[4] = {&g->out, &words, &passes, &zero};
+    tmap_launch l = {{1, 1, 1}, {TMAP_MEM_LOCAL_THREADS, 1, 1}, 0, args, 4};
+    tmap_status st = TMAP_OK;
+    for (int i = 0; !st && i < g->reps; i++) {
+        st = tmap_kernel_run(g->lsweep, &l, err);
+        if (!st) st = tmap_cuda_download(g->cuda, rec, g->out, sizeof rec, err);
+        double most = 0;
+        for (size_t w = 0; !st && w < sizeof rec / sizeof *rec; w++)
+            most = fmax(most, (double)rec[w]);
+        v[i] = most / ((double)passes * words);
+    }
+    *cycles = st ? 0 : tmap_median(v, (size_t)g->reps);
+    return st;
+}
+
+/* l1.local: the most rows' bytes (128 threads x words x 4) that all hit,
+ * from 16 words (8 KB of rows). */
+static tmap_status run_l1_local(mem_gpu *g, tmap_latency_mem_result *r, double *v,
+                                tmap_error *err)
+{
+    uint32_t lo, hi;
+    double hit = 0;
+    tmap_status st = step_find(g, local_sweep, 16, TMAP_MEM_LROW_BYTES / 4, &lo, &hi, &hit,
+                               &r->hi, v, err);
+    if (st)
+        return st;
+    r->lo = hit, r->amount = lo, r->reps = g->reps;
+    r->blocks = 1, r->threads = TMAP_MEM_LOCAL_THREADS, r->passes = TMAP_MEM_LOCAL_PASSES;
+    r->value = (double)lo * 4 * TMAP_MEM_LOCAL_THREADS;
+    r->ok = hi && hit > 0 && r->hi > 1.3 * hit;
+    if (!r->ok)
+        snprintf(r->note, sizeof r->note, "an access took %.1f cycles at 8 KB of rows and %.1f "
+                 "at %u: no step", hit, r->hi, TMAP_MEM_LOCAL_THREADS * TMAP_MEM_LROW_BYTES);
+    return TMAP_OK;
+}
+
 static tmap_status run_probe(mem_gpu *g, tmap_latency_mem_result *r, double *v, tmap_error *err)
 {
     switch (r->probe->kind) {
@@ -522,6 +582,7 @@ static tmap_status run_probe(mem_gpu *g, tmap_latency_mem_result *r, double *v, 
     case TMAP_MEM_CONST_LINES: return run_const_lines(g, r, v, err);
     case TMAP_MEM_CONST_IDC: return run_const_idc(g, r, v, err);
     case TMAP_MEM_CONST_FILL: return run_const_fill(g, r, v, err);
+    case TMAP_MEM_L1_LOCAL: return run_l1_local(g, r, v, err);
     default: return run_throughput(g, r, v, err);
     }
 }
@@ -590,10 +651,11 @@ static void report_mem(const tmap_latency_measure_opts *o, size_t i, size_t tota
     if (!o || !o->progress)
         return;
     char line[400];
-    if (r->ok && r->probe->kind == TMAP_MEM_CONST_LINES)
+    if (r->ok && (r->probe->kind == TMAP_MEM_CONST_LINES || r->probe->kind == TMAP_MEM_L1_LOCAL))
         snprintf(line, sizeof line, "%s: %.0f %s (%.1f cycles an access within, %.1f past)",
                  r->probe->key, r->value, r->probe->unit, r->lo, r->hi);
-    else if (r->ok && r->probe->kind >= TMAP_MEM_CONST_IDC)
+    else if (r->ok && (r->probe->kind == TMAP_MEM_CONST_IDC ||
+                       r->probe->kind == TMAP_MEM_CONST_FILL))
         snprintf(line, sizeof line, "%s: %.2f %s (%.0f MHz)", r->probe->key, r->value,
                  r->probe->unit, r->mhz);
     else if (r->ok)

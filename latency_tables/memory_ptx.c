@@ -11,6 +11,10 @@
  *   tmap_mem_cchase  one thread: a chain of ld.const.u32 cycling through n
  *                    words `stride` words apart in tmap_mem_ctab, 2n + 64
  *                    steps untimed, then `iters` between two %clock64 reads
+ *   tmap_mem_lsweep  one block: each thread fills `words` words of its local
+ *                    row, sweeps it once untimed, then `passes` times
+ *                    between two %clock64 reads (a chain through x & zero),
+ *                    each warp's first thread recording its cycles
  *   tmap_mem_ctput   every thread: 4 independent ld.const.u32 chains, lane l
  *                    of a request at a hashed word of `words` shared by the
  *                    lanes l mod k (k distinct addresses a request), records
@@ -186,6 +190,68 @@ static const char gather_ptx[] =
     "    setp.lt.u32 %p, %it, %iters;\n"
     "    @%p bra $Lround;\n" TIMED_END;
 
+/* out[warp] = the warp's cycles of the timed passes (u64); out + 64 +
+ * 4 tid: the thread's last value.  Local words interleave by lane (word i
+ * of a warp's 32 lanes is one 128-byte line), so the block's rows take
+ * 128 x 4 words bytes of the L1. */
+static const char lsweep_ptx[] =
+    ".visible .entry " TMAP_MEM_ENTRY_LSWEEP "(.param .u64 out, .param .u32 words, .param .u32 passes,\n"
+    "                                  .param .u32 zero)\n"
+    "{\n"
+    "    .local .align 4 .b8 row[" TMAP_MEM_LROW_BYTES_S "];\n"
+    "    .reg .b64 %out, %base, %a, %c0, %c1;\n"
+    "    .reg .b32 %x, %i, %n, %k, %np, %z, %t, %me;\n"
+    "    .reg .pred %p, %lead;\n"
+    "    ld.param.u64 %out, [out];\n"
+    "    cvta.to.global.u64 %out, %out;\n"
+    "    ld.param.u32 %n, [words];\n"
+    "    ld.param.u32 %z, [zero];\n"
+    "    mov.u32 %me, %tid.x;\n"
+    "    mov.u64 %base, row;\n"
+    "    mov.u32 %x, 0;\n"
+    "    mov.u32 %i, 0;\n"
+    "$Lfill:\n"
+    "    mul.wide.u32 %a, %i, 4;\n"
+    "    add.s64 %a, %base, %a;\n"
+    "    st.local.u32 [%a], %x;\n"
+    "    add.u32 %i, %i, 1;\n"
+    "    setp.lt.u32 %p, %i, %n;\n"
+    "    @%p bra $Lfill;\n"
+    "    ld.param.u32 %np, [passes];\n"
+    "    add.u32 %k, %np, 1;\n"
+    "$Lpass:\n"
+    "    setp.eq.u32 %p, %k, %np;\n"
+    "    @!%p bra $Lsweep;\n"
+    "    bar.sync 0;\n"
+    "    mov.u64 %c0, %clock64;\n"
+    "$Lsweep:\n"
+    "    mov.u32 %i, 0;\n"
+    "$Lword:\n"
+    "    and.b32 %t, %x, %z;\n"
+    "    add.u32 %t, %t, %i;\n"
+    "    mul.wide.u32 %a, %t, 4;\n"
+    "    add.s64 %a, %base, %a;\n"
+    "    ld.local.u32 %x, [%a];\n"
+    "    add.u32 %i, %i, 1;\n"
+    "    setp.lt.u32 %p, %i, %n;\n"
+    "    @%p bra $Lword;\n"
+    "    sub.u32 %k, %k, 1;\n"
+    "    setp.ne.u32 %p, %k, 0;\n"
+    "    @%p bra $Lpass;\n"
+    "    mov.u64 %c1, %clock64;\n"
+    "    sub.s64 %c1, %c1, %c0;\n"
+    "    and.b32 %t, %me, 31;\n"
+    "    setp.eq.u32 %lead, %t, 0;\n"
+    "    shr.u32 %t, %me, 5;\n"
+    "    mul.wide.u32 %a, %t, 8;\n"
+    "    add.s64 %a, %out, %a;\n"
+    "    @%lead st.global.u64 [%a], %c1;\n"
+    "    mul.wide.u32 %a, %me, 4;\n"
+    "    add.s64 %a, %out, %a;\n"
+    "    st.global.u32 [%a+64], %x;\n"
+    "    ret;\n"
+    "}\n\n";
+
 /* The constant table: 56 KB of the 64 KB a module may hold. */
 static const char ctab_ptx[] =
     ".const .align 4 .b32 " TMAP_MEM_CTAB "[" TMAP_MEM_CTAB_WORDS_S "];\n\n";
@@ -296,6 +362,7 @@ tmap_status tmap_latency_mem_ptx(const char *arch, tmap_buf *out, tmap_error *er
     tmap_buf_puts(out, chase_ptx);
     tmap_buf_puts(out, stream_ptx);
     tmap_buf_puts(out, gather_ptx);
+    tmap_buf_puts(out, lsweep_ptx);
     tmap_buf_puts(out, ctab_ptx);
     tmap_buf_puts(out, cchase_ptx);
     tmap_buf_puts(out, ctput_ptx);

@@ -46,6 +46,8 @@ tmap_status tmap_latency_mem_ptx(const char *arch, tmap_buf *out, tmap_error *er
 #define TMAP_MEM_ENTRY_GATHER "tmap_mem_gather"
 #define TMAP_MEM_ENTRY_CCHASE "tmap_mem_cchase"
 #define TMAP_MEM_ENTRY_CTPUT "tmap_mem_ctput"
+#define TMAP_MEM_ENTRY_LSWEEP "tmap_mem_lsweep"
+#define TMAP_MEM_LROW_BYTES_S "4096"     /* the local sweep's row per thread, at most */
 #define TMAP_MEM_CTAB "tmap_mem_ctab"    /* the constant probes' table ... */
 #define TMAP_MEM_CTAB_WORDS_S "14336"    /* ... of 14336 words (56 KB) */
 enum {
@@ -61,7 +63,10 @@ enum {
     TMAP_MEM_CONST_BLOCK = 256,  /* the constant throughput: threads per block ... */
     TMAP_MEM_CONST_BLOCKS_PER_SM = 8, /* ... and blocks per SM (at most) */
     TMAP_MEM_CONST_K = 32,       /* ... distinct words a request ... */
-    TMAP_MEM_CONST_ROUNDS = 64   /* ... and rounds of 4 requests a thread */
+    TMAP_MEM_CONST_ROUNDS = 64,  /* ... and rounds of 4 requests a thread */
+    TMAP_MEM_LROW_BYTES = 4096,  /* the local sweep: a thread's row, at most ... */
+    TMAP_MEM_LOCAL_THREADS = 128, /* ... in one block of 4 warps ... */
+    TMAP_MEM_LOCAL_PASSES = 8    /* ... sweeping its row this often, timed */
 };
 
 /* Formats results as the latency table (header comments, opcode lines of

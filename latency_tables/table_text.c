@@ -212,6 +212,11 @@ static void put_mem_source(tmap_buf *out, const tmap_latency_mem_result *m)
                         "(%.0f bytes), at most the table's %d: (cycles - %.2f) = c1 m^2, "
                         "m = 1 - cache / window, c1 by least squares, at %.0f MHz",
                         m->amount, m->hi, TMAP_MEM_CTAB_WORDS * 4, m->lo, m->mhz);
+    else if (p->kind == TMAP_MEM_L1_LOCAL)
+        tmap_buf_printf(out, "%u threads, ld.local.u32 chains, %u passes, median of %d: %.1f "
+                        "cycles an access at 8 KB of rows, %.1f at %d; %.0f words a thread "
+                        "within 5%% of 8 KB's", m->threads, m->passes, m->reps, m->lo, m->hi,
+                        TMAP_MEM_LOCAL_THREADS * TMAP_MEM_LROW_BYTES, m->amount);
     else if (p->kind == TMAP_MEM_CHASE)
         tmap_buf_printf(out, "ld.global.cg.u64, %d vs %d steps, median of %d: %.0f cycles "
                         "more = %.0f ns (globaltimer) at %.0f MHz",
@@ -237,7 +242,8 @@ static void put_mem_results(tmap_buf *out, const tmap_latency_mem_result *m, siz
         }
         tmap_memprobe_kind k = m[i].probe->kind;
         tmap_buf_printf(out, "%s\t%.*f\t-\t", m[i].probe->key,
-                        k == TMAP_MEM_CONST_LINES ? 0 : k == TMAP_MEM_CHASE ? 1 :
+                        k == TMAP_MEM_CONST_LINES || k == TMAP_MEM_L1_LOCAL ? 0 :
+                        k == TMAP_MEM_CHASE ? 1 :
                         k == TMAP_MEM_CONST_IDC || k == TMAP_MEM_CONST_FILL ? 2 : 3, m[i].value);
         put_mem_source(out, &m[i]);
         tmap_buf_puts(out, "\n");

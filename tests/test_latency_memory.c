@@ -14,19 +14,22 @@ static void test_list(void **state)
     (void)state;
     size_t n = 0;
     const tmap_latency_memprobe *p = tmap_latency_memprobes(&n);
-    assert_int_equal(n, 10);
+    assert_int_equal(n, 11);
     for (size_t i = 0; i < n; i++) {
         assert_int_equal(strncmp(p[i].key, "sm:", 3), 0);
         assert_ptr_equal(tmap_latency_memprobe_find(p[i].key), &p[i]);
         assert_null(tmap_latency_find(p[i].key)); /* not a chain's opcode */
-        int constant = p[i].kind >= TMAP_MEM_CONST_LINES;
-        assert_true(constant ? p[i].bytes == 57344 : p[i].bytes >= 8u << 20);
+        int constant = p[i].kind >= TMAP_MEM_CONST_LINES && p[i].kind <= TMAP_MEM_CONST_FILL;
+        int local = p[i].kind == TMAP_MEM_L1_LOCAL;
+        assert_true(constant ? p[i].bytes == 57344
+                             : local ? p[i].bytes == 512u << 10 : p[i].bytes >= 8u << 20);
         assert_int_equal(constant, !strncmp(p[i].key, "sm:const.", 9));
     }
     /* the constant probes: the capacity before the rates that need it */
     assert_int_equal(p[7].kind, TMAP_MEM_CONST_LINES);
     assert_int_equal(p[8].kind, TMAP_MEM_CONST_IDC);
     assert_int_equal(p[9].kind, TMAP_MEM_CONST_FILL);
+    assert_string_equal(p[10].key, "sm:l1.local_bytes");
     /* the DRAM stream (which flushes the L2) comes first */
     assert_string_equal(p[0].key, "sm:dram.bytes_per_cycle");
     assert_non_null(tmap_latency_memprobe_find("sm:l2.bytes_per_cycle"));
@@ -113,9 +116,10 @@ static void test_ptx(void **state)
     assert_non_null(strstr(ptx, ".target sm_90\n"));
     const char *entries[] = {TMAP_MEM_ENTRY_LINK,   TMAP_MEM_ENTRY_CHASE,
                              TMAP_MEM_ENTRY_STREAM, TMAP_MEM_ENTRY_GATHER,
-                             TMAP_MEM_ENTRY_CCHASE, TMAP_MEM_ENTRY_CTPUT};
+                             TMAP_MEM_ENTRY_CCHASE, TMAP_MEM_ENTRY_CTPUT,
+                             TMAP_MEM_ENTRY_LSWEEP};
     assert_non_null(strstr(ptx, ".const .align 4 .b32 " TMAP_MEM_CTAB "[14336];"));
-    for (int i = 0; i < 6; i++) {
+    for (int i = 0; i < 7; i++) {
         char want[64];
         snprintf(want, sizeof want, ".entry %s(", entries[i]);
         assert_non_null(strstr(ptx, want));
@@ -142,7 +146,8 @@ static void test_ptx(void **state)
 /* The SASS of each kernel holds the loads it claims: the chase's 8
  * dependent 64-bit L2 loads (.cg: STRONG.GPU) in its loop, the stream's
  * 128-bit ones, the gather's 32-bit ones, the constant kernels' indexed
- * reads of bank 3 (LDC, the constant cache: not turned into global loads). */
+ * reads of bank 3 (LDC, the constant cache: not turned into global loads),
+ * the local sweep's LDL (its row kept in local memory, not registers). */
 static void test_sass(void **state)
 {
     (void)state;
@@ -175,6 +180,7 @@ static void test_sass(void **state)
         {TMAP_MEM_ENTRY_GATHER, "LDG.E ", 4},
         {TMAP_MEM_ENTRY_CCHASE, "LDC R", 2},
         {TMAP_MEM_ENTRY_CTPUT, "c[0x3][R", 4},
+        {TMAP_MEM_ENTRY_LSWEEP, "LDL ", 1},
     };
     for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
         char head[80];
@@ -255,14 +261,14 @@ static void test_idc_fill(void **state)
     assert_true(c1 > 29.999999 && c1 < 30.000001);
 }
 
-/* The constant probes' lines: the bytes whole, the rates to 2 places, what
- * each measured; the model reads them. */
+/* The constant and local probes' lines: the bytes whole, the rates to 2
+ * places, what each measured; the model reads them. */
 static void test_const_table(void **state)
 {
     (void)state;
     tmap_device_info info = {0};
     info.cc_major = 9;
-    tmap_latency_mem_result m[3] = {0};
+    tmap_latency_mem_result m[4] = {0};
     m[0].probe = tmap_latency_memprobe_find("sm:const.cache_bytes");
     m[0].ok = 1, m[0].value = 2048, m[0].amount = 32, m[0].lo = 49, m[0].hi = 119, m[0].reps = 5;
     m[1].probe = tmap_latency_memprobe_find("sm:const.idc_cycles");
@@ -271,15 +277,20 @@ static void test_const_table(void **state)
     m[2].probe = tmap_latency_memprobe_find("sm:const.idc_fill_cycles");
     m[2].ok = 1, m[2].value = 34.153, m[2].lo = 1.89, m[2].hi = 2048, m[2].amount = 8;
     m[2].mhz = 1980, m[2].reps = 5;
+    m[3].probe = tmap_latency_memprobe_find("sm:l1.local_bytes");
+    m[3].ok = 1, m[3].value = 221184, m[3].amount = 432, m[3].lo = 35.2, m[3].hi = 210.4;
+    m[3].threads = 128, m[3].passes = 8, m[3].reps = 5;
     tmap_buf out = {0};
-    tmap_latency_table_format(&info, "2026-01-01", NULL, 0, m, 3, NULL, &out);
+    tmap_latency_table_format(&info, "2026-01-01", NULL, 0, m, 4, NULL, &out);
     const char *t = out.data, *want[] = {
         "\nsm:const.cache_bytes\t2048\t-\tmeasured: one thread's chain",
         "49.0 cycles an access at one line, 119.0 at 896; 32 lines of 64",
         "\nsm:const.idc_cycles\t1.89\t-\tmeasured: every SM",
         "1056 blocks of 256 threads, 4 ld.const.u32 chains a thread, 64",
         "\nsm:const.idc_fill_cycles\t34.15\t-\tmeasured:",
-        "8 windows of 1.25 to 24 times the cache (2048 bytes)"};
+        "8 windows of 1.25 to 24 times the cache (2048 bytes)",
+        "\nsm:l1.local_bytes\t221184\t-\tmeasured: one block of 4 warps",
+        "35.2 cycles an access at 8 KB of rows, 210.4 at 524288; 432 words a thread"};
     for (size_t i = 0; i < sizeof want / sizeof *want; i++)
         if (!strstr(t, want[i]))
             fail_msg("not in the table: %s\n%s", want[i], t);
@@ -289,6 +300,15 @@ static void test_const_table(void **state)
     tmap_sm_params p = {0};
     tmap_sm_table_params(back, &l2, &p);
     assert_true(p.const_cache_bytes == 2048 && p.idc_cycles == 1.89 && p.idc_fill_cycles == 34.15);
+    double local = 0; /* read by the model beside sm:l2.latency: the line itself */
+    for (size_t i = 0; i < tmap_lat_num_entries(back); i++) {
+        const char *k, *src;
+        double lat, issue;
+        tmap_lat_entry(back, i, &k, &lat, &issue, &src);
+        if (!strcmp(k, "sm:l1.local_bytes"))
+            local = lat;
+    }
+    assert_true(local == 221184);
     tmap_lat_free(back);
     tmap_buf_free(&out);
 }

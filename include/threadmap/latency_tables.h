@@ -173,10 +173,14 @@ int tmap_latency_check(double t_short, double t_long, double *per_step, char *no
  *           window of S bytes: SM cycles per address; idc, their mean over
  *           S = C/4 .. C (C: the capacity); fill, c1 of (cycles - idc) =
  *           c1 m^2, m = 1 - C / S, over S = 1.25 C .. 24 C (at most 56 KB)
+ *   l1.local  one block of 4 warps alone, each thread sweeping a local row
+ *           of W words (a chain of ld.local.u32), 8 passes after a fill and
+ *           an untimed one: the L1's room for local rows, the most 512 W
+ *           bytes whose access stays within 5% of W = 16's cycles
  */
 typedef enum tmap_memprobe_kind {
     TMAP_MEM_CHASE, TMAP_MEM_STREAM, TMAP_MEM_GATHER,
-    TMAP_MEM_CONST_LINES, TMAP_MEM_CONST_IDC, TMAP_MEM_CONST_FILL
+    TMAP_MEM_CONST_LINES, TMAP_MEM_CONST_IDC, TMAP_MEM_CONST_FILL, TMAP_MEM_L1_LOCAL
 } tmap_memprobe_kind;
 
 typedef struct tmap_latency_memprobe {
@@ -211,7 +215,8 @@ typedef struct tmap_latency_mem_result {
                                          const.fill: the launch */
     double lo, hi;       /* const.lines: cycles an access at one line and at
                             the table's 896; const.idc: the windows' least and
-                            most; const.fill: the idc it took, and C */
+                            most; const.fill: the idc it took, and C;
+                            l1.local: cycles an access at 8 KB and 512 KB */
     int reps;
     char note[200];      /* why it is suspect (when !ok) */
 } tmap_latency_mem_result;
