@@ -494,13 +494,16 @@ struct sweep_state {
 };
 
 /* One level of a search, q[lo..hi): a vertex per thread, the same steps in
- * a warp's lanes (a row over SMALL_ROW read by its whole warp); the
- * level's claims appended after hi. */
+ * a warp's lanes (a row over SMALL_ROW read by its whole warp), the level's
+ * warps dealt round the blocks (warp j of the level to block j mod grid), so
+ * that a small level spreads over the SMs; the level's claims appended
+ * after hi. */
 __device__ void sweep_level(const unsigned *rowptr, const unsigned *col, const sweep_state &s,
                             unsigned level, unsigned lo, unsigned hi)
 {
     const unsigned lane = threadIdx.x % WARP;
-    const u64 stride = (u64)gridDim.x * PT, warp0 = blockIdx.x * (u64)PT + threadIdx.x - lane;
+    const u64 stride = (u64)gridDim.x * PT,
+              warp0 = ((u64)(threadIdx.x / WARP) * gridDim.x + blockIdx.x) * WARP;
     unsigned t = s.base + level + 1, *c = s.cnt + level + 1;
     if (blockIdx.x == 0 && threadIdx.x == 0)
         s.cnt[level + 2] = 0; /* counted from the next level on, after the barrier */
