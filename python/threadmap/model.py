@@ -237,10 +237,9 @@ class ModelInput:
     sass: Any = None       # the SASS counts and splits params and sm point to
 
 
-def _groups(sm: _lib.Owned, b: Any, features: Any) -> Tuple[np.ndarray, int]:
+def _groups(sm: _lib.Owned, b: Any, features: Any) -> int:
     """The SM model's groups of equal feature rows (tmap_sm_model_features)
-    from features [threads, p] ([threads] for p = 1); the features as
-    converted, and p."""
+    from features [threads, p] ([threads] for p = 1); returns p."""
     f = as_f64(features, "features")
     if f.ndim == 1:
         f = f.reshape(-1, 1)
@@ -249,7 +248,7 @@ def _groups(sm: _lib.Owned, b: Any, features: Any) -> Tuple[np.ndarray, int]:
     err = new_error()
     check(_lib.lib().tmap_sm_model_features(ctypes.byref(sm.ptr), f64_ptr(f), f.shape[0],
                                             f.shape[1], ctypes.byref(err)), err)
-    return f, f.shape[1]
+    return f.shape[1]
 
 
 def _noise(sm: _lib.Owned, b: Any, predicted_by: Any) -> Any:
@@ -266,7 +265,7 @@ def _noise(sm: _lib.Owned, b: Any, predicted_by: Any) -> Any:
     if not predictor._c.noise.nblocks:
         raise InvalidError("predicted_by: the predictor has no residuals (a predictor file of "
                            "version 1): train it again")
-    _, p = _groups(sm, b, features)
+    p = _groups(sm, b, features)
     if p != predictor.nfeatures:
         raise InvalidError(f"features: {p} features a thread, but the predictor has "
                            f"{predictor.nfeatures}")
